@@ -60,6 +60,7 @@ __all__ = [
     "scratch_risk",
     "scratch_risk_finite",
     "linear_transfer_risk",
+    "linear_transfer_risk_std",
     "linear_transferability",
     "linear_transferability_finite",
     "linear_transfer_boundary",
@@ -399,6 +400,40 @@ def linear_transfer_risk(n, theta, sigma):
 
 
 @_overflow_to_inf
+def linear_transfer_risk_std(n, theta, sigma):
+    r"""Standard deviation over data draws of the linear-transfer risk (companion to Eq. 10).
+
+    With :math:`z = X\beta_s` and :math:`a = \sin\theta\, X\nu + \epsilon` independent
+    Gaussians (App. B.6), :math:`(b - \cos\theta)^2 = (a^\top z)^2/\|z\|^4` and
+
+    .. math::
+
+        \mathcal R_{lt} = \sin^2\theta + (\sigma^2 + \sin^2\theta)\,
+        \frac{\chi^2_1}{\chi^2_n}, \qquad
+        \operatorname{Var}\mathcal R_{lt} = (\sigma^2 + \sin^2\theta)^2
+        \left[\frac{3}{(n-2)(n-4)} - \frac{1}{(n-2)^2}\right]
+
+    with independent :math:`\chi^2` variables (:math:`\mathbb E\chi_1^4 = 3`,
+    :math:`\mathbb E[\chi_n^{-4}] = 1/((n-2)(n-4))`).  Exact for :math:`n > 4`; ``inf``
+    for :math:`n \le 4` unless :math:`\sigma = 0` and :math:`\sin\theta = 0` (then 0).
+    It gives the Monte Carlo error of simulated means without estimating it from a
+    handful of skewed draws.
+    """
+    scalar, (n_, t, s) = _prepare(n=n, theta=theta, sigma=sigma)
+    num = s * s + _sin2(t)
+    noisy = (s > 0) | (_sin2(t) > 0)
+    ok = n_ > 4
+    out = _piecewise(
+        n_.shape,
+        [
+            (ok, lambda m: num[m] * np.sqrt(3 / ((n_[m] - 2) * (n_[m] - 4))
+                                            - 1 / (n_[m] - 2) ** 2)),
+            (~ok, lambda m: np.where(noisy[m], np.inf, 0.0)),
+        ],
+    )
+    return _finish(out, scalar)
+
+
 def linear_transferability(gamma, theta, sigma):
     r"""Asymptotic transferability of linear transfer.
 

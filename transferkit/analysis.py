@@ -1,0 +1,167 @@
+r"""Agreement between simulations and closed forms, measured with Monte Carlo errors.
+
+Every figure of the book compares a simulated mean over independent draws with a
+theoretical expectation.  The tolerance of such a comparison is not a free parameter:
+it is the Monte Carlo standard error :math:`s/\sqrt{m}` of the mean of ``m`` draws times
+a critical value of Student's :math:`t_{m-1}` distribution, Bonferroni-corrected for the
+number of cells compared so that the *family* of checks has false-alarm probability
+``fwer``.  A simulation that departs from the theory by more than that is a finding.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "transferability_draws"]
+
+
+def critical_value(n_tests: int, draws: int | None, fwer: float = 0.01) -> float:
+    r"""Two-sided Bonferroni critical value :math:`t_{m-1}^{-1}(1 - \mathrm{fwer}/2k)`.
+
+    Parameters
+    ----------
+    n_tests : int
+        Number ``k`` of cells compared (>= 1).
+    draws : int or None
+        Draws ``m`` per cell (>= 2); ``None`` when the standard deviation is known
+        exactly, which gives the normal quantile instead of Student's.
+    fwer : float in (0, 1)
+        Family-wise false-alarm probability.
+    """
+    if int(n_tests) != n_tests or n_tests < 1:
+        raise ValueError(f"n_tests must be an integer >= 1 (got {n_tests!r})")
+    if draws is not None and (int(draws) != draws or draws < 2):
+        raise ValueError(f"draws must be an integer >= 2 or None (got {draws!r})")
+    if not 0 < fwer < 1:
+        raise ValueError(f"fwer must be in (0, 1) (got {fwer!r})")
+    q = 1 - fwer / (2 * n_tests)
+    return float(stats.norm.ppf(q) if draws is None else stats.t.ppf(q, df=draws - 1))
+
+
+@dataclass
+class Agreement:
+    """Per-cell comparison of simulated draws with theory."""
+
+    mean: np.ndarray
+    std: np.ndarray
+    se: np.ndarray
+    theory: np.ndarray
+    z: np.ndarray          # (mean - theory) / se
+    critical: float        # Bonferroni t critical value
+    mask: np.ndarray       # cells that were compared
+    atol: np.ndarray       # optimisation error allowed on top of the MC error
+
+    @property
+    def excess(self) -> np.ndarray:
+        """``|mean - theory| / (critical se + atol)``: above 1 is a disagreement."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tol = self.critical * self.se + self.atol
+            e = np.where(tol > 0, np.abs(self.mean - self.theory) / np.where(tol > 0, tol, 1.0),
+                         np.where(np.isclose(self.mean, self.theory, rtol=1e-9, atol=1e-12),
+                                  0.0, np.inf))
+        return np.where(self.mask, e, 0.0)
+
+    @property
+    def disagree(self) -> np.ndarray:
+        """Boolean map of the compared cells that disagree."""
+        return self.mask & (self.excess > 1)
+
+    @property
+    def n_compared(self) -> int:
+        return int(self.mask.sum())
+
+    @property
+    def worst(self) -> float:
+        """Largest ``|z|`` over the compared cells."""
+        return float(np.abs(self.z[self.mask]).max()) if self.mask.any() else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not bool(self.disagree.any())
+
+    def summary(self, name: str = "") -> str:
+        head = f"{name}: " if name else ""
+        return (f"{head}{self.n_compared} cells compared, max |z| = {self.worst:.2f} "
+                f"(critical {self.critical:.2f} at 1% family-wise), "
+                f"{int(self.disagree.sum())} disagree -> {'agree' if self.ok else 'DISAGREE'}")
+
+
+def agreement(draws: np.ndarray, theory, mask=None, fwer: float = 0.01, atol=0.0,
+              std=None) -> Agreement:
+    r"""Compare per-draw simulation values (last axis) with a theoretical mean.
+
+    Parameters
+    ----------
+    draws : array ``(..., m)``
+        Simulated values, one per independent draw.
+    theory : array broadcastable to ``draws.shape[:-1]``
+        Theoretical expectation per cell; cells where it is infinite are excluded.
+    mask : boolean array, optional
+        Cells to compare (default: all finite ones).
+    atol : float or array, optional
+        Optimisation error allowed on top of the Monte Carlo error, per cell (>= 0): a
+        cell disagrees when :math:`|\bar x - \mu| > t_{\rm crit}\,\mathrm{se} + \mathrm{atol}`.
+        It comes from the trainer's convergence certificate
+        (:func:`risk_error_bound`), never from the observed discrepancy.
+    std : array, optional
+        The exact standard deviation of one draw, when theory provides it (e.g.
+        :func:`transferkit.theory.linear_transfer_risk_std`).  Then the standard error is
+        ``std / sqrt(m)`` and the critical value is normal; otherwise both are estimated
+        from the draws (Student's t).  Small samples of skewed risks can have a sample
+        standard deviation far below the true one, so the exact one is preferred.
+
+    Notes
+    -----
+    The standard error is estimated from the draws themselves; for heavy-tailed risks
+    (near :math:`n = d`, where the scratch risk has no variance) the estimate is
+    unreliable, so callers exclude those cells through ``mask`` and say so.
+    """
+    draws = np.asarray(draws, float)
+    if draws.ndim < 1 or draws.shape[-1] < 2:
+        raise ValueError("draws must have at least 2 entries along its last axis")
+    m = draws.shape[-1]
+    mean = draws.mean(-1)
+    known = std is not None
+    std = (draws.std(-1, ddof=1) if not known
+           else np.broadcast_to(np.asarray(std, float), mean.shape))
+    se = std / np.sqrt(m)
+    th = np.broadcast_to(np.asarray(theory, float), mean.shape)
+    ok = np.isfinite(th) & np.isfinite(mean) & np.isfinite(se)
+    mask = ok if mask is None else (np.broadcast_to(mask, mean.shape) & ok)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, (mean - th) / np.where(se > 0, se, 1.0),
+                     np.where(np.isclose(mean, th, rtol=1e-9, atol=1e-12), 0.0, np.inf))
+    z = np.where(mask, z, 0.0)
+    crit = critical_value(max(int(mask.sum()), 1), None if known else m, fwer)
+    atol = np.broadcast_to(np.asarray(atol, float), mean.shape)
+    if not np.all(np.isfinite(atol) & (atol >= 0)):
+        raise ValueError("atol must be finite and >= 0")
+    return Agreement(mean, std, se, th, z, crit, mask, atol)
+
+
+def risk_error_bound(risk, dist):
+    r"""Bound on the error of a risk caused by stopping at distance ``dist`` from the optimum.
+
+    With :math:`R = \|\hat\beta - \beta_t\|^2`, :math:`R_\star = \|\beta_\star - \beta_t\|^2`
+    and :math:`\|\hat\beta - \beta_\star\| \le \delta`, the triangle inequality gives
+    :math:`|\sqrt R - \sqrt{R_\star}| \le \delta`, hence
+    :math:`|R - R_\star| \le \delta\,(2\sqrt R + \delta)`.
+    """
+    risk = np.asarray(risk, float)
+    dist = np.asarray(dist, float)
+    if np.any(risk < 0) or np.any(dist < 0):
+        raise ValueError("risk and dist must be >= 0")
+    return dist * (2 * np.sqrt(risk) + dist)
+
+
+def transferability_draws(result: dict, method: str = "linear") -> np.ndarray:
+    r"""Per-draw transferability :math:`\mathcal R_{sc} - \mathcal R_{tx}` (Eq. 5).
+
+    Scratch and transferred models of one draw share the target sample, so the
+    difference is paired; returns an array ``(len(gammas), len(thetas), draws)``.
+    """
+    if "scratch" not in result or method not in result:
+        raise ValueError(f"result must contain 'scratch' and {method!r} risks")
+    return result["scratch"] - result[method]

@@ -1,0 +1,302 @@
+r"""End-to-end simulations of transfer in deep linear networks (paper 000, Sec. 3; App. D).
+
+One *draw* consists of a source teacher :math:`\beta_s`, a unit vector
+:math:`\nu\perp\beta_s` (so the target at angle :math:`\theta` is
+:math:`\beta_t = \cos\theta\,\beta_s + \sin\theta\,\nu`), a network pretrained on the
+population source loss from scale :math:`\alpha`, and, for every sample size
+:math:`n = \mathrm{round}(\gamma d)`, a target design :math:`X` and label noise
+:math:`\epsilon`.  The three methods are compared on the same :math:`X, \epsilon`:
+
+* **scratch**: the same architecture trained on the target sample from scale
+  :math:`\alpha` (Thm 3.5-3.6);
+* **linear**: last layer re-fitted on frozen pretrained features (Eq. 9, Thm 3.7);
+* **finetune**: all layers trained from the pretrained weights (Thm 3.9).
+
+What does not depend on a parameter is computed once: pretraining does not depend on
+:math:`(\gamma, \theta)`, the eigendecomposition of :math:`X` not on :math:`\theta`, and the
+risk of scratch training not on :math:`\theta` in distribution (the inputs and the
+initialisation are isotropic, so only :math:`\|\beta_t\| = 1` matters).  One scratch model
+per :math:`(n, \text{draw})` is therefore trained, on the :math:`\theta = \pi/2` target
+:math:`y = X\nu + \epsilon`, and its risk is used for every :math:`\theta` (set
+``reuse_scratch=False`` to train one per :math:`\theta`).  All risks are excess
+population risks :math:`\|\hat\beta - \beta_t\|^2`.
+
+Random numbers come from :class:`numpy.random.Generator` keyed by
+``(seed, draw, purpose, n)``: a cell's numbers do not depend on the other cells of the
+grid, and the same seed gives the same numbers.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from .models import as_tensor, default_device, end_to_end, init_deep_linear
+from .trainers import (
+    empirical_objective,
+    feature_subspace,
+    gradient_descent,
+    linear_transfer,
+    population_objective,
+)
+
+__all__ = ["METHODS", "Pretrained", "pretrain", "sample_size", "simulate_grid", "simulate_transfer"]
+
+METHODS = ("scratch", "linear", "finetune")
+_TEACHER, _DATA, _SCRATCH_INIT = 0, 1, 2
+
+
+def _rng(seed, draw, purpose, n=0):
+    return np.random.default_rng([int(seed), int(draw), purpose, int(n)])
+
+
+def sample_size(gamma, d) -> int:
+    """``n = round(gamma d)``, checked to be at least 1."""
+    n = int(round(float(gamma) * d))
+    if n < 1:
+        raise ValueError(f"gamma * d must round to n >= 1 (gamma={gamma!r}, d={d!r})")
+    return n
+
+
+def _check_common(d, sigma, depth, draws, alpha):
+    if isinstance(d, bool) or int(d) != d or d < 2:
+        raise ValueError(f"d must be an integer >= 2 (got {d!r})")
+    if not np.isfinite(sigma) or sigma < 0:
+        raise ValueError(f"sigma must be a finite number >= 0 (got {sigma!r})")
+    if int(depth) != depth or depth < 2:
+        raise ValueError(f"depth must be an integer >= 2 (got {depth!r})")
+    if int(draws) != draws or draws < 1:
+        raise ValueError(f"draws must be an integer >= 1 (got {draws!r})")
+    if not np.isfinite(alpha) or alpha <= 0:
+        raise ValueError(f"alpha must be a finite number > 0 (got {alpha!r})")
+
+
+def _check_grid(name, values, lo, hi, lo_open):
+    v = np.atleast_1d(np.asarray(values, dtype=float))
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError(f"{name} must be a scalar or a non-empty 1-d sequence")
+    bad = ~np.isfinite(v) | (v > hi) | ((v <= lo) if lo_open else (v < lo))
+    if bad.any():
+        rng = f"({lo}, {hi}]" if lo_open else f"[{lo}, {hi}]"
+        raise ValueError(f"{name} must lie in {rng} (got {v[bad][0]!r})")
+    return v
+
+
+@dataclass
+class Pretrained:
+    """Teachers and networks pretrained on the population source loss, one per draw."""
+
+    beta_s: torch.Tensor        # (B, d)
+    nu: torch.Tensor            # (B, d), unit, orthogonal to beta_s
+    weights: list               # pretrained layers
+    U: torch.Tensor             # (B, d, r) feature subspace
+    S: torch.Tensor             # (B, r)
+    rank: np.ndarray            # (B,) effective feature rank
+    feature_svals: torch.Tensor  # (B, d) singular values of W_1 ... W_{L-1}
+    info: object = field(repr=False, default=None)
+
+    def beta_t(self, theta) -> torch.Tensor:
+        """Targets for an array of angles, ``(B, m, d)``."""
+        th = as_tensor(np.atleast_1d(theta), self.beta_s.device, self.beta_s.dtype)
+        return (torch.cos(th)[None, :, None] * self.beta_s[:, None, :]
+                + torch.sin(th)[None, :, None] * self.nu[:, None, :])
+
+
+def pretrain(d, depth=2, draws=20, seed=0, alpha=1e-5, rcond=1e-3, loss_tol=1e-12,
+             max_steps=100_000, device=None, dtype=torch.float64, progress=False) -> Pretrained:
+    r"""Draw teachers and pretrain one network per draw on :math:`\frac12\|\beta-\beta_s\|^2`.
+
+    By Lemma 3.3 :math:`\beta\to\beta_s`; by Thm 3.4 the features
+    :math:`W_1\cdots W_{L-1}` collapse to rank one along :math:`\beta_s` as
+    :math:`\alpha\to0` (see ``feature_svals`` and ``rank``).
+    """
+    _check_common(d, 0.0, depth, draws, alpha)
+    device = device or default_device()
+    bs, nus = [], []
+    for b in range(draws):
+        rng = _rng(seed, b, _TEACHER)
+        u = rng.standard_normal(d)
+        u /= np.linalg.norm(u)
+        v = rng.standard_normal(d)
+        v -= (v @ u) * u
+        v /= np.linalg.norm(v)
+        bs.append(u)
+        nus.append(v)
+    beta_s = as_tensor(np.stack(bs), device, dtype)
+    nu = as_tensor(np.stack(nus), device, dtype)
+    W0 = init_deep_linear(d, depth, alpha, [_rng(seed, b, _TEACHER, 1) for b in range(draws)],
+                          device=device, dtype=dtype)
+    Ws, info = gradient_descent(W0, population_objective(beta_s), loss_tol=loss_tol,
+                                max_steps=max_steps, progress=progress, desc="pretraining")
+    U, S, rank, svals = feature_subspace(Ws, rcond)
+    return Pretrained(beta_s, nu, Ws, U, S, rank, svals, info)
+
+
+def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
+                  methods=METHODS, rcond=1e-3, loss_tol=1e-10, max_steps=100_000,
+                  reuse_scratch=True, scratch_method="nesterov", pretrained: Pretrained | None = None,
+                  device=None,
+                  dtype=torch.float64, progress=True) -> dict:
+    r"""Simulate a :math:`(\gamma, \theta)` grid of the transfer phase diagram.
+
+    Parameters
+    ----------
+    d : int
+        Input dimension (>= 2).
+    gammas, thetas : float or 1-d sequence
+        Sample ratios :math:`\gamma = n/d` (> 0) and source-target angles in
+        :math:`[0, \pi]`.
+    sigma : float
+        Target label-noise standard deviation (>= 0).
+    depth, draws, seed, alpha
+        Network depth ``L``, independent draws per cell, base seed, initialisation scale.
+    methods : iterable of {"scratch", "linear", "finetune"}
+    rcond, loss_tol, max_steps
+        Feature-rank cutoff (:func:`~transferkit.trainers.feature_subspace`) and the
+        stopping rule of :func:`~transferkit.trainers.gradient_descent`.
+    scratch_method : {"nesterov", "gd"}
+        Optimiser of scratch training.  Only its limit point enters the risk, and that
+        limit (the minimum-norm interpolant, Thm 3.5) is the same for both (see
+        :func:`~transferkit.trainers.gradient_descent`); the accelerated method needs
+        :math:`O(\sqrt\kappa)` steps near :math:`\gamma = 1`.  Pretraining and
+        fine-tuning always use plain gradient descent (their path matters).
+    pretrained : Pretrained, optional
+        Re-use networks from :func:`pretrain` (must match ``d, depth, draws``).
+
+    Returns
+    -------
+    dict with ``gammas, thetas, n`` and, per method, an array of risks of shape
+    ``(len(gammas), len(thetas), draws)``; diagnostics ``<method>_converged`` and
+    ``<method>_steps`` for the trained methods, ``scratch_minnorm_dist`` (distance of the
+    scratch solution to :math:`X^+y`, Thm 3.5, shape ``(len(gammas), draws)``),
+    ``feature_rank`` and the ``pretrained`` object.
+    """
+    _check_common(d, sigma, depth, draws, alpha)
+    gammas = _check_grid("gamma", gammas, 0.0, np.inf, True)
+    thetas = _check_grid("theta", thetas, 0.0, math.pi, False)
+    methods = tuple(methods)
+    unknown = set(methods) - set(METHODS)
+    if unknown or not methods:
+        raise ValueError(f"methods must be a non-empty subset of {METHODS} (got {methods!r})")
+    ns = [sample_size(g, d) for g in gammas]
+    device = device or default_device()
+    if pretrained is None:
+        pretrained = pretrain(d, depth, draws, seed, alpha, rcond, device=device, dtype=dtype,
+                              progress=progress)
+    elif pretrained.beta_s.shape != (draws, d) or len(pretrained.weights) != depth:
+        raise ValueError("pretrained networks do not match d, depth and draws")
+    P = pretrained
+    G, T = len(gammas), len(thetas)
+    out = {"gammas": gammas, "thetas": thetas, "n": np.array(ns), "d": d, "sigma": sigma,
+           "depth": depth, "draws": draws, "seed": seed, "alpha": alpha,
+           "feature_rank": P.rank, "pretrained": P}
+    for m in methods:
+        out[m] = np.full((G, T, draws), np.nan)
+        if m != "linear":
+            out[m + "_converged"] = np.zeros((G, T, draws), dtype=bool)
+            out[m + "_steps"] = np.zeros((G, T, draws), dtype=np.int64)
+    if "scratch" in methods:
+        out["scratch_minnorm_dist"] = np.full((G, draws), np.nan)
+    beta_t = P.beta_t(thetas)                                       # (B, T, d)
+    cells = tqdm(list(enumerate(ns)), desc=f"simulating d={d}, L={depth}", disable=not progress)
+    for i, n in cells:
+        cells.set_postfix(n=n)
+        Xs, eps = [], []
+        for b in range(draws):
+            rng = _rng(seed, b, _DATA, n)
+            Xs.append(rng.standard_normal((n, d)))
+            eps.append(sigma * rng.standard_normal(n))
+        X = as_tensor(np.stack(Xs), device, dtype)
+        eps = as_tensor(np.stack(eps), device, dtype)
+        Y = (X @ beta_t.transpose(1, 2)) + eps[..., None]          # (B, n, T)
+        if "linear" in methods:
+            bh = linear_transfer(P.U, X, Y)                         # (B, T, d)
+            out["linear"][i] = _risk(bh, beta_t).T
+        need_obj = "finetune" in methods or "scratch" in methods
+        obj = empirical_objective(X, Y[..., 0]) if need_obj else None
+        if "scratch" in methods:
+            if reuse_scratch:
+                y_ref = (X @ P.nu[..., None])[..., 0] + eps
+                W0 = init_deep_linear(d, depth, alpha,
+                                      [_rng(seed, b, _SCRATCH_INIT, n) for b in range(draws)],
+                                      device=device, dtype=dtype)
+                o = _relabel(obj, X, y_ref)
+                Ws, info = gradient_descent(W0, o, loss_tol=loss_tol, max_steps=max_steps,
+                                            method=scratch_method, desc=f"scratch n={n}")
+                beta = end_to_end(Ws)
+                out["scratch"][i] = _risk(beta[:, None, :], P.nu[:, None, :]).T
+                out["scratch_converged"][i] = info.converged[None, :]
+                out["scratch_steps"][i] = info.steps[None, :]
+                out["scratch_minnorm_dist"][i] = (beta - o.minimiser()).norm(dim=1).cpu().numpy()
+            else:
+                for j in range(T):
+                    W0 = init_deep_linear(d, depth, alpha,
+                                          [_rng(seed, b, _SCRATCH_INIT, n) for b in range(draws)],
+                                          device=device, dtype=dtype)
+                    o = _relabel(obj, X, Y[..., j])
+                    Ws, info = gradient_descent(W0, o, loss_tol=loss_tol, max_steps=max_steps,
+                                                method=scratch_method, desc=f"scratch n={n}")
+                    beta = end_to_end(Ws)
+                    out["scratch"][i, j] = _risk(beta[:, None, :], beta_t[:, j:j + 1]).ravel()
+                    out["scratch_converged"][i, j] = info.converged
+                    out["scratch_steps"][i, j] = info.steps
+                    out["scratch_minnorm_dist"][i] = (beta - o.minimiser()).norm(dim=1).cpu().numpy()
+        if "finetune" in methods:
+            for j in range(T):
+                o = _relabel(obj, X, Y[..., j])
+                Ws, info = gradient_descent(P.weights, o, loss_tol=loss_tol, max_steps=max_steps,
+                                            desc=f"fine-tuning n={n}")
+                out["finetune"][i, j] = _risk(end_to_end(Ws)[:, None, :], beta_t[:, j:j + 1]).ravel()
+                out["finetune_converged"][i, j] = info.converged
+                out["finetune_steps"][i, j] = info.steps
+    return out
+
+
+def simulate_transfer(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
+                      methods=METHODS, **kwargs) -> dict:
+    r"""One point of the phase diagram: per-draw risks of scratch, linear transfer, fine-tuning.
+
+    Parameters are those of :func:`simulate_grid` with scalar ``gamma`` and ``theta``.
+
+    Returns
+    -------
+    dict mapping each method to an array of ``draws`` generalization errors
+    :math:`\|\hat\beta-\beta_t\|^2` (population excess risk), plus ``<method>_converged``
+    flags.  The same ``seed`` gives the same numbers.
+
+    Examples
+    --------
+    >>> r = simulate_transfer(d=50, gamma=0.5, theta=1.0, sigma=0.2, draws=4, progress=False)
+    >>> sorted(k for k in r if k in METHODS)
+    ['finetune', 'linear', 'scratch']
+    """
+    for name, v in (("gamma", gamma), ("theta", theta)):
+        if np.ndim(v) != 0:
+            raise ValueError(f"{name} must be a scalar for simulate_transfer (use simulate_grid)")
+    kwargs.setdefault("progress", False)
+    res = simulate_grid(d, [gamma], [theta], sigma, depth, draws, seed, alpha, methods, **kwargs)
+    out = {}
+    for m in methods:
+        out[m] = res[m][0, 0]
+        if m + "_converged" in res:
+            out[m + "_converged"] = res[m + "_converged"][0, 0]
+    return out
+
+
+def _relabel(obj, X, y):
+    """Objective with the eigenbasis of ``obj`` and labels ``y`` (same ``X``)."""
+    n = X.shape[1]
+    Xty = (X.transpose(1, 2) @ y[..., None])[..., 0]                # (B, d)
+    proj = (obj.V.transpose(1, 2) @ Xty[..., None])[..., 0]         # V^T X^T y = S U^T y
+    S = (obj.lam * n).sqrt()
+    Uty = proj / S
+    loss_min = ((y ** 2).sum(1) - (Uty ** 2).sum(1)).clamp_min(0) / (2 * n)
+    return obj.with_targets(Uty / S, loss_min)
+
+
+def _risk(beta_hat, beta_t):
+    """``||beta_hat - beta_t||^2`` over the last axis, as numpy ``(B, m)``."""
+    return (beta_hat - beta_t).pow(2).sum(-1).cpu().numpy()
