@@ -46,6 +46,8 @@ export JUPYTER_PREFER_ENV_PATH := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
+# Progress bars are for interactive use: the book and the logs would keep every refresh.
+export TRANSFERKIT_PROGRESS := 0
 
 .PHONY: help venv data book test bench clean distclean
 

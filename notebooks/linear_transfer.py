@@ -51,7 +51,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import transferkit as tk
-from transferkit import analysis, plotting, theory
+from transferkit import analysis, figures, plotting, theory
+from transferkit.models import end_to_end, init_deep_linear
+from transferkit.trainers import empirical_objective, gradient_descent
 
 plotting.use_style()
 SCALE = tk.scale()
@@ -109,8 +111,9 @@ for sigma in (SIGMA, 0.0):
     sim[sigma] = tk.simulate_grid(D, GAMMAS, THETAS, sigma, depth=DEPTH, draws=DRAWS, seed=SEED,
                                   alpha=ALPHA, methods=("scratch", "linear"), pretrained=pre)
 elapsed = time.perf_counter() - t0
+per_cell = elapsed / (2 * len(GAMMAS) * len(THETAS))
 print(f"two full grids simulated in {elapsed:.0f} s "
-      f"({elapsed / (2 * len(GAMMAS) * len(THETAS)):.2f} s per (gamma, theta) cell, {DRAWS} draws each)")
+      f"({per_cell:.2f} s per (gamma, theta) cell, {DRAWS} draws each)")
 for sigma, r in sim.items():
     conv = r["scratch_converged"][:, 0]
     print(f"sigma = {sigma}: scratch runs converged: {conv.sum()} / {conv.size}; "
@@ -126,27 +129,12 @@ for sigma, r in sim.items():
 # $\sigma^2/(\gamma-1)$). The tolerance of a cell is the Bonferroni critical value times
 # its Monte Carlo standard error, plus the optimisation error implied by the distance of the
 # scratch solution to $X^+y$ (`analysis.risk_error_bound`). For linear transfer the exact
-# standard deviation is known (the risk is $\sin^2\theta + (\sigma^2+\sin^2\theta)\chi^2_1/\chi^2_n$,
-# `theory.linear_transfer_risk_std`) and is used instead of the sample one: with 20 draws of
+# standard deviation is known (the risk is
+# $\sin^2\theta + (\sigma^2+\sin^2\theta)\chi^2_1/\chi^2_n$, `theory.linear_transfer_risk_std`) and is used instead of the sample one: with 20 draws of
 # a $\chi^2_1$-shaped variable the sample standard deviation is too often far too small.
 
 # %%
-def checks(r):
-    n, sigma = r["n"][:, None], r["sigma"]
-    th = r["thetas"][None, :]
-    fin_sc = theory.scratch_risk_finite(n, D, sigma) + 0 * th
-    fin_lt = theory.linear_transfer_risk(n, th, sigma)
-    opt = analysis.risk_error_bound(r["scratch"], r["scratch_minnorm_dist"][:, None, :]).mean(-1)
-    return {
-        "scratch": analysis.agreement(r["scratch"][:, :1], fin_sc[:, :1], atol=opt[:, :1]),
-        "linear transfer": analysis.agreement(
-            r["linear"], fin_lt, std=theory.linear_transfer_risk_std(n, th, sigma)),
-        "transferability": analysis.agreement(analysis.transferability_draws(r), fin_sc - fin_lt,
-                                              atol=opt),
-    }
-
-
-AGREE = {sigma: checks(r) for sigma, r in sim.items()}
+AGREE = {sigma: analysis.linear_transfer_checks(r) for sigma, r in sim.items()}
 for sigma, ch in AGREE.items():
     for name, a in ch.items():
         print(f"sigma = {sigma}, {a.summary(name)}")
@@ -169,85 +157,16 @@ for sigma, ch in AGREE.items():
 # formula lies outside the Monte Carlo tolerance.
 
 # %%
-def departure_table(r):
-    a_fin = AGREE[r["sigma"]]["scratch"]
-    lim = theory.scratch_risk(r["gammas"], r["sigma"])
-    a_lim = analysis.agreement(r["scratch"][:, :1], lim[:, None], atol=a_fin.atol)
-    print(f"sigma = {r['sigma']}, d = {D}")
-    print(f"{'gamma':>6} {'n':>5} {'simulated':>17} {'exact (finite d)':>17} {'Eq. 8 (limit)':>14}")
-    for i, g in enumerate(r["gammas"]):
-        flag = "*" if a_lim.disagree[i, 0] else ""
-        print(f"{g:6.2f} {r['n'][i]:5d} {a_fin.mean[i, 0]:10.4f} ± {a_fin.se[i, 0]:.4f} "
-              f"{a_fin.theory[i, 0]:17.4f} {lim[i]:14.4f} {flag}")
-    return a_lim
-
-
-LIMIT_DEPARTS = {s: departure_table(r) for s, r in sim.items()}
+LIMIT_DEPARTS = {}
+for sigma, r in sim.items():
+    table, LIMIT_DEPARTS[sigma] = analysis.scratch_limit_table(r, AGREE[sigma]["scratch"])
+    print(table)
 
 # %% [markdown]
 # ## Fig. 1: the linear-transfer phase diagram ($\sigma = 0.2$)
 
 # %%
-def boundaries(sigma, thetas):
-    """Theoretical phase boundaries of Sec. 3.3 as curves (gamma(theta), theta)."""
-    curves = []
-    th = thetas[(np.sin(thetas) > 0)]
-    g_under = theory.linear_transfer_boundary(th, sigma)
-    curves.append((g_under, th, r"$\gamma = 1 + \sigma^2/\sin^2\theta$"))
-    lo, hi, tw = [], [], []
-    for t in thetas:
-        w = theory.negative_transfer_window(t, sigma)
-        if w is not None:
-            lo.append(w[0])
-            hi.append(w[1])
-            tw.append(t)
-    if tw:
-        curves.append((np.r_[lo, hi[::-1]], np.r_[tw, tw[::-1]], r"window $(\gamma_+, \gamma_-)$"))
-    return curves
-
-
-def fig_phase(r, fig_name):
-    sigma = r["sigma"]
-    g_fine = np.linspace(0.01, 2.0, 400)
-    t_fine = np.linspace(0, np.pi / 2, 200)
-    T_fine = theory.linear_transferability(g_fine[:, None], t_fine[None, :], sigma)
-    fig = plt.figure(figsize=(15, 4.6))
-    ax1 = fig.add_subplot(1, 3, 1, projection="3d")
-    plotting.phase_surface(ax1, g_fine, t_fine, T_fine)
-    ax1.set_title(f"(a) theory, Eq. 11")
-    ax2 = fig.add_subplot(1, 3, 2)
-    plotting.sign_map(ax2, g_fine, t_fine, T_fine, boundaries=boundaries(sigma, t_fine))
-    a = AGREE[sigma]["transferability"]
-    G, TH = np.meshgrid(r["gammas"], r["thetas"], indexing="ij")
-    sgn = np.sign(a.mean)
-    ax2.scatter(G[sgn < 0], TH[sgn < 0], s=14, marker="s", c=plotting.NEGATIVE,
-                edgecolors="k", linewidths=0.5, label="simulated T < 0")
-    ax2.scatter(G[sgn > 0], TH[sgn > 0], s=14, marker="o", c=plotting.POSITIVE,
-                edgecolors="k", linewidths=0.5, label="simulated T > 0")
-    ax2.legend(loc="upper right", fontsize=8, framealpha=0.9)
-    ax2.set_title("(b) sign: red negative, blue positive")
-    ax3 = fig.add_subplot(1, 3, 3)
-    for k, t in enumerate(SLICES):
-        j = int(np.argmin(np.abs(r["thetas"] - t)))
-        c = f"C{k}"
-        ax3.plot(g_fine, theory.linear_transferability(g_fine, r["thetas"][j], sigma), c=c,
-                 label=plotting.theta_label(r["thetas"][j]))
-        ax3.plot(g_fine, theory.linear_transferability_finite(
-            np.maximum(np.round(g_fine * D), 3).astype(int), D, r["thetas"][j], sigma)
-            if sigma > 0 else theory.linear_transferability(g_fine, r["thetas"][j], sigma),
-            c=c, ls=":", lw=1)
-        ax3.errorbar(r["gammas"], a.mean[:, j], yerr=a.std[:, j], fmt="o", c=c, ms=4, capsize=2)
-    ax3.axhline(0, c="k", lw=0.8)
-    ax3.set_ylim(-1.2, 1.5 if sigma > 0 else 1.2)
-    ax3.set_xlabel(r"$\gamma = n/d$")
-    ax3.set_ylabel(r"$\mathcal{T} = \mathcal{R}_{sc} - \mathcal{R}_{lt}$")
-    ax3.set_title("(c) slices: theory (lines), simulation (dots)")
-    ax3.legend(fontsize=8, ncol=2, loc="lower left")
-    fig.suptitle(f"{fig_name}: linear transferability, sigma = {sigma}")
-    return fig
-
-
-fig_phase(sim[SIGMA], "Fig. 1");
+figures.linear_phase_figure(sim[SIGMA], AGREE[SIGMA]["transferability"], SLICES, "Fig. 1");
 
 # %% [markdown]
 # *Fig. 1.* (a) Eq. 11 over $\gamma\in(0,2]$, $\theta\in[0,\pi/2]$, clipped to
@@ -270,7 +189,7 @@ fig_phase(sim[SIGMA], "Fig. 1");
 # negative in the window $\cos^2\theta < \gamma < 1$.
 
 # %%
-fig_phase(sim[0.0], "Fig. 7");
+figures.linear_phase_figure(sim[0.0], AGREE[0.0]["transferability"], SLICES, "Fig. 7");
 
 # %% [markdown]
 # *Fig. 7.* As Fig. 1 with $\sigma = 0$ (paper: Fig. 7, $L = 2$, $d = 500$, 20 draws).
@@ -278,21 +197,7 @@ fig_phase(sim[0.0], "Fig. 7");
 # (no variance term), so dotted and solid lines coincide.
 
 # %%
-def fig_value_maps(r, fig_name):
-    sigma = r["sigma"]
-    g_fine = np.linspace(0.01, 2.0, 400)
-    t_fine = np.linspace(0, np.pi / 2, 200)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    plotting.value_map(ax1, g_fine, t_fine,
-                       theory.linear_transferability(g_fine[:, None], t_fine[None, :], sigma))
-    ax1.set_title("(a) theory, Eq. 11")
-    plotting.value_map(ax2, r["gammas"], r["thetas"], AGREE[sigma]["transferability"].mean)
-    ax2.set_title(f"(b) simulation, mean of {DRAWS} draws")
-    fig.suptitle(f"{fig_name}: linear transferability, theory vs simulation, sigma = {sigma}")
-    return fig
-
-
-fig_value_maps(sim[0.0], "Fig. 8");
+figures.linear_value_maps(sim[0.0], AGREE[0.0]["transferability"], "Fig. 8");
 
 # %% [markdown]
 # *Fig. 8.* (a) Eq. 11 at $\sigma = 0$ shaded by value (clipped to $[-1,1]$); (b) the
@@ -360,38 +265,23 @@ assert abs(slope - 1) < 0.05, slope
 # with Nesterov acceleration (which the grids above use), at $\gamma = 0.5$.
 
 # %%
-from transferkit.models import end_to_end, init_deep_linear  # noqa: E402
-from transferkit.trainers import empirical_objective, gradient_descent  # noqa: E402
-
-n_check = tk.simulate.sample_size(0.5, D)
-rng = np.random.default_rng(SEED)
-B = min(DRAWS, 4)
-X = tk.models.as_tensor(rng.standard_normal((B, n_check, D)))
-beta_true = pre.nu[:B]
-y = (X @ beta_true[..., None])[..., 0] + SIGMA * tk.models.as_tensor(rng.standard_normal((B, n_check)))
-obj = empirical_objective(X, y)
 ALPHAS_SC = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
-dist = {"gd": [], "nesterov": []}
-limits = {}
-for a in ALPHAS_SC:
-    W0 = init_deep_linear(D, DEPTH, a, [np.random.default_rng([SEED, b]) for b in range(B)])
-    for m in dist:
-        Ws, info = gradient_descent(W0, obj, method=m, loss_tol=1e-14)
-        assert info.all_converged
-        b_hat = end_to_end(Ws)
-        limits[(a, m)] = b_hat
-        dist[m].append(float((b_hat - obj.minimiser()).norm(dim=1).max()))
+thm35 = tk.simulate.scratch_limit_vs_alpha(D, 0.5, SIGMA, ALPHAS_SC, depth=DEPTH,
+                                           draws=min(DRAWS, 4), seed=SEED)
+dist = {m: v.max(axis=1) for m, v in thm35["dist"].items()}
 fig, ax = plt.subplots(figsize=(5.5, 4))
 for m, mk in (("gd", "o"), ("nesterov", "x")):
-    ax.loglog(ALPHAS_SC, dist[m], mk, ms=7, label=f"{m}")
-ax.loglog(ALPHAS_SC, dist["gd"][0] / ALPHAS_SC[0] * np.array(ALPHAS_SC), "k:", label=r"$\propto\alpha$")
+    ax.loglog(ALPHAS_SC, dist[m], mk, ms=7, label=m)
+ax.loglog(ALPHAS_SC, dist["gd"][0] / ALPHAS_SC[0] * np.array(ALPHAS_SC), "k:",
+          label=r"$\propto\alpha$")
 ax.set_xlabel(r"initialisation scale $\alpha$")
 ax.set_ylabel(r"$\max_b \|\hat\beta - X^+y\|$")
-ax.set_title(rf"Thm 3.5: scratch limit vs min-norm, $\gamma = 0.5$, $n = {n_check}$")
+ax.set_title(rf"Thm 3.5: scratch limit vs min-norm, $\gamma = 0.5$, $n = {thm35['n']}$")
 ax.legend(fontsize=8)
-gap = float((limits[(1e-5, "gd")] - limits[(1e-5, "nesterov")]).norm(dim=1).max())
-print(f"distance to X^+ y at alpha=1e-5: gd {dist['gd'][0]:.2e}, nesterov {dist['nesterov'][0]:.2e}; "
-      f"gd vs nesterov limits differ by {gap:.2e}")
+lim = thm35["limits"]
+gap = float(np.linalg.norm(lim["gd"][0] - lim["nesterov"][0], axis=-1).max())
+print(f"distance to X^+ y at alpha = 1e-5: gd {dist['gd'][0]:.2e}, "
+      f"nesterov {dist['nesterov'][0]:.2e}; the two limits differ by {gap:.2e}")
 print("largest distance to X^+ y in the grids above:",
       {s: f"{np.nanmax(r['scratch_minnorm_dist']):.1e}" for s, r in sim.items()})
 

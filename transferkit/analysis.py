@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "transferability_draws"]
+__all__ = ["Agreement", "agreement", "critical_value", "linear_transfer_checks", "risk_error_bound",
+           "scratch_limit_table", "transferability_draws"]
 
 
 def critical_value(n_tests: int, draws: int | None, fwer: float = 0.01) -> float:
@@ -165,3 +166,53 @@ def transferability_draws(result: dict, method: str = "linear") -> np.ndarray:
     if "scratch" not in result or method not in result:
         raise ValueError(f"result must contain 'scratch' and {method!r} risks")
     return result["scratch"] - result[method]
+
+
+def linear_transfer_checks(result: dict, fwer: float = 0.01) -> dict:
+    r"""Agreement of a :func:`~transferkit.simulate.simulate_grid` result with paper 000's theory.
+
+    Compares, cell by cell, with the **exact finite-size** expectations
+    (:func:`~transferkit.theory.scratch_risk_finite`, Eq. 10): the scratch risk (one value
+    per :math:`\gamma`; it does not depend on :math:`\theta`), the linear-transfer risk
+    (with its exact standard deviation, :func:`~transferkit.theory.linear_transfer_risk_std`)
+    and the transferability (paired per draw).  The optimisation error of scratch training,
+    bounded by its distance to :math:`X^+y` (:func:`risk_error_bound`), is allowed on top of
+    the Monte Carlo error.
+
+    Returns a dict ``{"scratch", "linear transfer", "transferability"}`` of :class:`Agreement`.
+    """
+    from . import theory
+
+    n = result["n"][:, None]
+    d, sigma = result["d"], result["sigma"]
+    th = result["thetas"][None, :]
+    fin_sc = theory.scratch_risk_finite(n, d, sigma) + 0 * th
+    fin_lt = theory.linear_transfer_risk(n, th, sigma)
+    opt = risk_error_bound(result["scratch"], result["scratch_minnorm_dist"][:, None, :]).mean(-1)
+    return {
+        "scratch": agreement(result["scratch"][:, :1], fin_sc[:, :1], atol=opt[:, :1], fwer=fwer),
+        "linear transfer": agreement(result["linear"], fin_lt, fwer=fwer,
+                                     std=theory.linear_transfer_risk_std(n, th, sigma)),
+        "transferability": agreement(transferability_draws(result), fin_sc - fin_lt, atol=opt,
+                                     fwer=fwer),
+    }
+
+
+def scratch_limit_table(result: dict, scratch_check: Agreement) -> tuple[str, Agreement]:
+    r"""Simulated scratch risk beside its exact finite-size value and the limit of Eq. 8.
+
+    Returns the table as text and the :class:`Agreement` of the simulation with the
+    :math:`d\to\infty` formula (cells marked ``*`` lie outside the Monte Carlo tolerance).
+    """
+    from . import theory
+
+    lim = theory.scratch_risk(result["gammas"], result["sigma"])
+    a_lim = agreement(result["scratch"][:, :1], lim[:, None], atol=scratch_check.atol)
+    lines = [f"sigma = {result['sigma']}, d = {result['d']}",
+             f"{'gamma':>6} {'n':>5} {'simulated':>17} {'exact (finite d)':>17} {'Eq. 8 (limit)':>14}"]
+    for i, g in enumerate(result["gammas"]):
+        flag = "*" if a_lim.disagree[i, 0] else ""
+        lines.append(f"{g:6.2f} {result['n'][i]:5d} {scratch_check.mean[i, 0]:10.4f} ± "
+                     f"{scratch_check.se[i, 0]:.4f} {scratch_check.theory[i, 0]:17.4f} "
+                     f"{lim[i]:14.4f} {flag}")
+    return "\n".join(lines), a_lim

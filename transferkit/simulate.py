@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
+
+from . import config
 
 from .models import as_tensor, default_device, end_to_end, init_deep_linear
 from .trainers import (
@@ -43,7 +45,8 @@ from .trainers import (
     population_objective,
 )
 
-__all__ = ["METHODS", "Pretrained", "pretrain", "sample_size", "simulate_grid", "simulate_transfer"]
+__all__ = ["METHODS", "Pretrained", "pretrain", "sample_size", "scratch_limit_vs_alpha", "simulate_grid",
+           "simulate_transfer"]
 
 METHODS = ("scratch", "linear", "finetune")
 _TEACHER, _DATA, _SCRATCH_INIT = 0, 1, 2
@@ -106,7 +109,7 @@ class Pretrained:
 
 
 def pretrain(d, depth=2, draws=20, seed=0, alpha=1e-5, rcond=1e-3, loss_tol=1e-12,
-             max_steps=100_000, device=None, dtype=torch.float64, progress=False) -> Pretrained:
+             max_steps=100_000, device=None, dtype=torch.float64, progress=None) -> Pretrained:
     r"""Draw teachers and pretrain one network per draw on :math:`\frac12\|\beta-\beta_s\|^2`.
 
     By Lemma 3.3 :math:`\beta\to\beta_s`; by Thm 3.4 the features
@@ -130,7 +133,7 @@ def pretrain(d, depth=2, draws=20, seed=0, alpha=1e-5, rcond=1e-3, loss_tol=1e-1
     W0 = init_deep_linear(d, depth, alpha, [_rng(seed, b, _TEACHER, 1) for b in range(draws)],
                           device=device, dtype=dtype)
     Ws, info = gradient_descent(W0, population_objective(beta_s), loss_tol=loss_tol,
-                                max_steps=max_steps, progress=progress, desc="pretraining")
+                                max_steps=max_steps, progress=False, desc="pretraining")
     U, S, rank, svals = feature_subspace(Ws, rcond)
     return Pretrained(beta_s, nu, Ws, U, S, rank, svals, info)
 
@@ -139,7 +142,7 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
                   methods=METHODS, rcond=1e-3, loss_tol=1e-10, max_steps=100_000,
                   reuse_scratch=True, scratch_method="nesterov", pretrained: Pretrained | None = None,
                   device=None,
-                  dtype=torch.float64, progress=True) -> dict:
+                  dtype=torch.float64, progress=None) -> dict:
     r"""Simulate a :math:`(\gamma, \theta)` grid of the transfer phase diagram.
 
     Parameters
@@ -201,7 +204,8 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
     if "scratch" in methods:
         out["scratch_minnorm_dist"] = np.full((G, draws), np.nan)
     beta_t = P.beta_t(thetas)                                       # (B, T, d)
-    cells = tqdm(list(enumerate(ns)), desc=f"simulating d={d}, L={depth}", disable=not progress)
+    cells = tqdm(list(enumerate(ns)), desc=f"simulating d={d}, L={depth}",
+                 disable=not config.progress(progress))
     for i, n in cells:
         cells.set_postfix(n=n)
         Xs, eps = [], []
@@ -300,3 +304,46 @@ def _relabel(obj, X, y):
 def _risk(beta_hat, beta_t):
     """``||beta_hat - beta_t||^2`` over the last axis, as numpy ``(B, m)``."""
     return (beta_hat - beta_t).pow(2).sum(-1).cpu().numpy()
+
+
+def scratch_limit_vs_alpha(d, gamma, sigma, alphas, depth=2, draws=4, seed=0,
+                           methods=("gd", "nesterov"), loss_tol=1e-14, device=None,
+                           dtype=torch.float64) -> dict:
+    r"""Distance of the scratch-trained solution to :math:`X^+y` against the init scale (Thm 3.5).
+
+    Every update of :math:`W_1` lies in the row space of :math:`X`, so the limit of training
+    differs from the minimum-norm solution only by :math:`W_1(0)W_2\cdots W_L(\infty)
+    = O(\alpha)`.  One target sample per draw (teacher of unit norm, noise ``sigma``) is
+    trained from each ``alpha`` with each optimiser in ``methods``.
+
+    Returns
+    -------
+    dict with ``dist[method]``: array ``(len(alphas), draws)`` of
+    :math:`\|\hat\beta - X^+y\|`, ``limits[method]``: the end-to-end vectors
+    ``(len(alphas), draws, d)``, and ``n``.
+    """
+    _check_common(d, sigma, depth, draws, 1.0)
+    alphas = _check_grid("alpha", alphas, 0.0, np.inf, True)
+    device = device or default_device()
+    n = sample_size(gamma, d)
+    rngs = [_rng(seed, b, _DATA, n) for b in range(draws)]
+    X = as_tensor(np.stack([r.standard_normal((n, d)) for r in rngs]), device, dtype)
+    beta = np.stack([r.standard_normal(d) for r in rngs])
+    beta = as_tensor(beta / np.linalg.norm(beta, axis=1, keepdims=True), device, dtype)
+    noise = as_tensor(np.stack([sigma * r.standard_normal(n) for r in rngs]), device, dtype)
+    obj = empirical_objective(X, (X @ beta[..., None])[..., 0] + noise)
+    target = obj.minimiser()
+    out = {"n": n, "alphas": alphas, "dist": {}, "limits": {}}
+    for m in methods:
+        dist, lim = [], []
+        for a in alphas:
+            W0 = init_deep_linear(d, depth, a, [_rng(seed, b, _SCRATCH_INIT, n) for b in range(draws)],
+                                  device=device, dtype=dtype)
+            Ws, info = gradient_descent(W0, obj, method=m, loss_tol=loss_tol,
+                                        desc=f"scratch alpha={a:g}")
+            b_hat = end_to_end(Ws)
+            dist.append((b_hat - target).norm(dim=1).cpu().numpy())
+            lim.append(b_hat.cpu().numpy())
+        out["dist"][m] = np.array(dist)
+        out["limits"][m] = np.array(lim)
+    return out

@@ -34,7 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
+
+from . import config
 
 from .models import curvature_bound, feature_map, layer_gradients, right_products
 
@@ -142,7 +144,8 @@ class TrainInfo:
 
 def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: int = 100_000,
                      step_scale: float = 1.0, method: str = "gd", check_every: int = 10,
-                     progress: bool = False, desc: str = "gradient descent", warn: bool = True):
+                     progress: bool | None = False, desc: str = "gradient descent",
+                     warn: bool = True):
     r"""Full-batch gradient descent on all layers until :math:`\ell-\ell_{\min} \le` ``loss_tol``.
 
     Parameters
@@ -215,7 +218,7 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
         ybuf = [torch.empty_like(W) for W in work]
         k = torch.zeros(B, dtype=work[0].dtype, device=dev)  # momentum counter (restarts)
         last = torch.full((B,), float("inf"), dtype=work[0].dtype, device=dev)
-    bar = tqdm(total=max_steps, desc=desc, disable=not progress, leave=False)
+    bar = tqdm(total=max_steps, desc=desc, disable=not config.progress(progress), leave=False)
     t = 0
     while True:
         if nesterov:

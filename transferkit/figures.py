@@ -1,0 +1,104 @@
+"""Figures of the book, built from simulation results and the closed forms.
+
+Each function returns a :class:`matplotlib.figure.Figure`; notebooks call them with a
+result of :func:`transferkit.simulate.simulate_grid` and the agreement checks of
+:mod:`transferkit.analysis`, so the figure and the asserted numbers are the same.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import plotting, theory
+
+__all__ = ["linear_phase_boundaries", "linear_phase_figure", "linear_value_maps"]
+
+
+def linear_phase_boundaries(sigma: float, thetas) -> list:
+    r"""Phase boundaries of linear transfer (paper 000, Sec. 3.3) as ``(gamma, theta, label)``.
+
+    Underparameterised: :math:`\gamma = 1 + \sigma^2/\sin^2\theta`; overparameterised: the
+    window :math:`(\gamma_+, \gamma_-)` of :func:`~transferkit.theory.negative_transfer_window`,
+    drawn as one closed curve.
+    """
+    thetas = np.asarray(thetas, float)
+    th = thetas[np.sin(thetas) > 0]
+    curves = [(theory.linear_transfer_boundary(th, sigma), th,
+               r"$\gamma = 1 + \sigma^2/\sin^2\theta$")]
+    lo, hi, tw = [], [], []
+    for t in thetas:
+        w = theory.negative_transfer_window(float(t), sigma)
+        if w is not None:
+            lo.append(w[0])
+            hi.append(w[1])
+            tw.append(t)
+    if tw:
+        curves.append((np.r_[lo, hi[::-1]], np.r_[tw, tw[::-1]], r"window $(\gamma_+, \gamma_-)$"))
+    return curves
+
+
+def linear_phase_figure(result: dict, transferability, slices, title: str):
+    r"""Fig. 1 / Fig. 7 of paper 000: (a) surface of Eq. 11, (b) sign map, (c) slices.
+
+    Parameters
+    ----------
+    result : dict from :func:`~transferkit.simulate.simulate_grid`.
+    transferability : :class:`~transferkit.analysis.Agreement` of the simulated
+        transferability (its means and standard deviations are plotted).
+    slices : angles at which (c) is drawn (the nearest grid angles are used).
+    """
+    import matplotlib.pyplot as plt
+
+    sigma, d = result["sigma"], result["d"]
+    g_fine = np.linspace(0.01, 2.0, 400)
+    t_fine = np.linspace(0, np.pi / 2, 200)
+    T_fine = theory.linear_transferability(g_fine[:, None], t_fine[None, :], sigma)
+    fig = plt.figure(figsize=(15, 4.6))
+    ax1 = fig.add_subplot(1, 3, 1, projection="3d")
+    plotting.phase_surface(ax1, g_fine, t_fine, T_fine)
+    ax1.set_title("(a) theory, Eq. 11")
+    ax2 = fig.add_subplot(1, 3, 2)
+    plotting.sign_map(ax2, g_fine, t_fine, T_fine, boundaries=linear_phase_boundaries(sigma, t_fine))
+    G, TH = np.meshgrid(result["gammas"], result["thetas"], indexing="ij")
+    sgn = np.sign(transferability.mean)
+    for s, mk, c, lab in ((-1, "s", plotting.NEGATIVE, r"simulated $\mathcal{T} < 0$"),
+                          (1, "o", plotting.POSITIVE, r"simulated $\mathcal{T} > 0$")):
+        ax2.scatter(G[sgn == s], TH[sgn == s], s=14, marker=mk, c=c, edgecolors="k",
+                    linewidths=0.5, label=lab)
+    ax2.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    ax2.set_title("(b) sign: red negative, blue positive")
+    ax3 = fig.add_subplot(1, 3, 3)
+    n_fine = np.maximum(np.round(g_fine * d), 3).astype(int)
+    for k, t in enumerate(slices):
+        j = int(np.argmin(np.abs(result["thetas"] - t)))
+        tj, c = result["thetas"][j], f"C{k}"
+        ax3.plot(g_fine, theory.linear_transferability(g_fine, tj, sigma), c=c,
+                 label=plotting.theta_label(tj))
+        ax3.plot(g_fine, theory.linear_transferability_finite(n_fine, d, tj, sigma), c=c, ls=":",
+                 lw=1)
+        ax3.errorbar(result["gammas"], transferability.mean[:, j], yerr=transferability.std[:, j],
+                     fmt="o", c=c, ms=4, capsize=2)
+    ax3.axhline(0, c="k", lw=0.8)
+    ax3.set_ylim(-1.2, 1.5 if sigma > 0 else 1.2)
+    ax3.set_xlabel(r"$\gamma = n/d$")
+    ax3.set_ylabel(r"$\mathcal{T} = \mathcal{R}_{sc} - \mathcal{R}_{lt}$")
+    ax3.set_title("(c) slices: theory (lines), simulation (dots)")
+    ax3.legend(fontsize=8, ncol=2, loc="lower left")
+    fig.suptitle(f"{title}: linear transferability, sigma = {sigma}")
+    return fig
+
+
+def linear_value_maps(result: dict, transferability, title: str):
+    r"""Fig. 8 of paper 000: theory (Eq. 11) and simulation shaded by value."""
+    import matplotlib.pyplot as plt
+
+    sigma = result["sigma"]
+    g_fine = np.linspace(0.01, 2.0, 400)
+    t_fine = np.linspace(0, np.pi / 2, 200)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    plotting.value_map(ax1, g_fine, t_fine,
+                       theory.linear_transferability(g_fine[:, None], t_fine[None, :], sigma))
+    ax1.set_title("(a) theory, Eq. 11")
+    plotting.value_map(ax2, result["gammas"], result["thetas"], transferability.mean)
+    ax2.set_title(f"(b) simulation, mean of {result['draws']} draws")
+    fig.suptitle(f"{title}: linear transferability, theory vs simulation, sigma = {sigma}")
+    return fig
