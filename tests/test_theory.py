@@ -203,6 +203,33 @@ def test_linear_transfer_risk_monte_carlo(n, theta, sigma, seed):
     _assert_mc(risks, theory.linear_transfer_risk(n, theta, sigma), "linear transfer")
 
 
+@pytest.mark.parametrize("n", [5, 8, 30, 60])
+def test_linear_transfer_risk_std_against_quadrature(n):
+    """Var R_lt = (s^2 + sin^2)^2 Var(chi2_1 / chi2_n), with E[chi2_n^-2] by quadrature."""
+    theta, sigma = 0.7, 0.3
+    inv2 = stats.chi2(n).expect(lambda r: r ** -2.0, lb=0, ub=np.inf)
+    inv1 = stats.chi2(n).expect(lambda r: r ** -1.0, lb=0, ub=np.inf)
+    var = (sigma**2 + math.sin(theta) ** 2) ** 2 * (3 * inv2 - inv1**2)
+    assert theory.linear_transfer_risk_std(n, theta, sigma) == pytest.approx(math.sqrt(var), rel=1e-6)
+
+
+@pytest.mark.parametrize("n, theta, sigma, seed", [(40, 1.0, 0.2, 31), (12, PI / 6, 0.5, 32)])
+def test_linear_transfer_risk_std_monte_carlo(n, theta, sigma, seed):
+    """The sample variance of simulated risks matches, within 4 of its own standard errors."""
+    risks = _simulate_linear(n, 60, theta, sigma, 20000, seed)
+    c = risks - risks.mean()
+    var, m4 = np.mean(c**2), np.mean(c**4)
+    se_var = math.sqrt((m4 - var**2) / risks.size)
+    expected = theory.linear_transfer_risk_std(n, theta, sigma) ** 2
+    assert abs(var - expected) <= N_SE * se_var, (var, expected, se_var)
+
+
+def test_linear_transfer_risk_std_edges():
+    assert theory.linear_transfer_risk_std(4, 1.0, 0.2) == math.inf
+    assert theory.linear_transfer_risk_std(3, 0.0, 0.0) == 0.0
+    assert isinstance(theory.linear_transfer_risk_std(10, 1.0, 0.2), float)
+
+
 def _ridge_exact_finite_n(n, lam, theta, sigma):
     """E R for ridge linear transfer at finite n, by quadrature over ||z||^2 ~ chi2_n.
 
@@ -509,6 +536,7 @@ SIGNATURES = {
     "scratch_risk": (theory.scratch_risk, ["gamma", "sigma"]),
     "scratch_risk_finite": (theory.scratch_risk_finite, ["n", "d", "sigma"]),
     "linear_transfer_risk": (theory.linear_transfer_risk, ["n", "theta", "sigma"]),
+    "linear_transfer_risk_std": (theory.linear_transfer_risk_std, ["n", "theta", "sigma"]),
     "linear_transferability": (theory.linear_transferability, ["gamma", "theta", "sigma"]),
     "linear_transferability_finite": (
         theory.linear_transferability_finite,

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ._validate import check_int
+
 __all__ = ["Agreement", "agreement", "critical_value", "linear_transfer_checks", "risk_error_bound",
            "scratch_limit_table", "transferability_draws"]
 
@@ -31,10 +33,9 @@ def critical_value(n_tests: int, draws: int | None, fwer: float = 0.01) -> float
     fwer : float in (0, 1)
         Family-wise false-alarm probability.
     """
-    if int(n_tests) != n_tests or n_tests < 1:
-        raise ValueError(f"n_tests must be an integer >= 1 (got {n_tests!r})")
-    if draws is not None and (int(draws) != draws or draws < 2):
-        raise ValueError(f"draws must be an integer >= 2 or None (got {draws!r})")
+    check_int("n_tests", n_tests, 1)
+    if draws is not None:
+        check_int("draws", draws, 2)
     if not 0 < fwer < 1:
         raise ValueError(f"fwer must be in (0, 1) (got {fwer!r})")
     q = 1 - fwer / (2 * n_tests)
@@ -171,11 +172,12 @@ def transferability_draws(result: dict, method: str = "linear") -> np.ndarray:
 def linear_transfer_checks(result: dict, fwer: float = 0.01) -> dict:
     r"""Agreement of a :func:`~transferkit.simulate.simulate_grid` result with paper 000's theory.
 
-    Compares, cell by cell, with the **exact finite-size** expectations
-    (:func:`~transferkit.theory.scratch_risk_finite`, Eq. 10): the scratch risk (one value
-    per :math:`\gamma`; it does not depend on :math:`\theta`), the linear-transfer risk
-    (with its exact standard deviation, :func:`~transferkit.theory.linear_transfer_risk_std`)
-    and the transferability (paired per draw).  The optimisation error of scratch training,
+    Compares, cell by cell, with the **exact finite-size** expectations: the scratch risk
+    (:func:`~transferkit.theory.scratch_risk_finite`, the finite-size form of Eq. 8; one
+    value per :math:`\gamma`, it does not depend on :math:`\theta`), the linear-transfer
+    risk (Eq. 10, with its exact standard deviation,
+    :func:`~transferkit.theory.linear_transfer_risk_std`) and the transferability (paired
+    per draw).  The optimisation error of scratch training,
     bounded by its distance to :math:`X^+y` (:func:`risk_error_bound`), is allowed on top of
     the Monte Carlo error.
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ._validate import check_int, check_positive
+
 __all__ = [
     "default_device",
     "as_tensor",
@@ -44,8 +46,8 @@ def default_device() -> torch.device:
 
 
 def as_tensor(x, device=None, dtype=torch.float64) -> torch.Tensor:
-    """``torch.as_tensor`` on the default device (numpy arrays are copied, not shared)."""
-    return torch.as_tensor(np.asarray(x), dtype=dtype, device=device or default_device())
+    """A new tensor on the default device holding a copy of ``x`` (never shares memory)."""
+    return torch.tensor(np.asarray(x), dtype=dtype, device=device or default_device())
 
 
 def init_deep_linear(d: int, depth: int, alpha: float, rngs, width: int | None = None,
@@ -71,15 +73,10 @@ def init_deep_linear(d: int, depth: int, alpha: float, rngs, width: int | None =
     width : int, optional
         Hidden width ``p_1 = ... = p_{L-1}``; defaults to ``d`` as in the paper.
     """
-    if int(d) != d or d < 1:
-        raise ValueError(f"d must be an integer >= 1 (got {d!r})")
-    if int(depth) != depth or depth < 2:
-        raise ValueError(f"depth must be an integer >= 2 (got {depth!r})")
-    if not np.isfinite(alpha) or alpha <= 0:
-        raise ValueError(f"alpha must be a finite number > 0 (got {alpha!r})")
-    width = d if width is None else width
-    if int(width) != width or width < 1:
-        raise ValueError(f"width must be an integer >= 1 (got {width!r})")
+    d = check_int("d", d, 1)
+    depth = check_int("depth", depth, 2)
+    alpha = check_positive("alpha", alpha)
+    width = d if width is None else check_int("width", width, 1)
     dims = [d] + [width] * (depth - 1) + [1]
     layers = []
     for l in range(depth):

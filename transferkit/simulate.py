@@ -36,6 +36,7 @@ from tqdm import tqdm
 
 from . import config
 
+from ._validate import check_int, check_positive
 from .models import as_tensor, default_device, end_to_end, init_deep_linear
 from .trainers import (
     empirical_objective,
@@ -65,16 +66,11 @@ def sample_size(gamma, d) -> int:
 
 
 def _check_common(d, sigma, depth, draws, alpha):
-    if isinstance(d, bool) or int(d) != d or d < 2:
-        raise ValueError(f"d must be an integer >= 2 (got {d!r})")
-    if not np.isfinite(sigma) or sigma < 0:
-        raise ValueError(f"sigma must be a finite number >= 0 (got {sigma!r})")
-    if int(depth) != depth or depth < 2:
-        raise ValueError(f"depth must be an integer >= 2 (got {depth!r})")
-    if int(draws) != draws or draws < 1:
-        raise ValueError(f"draws must be an integer >= 1 (got {draws!r})")
-    if not np.isfinite(alpha) or alpha <= 0:
-        raise ValueError(f"alpha must be a finite number > 0 (got {alpha!r})")
+    check_int("d", d, 2)
+    check_positive("sigma", sigma, allow_zero=True)
+    check_int("depth", depth, 2)
+    check_int("draws", draws, 1)
+    check_positive("alpha", alpha)
 
 
 def _check_grid(name, values, lo, hi, lo_open):

@@ -434,6 +434,7 @@ def linear_transfer_risk_std(n, theta, sigma):
     return _finish(out, scalar)
 
 
+@_overflow_to_inf
 def linear_transferability(gamma, theta, sigma):
     r"""Asymptotic transferability of linear transfer.
 

@@ -38,6 +38,7 @@ from tqdm import tqdm
 
 from . import config
 
+from ._validate import check_int
 from .models import curvature_bound, feature_map, layer_gradients, right_products
 
 __all__ = [
@@ -122,8 +123,12 @@ def empirical_objective(X: torch.Tensor, y: torch.Tensor) -> Quadratic:
         ev, V = torch.linalg.eigh(X.transpose(1, 2) @ X)  # (B, d), (B, d, d)
         S = ev.clamp_min(0).sqrt()
         Uty = (V.transpose(1, 2) @ (X.transpose(1, 2) @ y[..., None]))[..., 0] / S
-    if (S <= S[:, -1:] * 1e-12).any():
-        raise ValueError("X is numerically rank deficient; the eigenbasis is not defined")
+    # eigh of the Gram matrix resolves eigenvalues down to ~ eps * size * ev_max; anything
+    # below 100 times that is a zero eigenvalue: X does not have full rank min(n, d)
+    floor = 100 * torch.finfo(X.dtype).eps * max(n, d) * ev[:, -1:]
+    if (ev <= floor).any():
+        raise ValueError("X is numerically rank deficient (rank < min(n, d)); the "
+                         "minimum-norm solution cannot be computed in its eigenbasis")
     lam = S ** 2 / n
     loss_min = ((y ** 2).sum(1) - (Uty ** 2).sum(1)).clamp_min(0) / (2 * n)
     return Quadratic(V, lam, Uty / S, loss_min)
@@ -185,8 +190,7 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
         raise ValueError(f"loss_tol must be > 0 (got {loss_tol!r})")
     if method not in ("gd", "nesterov"):
         raise ValueError(f"method must be 'gd' or 'nesterov' (got {method!r})")
-    if int(max_steps) != max_steps or max_steps < 0:
-        raise ValueError(f"max_steps must be an integer >= 0 (got {max_steps!r})")
+    max_steps = check_int("max_steps", max_steps, 0)
     if Ws[0].shape[0] != obj.lam.shape[0]:
         raise ValueError(f"batch sizes differ: weights {Ws[0].shape[0]}, objective {obj.lam.shape[0]}")
     W1 = Ws[0]

@@ -1,0 +1,571 @@
+"""Tests for :mod:`transferkit.trainers` (paper 000, Sec. 3; paper 001, Thm 5.2).
+
+References are computed independently of the package: numpy ``pinv``/``lstsq``, a
+high-accuracy ODE solution of gradient flow (``scipy.integrate.solve_ivp``) and the
+closed forms of the theorems.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from scipy.integrate import solve_ivp
+
+from transferkit import models as M
+from transferkit import trainers as T
+
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny tensors: one intra-op thread avoids oversubscription on shared CPUs."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _rngs(seed, B):
+    return [np.random.default_rng([seed, b]) for b in range(B)]
+
+
+def _t(x):
+    return torch.as_tensor(np.array(x, dtype=float))
+
+
+def _data(seed, B, n, d, noise=1.0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((B, n, d))
+    y = rng.standard_normal((B, n)) * noise
+    return X, y
+
+
+def _pinv_solution(X, y):
+    return np.stack([np.linalg.pinv(X[b]) @ y[b] for b in range(X.shape[0])])
+
+
+def _unit(rng, B, d):
+    v = rng.standard_normal((B, d))
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+# ---------------------------------------------------------------------------
+# objectives
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n, d", [(8, 20), (20, 20), (35, 20)])
+def test_empirical_objective_reproduces_the_loss(n, d):
+    B = 3
+    X, y = _data(n, B, n, d)
+    obj = T.empirical_objective(_t(X), _t(y))
+    k = min(n, d)
+    assert obj.V.shape == (B, d, k) and obj.lam.shape == (B, k)
+    # V has orthonormal columns and lam are the eigenvalues of X^T X / n
+    VtV = obj.V.transpose(1, 2) @ obj.V
+    torch.testing.assert_close(VtV, torch.eye(k, dtype=torch.float64).expand(B, k, k),
+                               rtol=0, atol=1e-10)
+    for b in range(B):
+        ev = np.sort(np.linalg.eigvalsh(X[b].T @ X[b] / n))[::-1][:k]
+        np.testing.assert_allclose(np.sort(obj.lam[b].numpy())[::-1], ev, rtol=1e-9)
+    # the minimiser is the minimum-norm least-squares solution
+    np.testing.assert_allclose(obj.minimiser().numpy(), _pinv_solution(X, y), rtol=1e-8,
+                               atol=1e-10)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        beta = rng.standard_normal((B, d))
+        direct = np.sum((y - np.einsum("bnd,bd->bn", X, beta)) ** 2, axis=1) / (2 * n)
+        # quadratic form in the eigenbasis
+        c = (obj.V.transpose(1, 2) @ _t(beta)[..., None])[..., 0] - obj.beta_hat
+        quad = 0.5 * (obj.lam * c ** 2).sum(1) + obj.loss_min
+        np.testing.assert_allclose(quad.numpy(), direct, rtol=1e-9)
+    loss_min = np.sum((y - np.einsum("bnd,bd->bn", X, _pinv_solution(X, y))) ** 2, 1) / (2 * n)
+    np.testing.assert_allclose(obj.loss_min.numpy(), loss_min, rtol=1e-7, atol=1e-12)
+    if n <= d:
+        np.testing.assert_allclose(obj.loss_min.numpy(), 0.0, atol=1e-10)
+
+
+def test_population_objective_is_half_squared_distance():
+    rng = np.random.default_rng(0)
+    bs = rng.standard_normal((2, 5))
+    obj = T.population_objective(_t(bs))
+    assert obj.V is None
+    torch.testing.assert_close(obj.minimiser(), _t(bs))
+    torch.testing.assert_close(obj.lam, torch.ones(2, 5, dtype=torch.float64))
+    torch.testing.assert_close(obj.loss_min, torch.zeros(2, dtype=torch.float64))
+
+
+def test_with_targets_keeps_the_eigenbasis():
+    X, y = _data(2, 2, 6, 10)
+    _, y2 = _data(3, 2, 6, 10)
+    obj = T.empirical_objective(_t(X), _t(y))
+    obj2 = T.empirical_objective(_t(X), _t(y2))
+    re = obj.with_targets(obj2.beta_hat, obj2.loss_min)
+    assert re.V is obj.V and re.lam is obj.lam
+    np.testing.assert_allclose(re.minimiser().numpy(), _pinv_solution(X, y2), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("bad", ["shape_y", "shape_B", "ndim", "nan_X", "inf_y"])
+def test_empirical_objective_rejects_bad_input(bad):
+    X, y = _data(0, 2, 6, 10)
+    if bad == "shape_y":
+        y = y[:, :5]
+    elif bad == "shape_B":
+        y = y[:1]
+    elif bad == "ndim":
+        X = X[0]
+    elif bad == "nan_X":
+        X[1, 2, 3] = np.nan
+    elif bad == "inf_y":
+        y[0, 0] = np.inf
+    with pytest.raises(ValueError):
+        T.empirical_objective(_t(X), _t(y))
+
+
+@pytest.mark.parametrize("n, d", [(6, 10), (15, 4)])
+def test_empirical_objective_rejects_rank_deficient_X(n, d):
+    # several exactly rank-deficient designs: each must raise (the failure above is
+    # sign-of-rounding dependent, so one design alone could pass by luck)
+    raised = []
+    for seed in range(6):
+        X, y = _data(seed, 1, n, d)
+        if n < d:
+            X[0, 1] = X[0, 0]          # two identical samples
+        else:
+            X[0, :, 3] = X[0, :, 2]    # two identical features
+        try:
+            T.empirical_objective(_t(X), _t(y))
+            raised.append(False)
+        except ValueError:
+            raised.append(True)
+    assert all(raised), raised
+
+
+# ---------------------------------------------------------------------------
+# gradient descent follows gradient flow
+# ---------------------------------------------------------------------------
+
+
+def _gradient_flow(Ws0, X, y, t_end=2000.0):
+    """Gradient flow on 1/(2n)||y - X W_1...W_L||^2 by a high-order ODE solver (numpy)."""
+    n, d = X.shape
+    shapes = [W.shape for W in Ws0]
+    sizes = [int(np.prod(s)) for s in shapes]
+    L = len(Ws0)
+
+    def unpack(z):
+        out, i = [], 0
+        for s, k in zip(shapes, sizes):
+            out.append(z[i:i + k].reshape(s))
+            i += k
+        return out
+
+    def rhs(_, z):
+        Ws = unpack(z)
+        beta = np.linalg.multi_dot(Ws)[:, 0] if L > 2 else (Ws[0] @ Ws[1])[:, 0]
+        g = X.T @ (X @ beta - y) / n
+        grads = []
+        for l in range(L):
+            left = np.eye(d)
+            for W in Ws[:l]:
+                left = left @ W
+            right = np.ones((1, 1))
+            for W in reversed(Ws[l + 1:]):
+                right = W @ right
+            grads.append(-np.outer(left.T @ g, right[:, 0]))
+        return np.concatenate([gr.ravel() for gr in grads])
+
+    z0 = np.concatenate([W.ravel() for W in Ws0])
+    sol = solve_ivp(rhs, (0.0, t_end), z0, method="DOP853", rtol=1e-11, atol=1e-13)
+    assert sol.success
+    return np.linalg.multi_dot(unpack(sol.y[:, -1]) + [np.ones((1, 1))])[:, 0]
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_gd_converges_to_gradient_flow_limit_at_first_order(depth):
+    # Moderate alpha: the limit of gradient flow depends on the path (it is far from
+    # X^+ y), so only a faithful discretisation of the flow lands on it.
+    d, n, p, alpha = 6, 3, 5, 0.6
+    X, y = _data(3, 1, n, d)
+    W0 = M.init_deep_linear(d, depth, alpha, [np.random.default_rng(7)], width=p, device=CPU)
+    beta_flow = _gradient_flow([W[0].numpy() for W in W0], X[0], y[0])
+    obj = T.empirical_objective(_t(X), _t(y))
+    assert np.linalg.norm(beta_flow - obj.minimiser()[0].numpy()) > 0.1  # path matters
+    err = {}
+    for s in (0.5, 0.1):
+        Ws, info = T.gradient_descent(W0, obj, loss_tol=1e-14, step_scale=s)
+        assert info.all_converged
+        err[s] = np.linalg.norm(M.end_to_end(Ws)[0].numpy() - beta_flow)
+    assert err[0.1] < 1e-3
+    # first-order method: the error shrinks ~ linearly with the step
+    assert 3.0 < err[0.5] / err[0.1] < 8.0, err
+
+
+def test_gd_does_not_modify_inputs_and_instances_are_independent():
+    d, n, B = 12, 5, 3
+    X, y = _data(11, B, n, d)
+    obj = T.empirical_objective(_t(X), _t(y))
+    W0 = M.init_deep_linear(d, 3, 0.3, _rngs(2, B), device=CPU)
+    copies = [W.clone() for W in W0]
+    for method in ("gd", "nesterov"):
+        Ws, info = T.gradient_descent(W0, obj, loss_tol=1e-12, method=method)
+        for W, C in zip(W0, copies):
+            torch.testing.assert_close(W, C, rtol=0, atol=0)
+        # instance 1 trained alone gives the same weights as in the batch
+        obj1 = T.empirical_objective(_t(X[1:2]), _t(y[1:2]))
+        Ws1, info1 = T.gradient_descent([W[1:2] for W in W0], obj1, loss_tol=1e-12, method=method)
+        assert info1.steps[0] == info.steps[1]
+        for W, W1 in zip(Ws, Ws1):
+            torch.testing.assert_close(W1[0], W[1], rtol=1e-9, atol=1e-12)
+
+
+def test_gd_leaves_null_space_rows_of_first_layer_untouched():
+    # Gradients of W_1 lie in the row space of X (paper 001, proof of Thm 5.2).
+    d, n, B = 15, 6, 2
+    X, y = _data(5, B, n, d)
+    W0 = M.init_deep_linear(d, 2, 0.5, _rngs(4, B), device=CPU)
+    Ws, _ = T.gradient_descent(W0, T.empirical_objective(_t(X), _t(y)), loss_tol=1e-12)
+    for b in range(B):
+        Pn = np.eye(d) - np.linalg.pinv(X[b]) @ X[b]
+        np.testing.assert_allclose(Pn @ Ws[0][b].numpy(), Pn @ W0[0][b].numpy(), atol=1e-10)
+        assert np.linalg.norm(Ws[0][b].numpy() - W0[0][b].numpy()) > 0.1
+
+
+def test_train_info_reports_the_true_excess_loss():
+    d, n, B = 10, 20, 3
+    X, y = _data(8, B, n, d)
+    obj = T.empirical_objective(_t(X), _t(y))
+    W0 = M.init_deep_linear(d, 2, 0.1, _rngs(1, B), device=CPU)
+    Ws, info = T.gradient_descent(W0, obj, loss_tol=1e-9)
+    beta = M.end_to_end(Ws).numpy()
+    loss = np.sum((y - np.einsum("bnd,bd->bn", X, beta)) ** 2, 1) / (2 * n)
+    loss_min = np.sum((y - np.einsum("bnd,bd->bn", X, _pinv_solution(X, y))) ** 2, 1) / (2 * n)
+    np.testing.assert_allclose(info.excess_loss, loss - loss_min, rtol=1e-4, atol=1e-13)
+    assert info.all_converged and (info.excess_loss <= 1e-9).all() and (info.steps > 0).all()
+
+
+# ---------------------------------------------------------------------------
+# pretraining: Lemma 3.3 and Thm 3.4
+# ---------------------------------------------------------------------------
+
+
+def _pretrain(d, depth, alpha, B, seed=0):
+    bs = _unit(np.random.default_rng(seed), B, d)
+    W0 = M.init_deep_linear(d, depth, alpha, _rngs(seed + 100, B), device=CPU)
+    Ws, info = T.gradient_descent(W0, T.population_objective(_t(bs)), loss_tol=1e-14)
+    assert info.all_converged
+    return bs, W0, Ws
+
+
+def test_pretraining_recovers_source_teacher_and_rank_one_features_depth2():
+    d, B = 30, 3
+    ratios = {}
+    for alpha in (1e-5, 1e-4, 1e-3):
+        bs, W0, Ws = _pretrain(d, 2, alpha, B)
+        # Lemma 3.3: beta -> beta_s
+        np.testing.assert_allclose(M.end_to_end(Ws).numpy(), bs, atol=1e-6)
+        Phi = M.feature_map(Ws).numpy()
+        r = []
+        for b in range(B):
+            U, s, Vt = np.linalg.svd(Phi[b])
+            # Thm 3.4: the top feature direction is beta_s
+            assert abs(U[:, 0] @ bs[b]) > 1 - 1e-8
+            r.append(s[1] / s[0])
+            # off the rank-one part, W_1 is still its initialisation alpha * W_bar
+            Pu = np.eye(d) - np.outer(U[:, 0], U[:, 0])
+            Pv = np.eye(d) - np.outer(Vt[0], Vt[0])
+            pred = np.linalg.norm(Pu @ W0[0][b].numpy() @ Pv, 2)
+            np.testing.assert_allclose(s[1], pred, rtol=1e-3)
+        ratios[alpha] = np.array(r)
+    # s2 / s1 proportional to alpha
+    np.testing.assert_allclose(ratios[1e-4] / ratios[1e-5], 10.0, rtol=0.03)
+    np.testing.assert_allclose(ratios[1e-3] / ratios[1e-4], 10.0, rtol=0.03)
+    assert (ratios[1e-3] < 1e-2).all()
+
+
+def test_pretraining_features_collapse_to_rank_one_depth3():
+    d, B = 20, 2
+    ratios = {}
+    for alpha in (1e-4, 1e-3):
+        bs, _, Ws = _pretrain(d, 3, alpha, B, seed=3)
+        np.testing.assert_allclose(M.end_to_end(Ws).numpy(), bs, atol=1e-6)
+        U, s, _ = np.linalg.svd(M.feature_map(Ws).numpy())
+        np.testing.assert_allclose(np.abs(np.einsum("bi,bi->b", U[:, :, 0], bs)), 1.0, atol=1e-8)
+        ratios[alpha] = s[:, 1] / s[:, 0]
+    # the residual features vanish (at least) linearly in alpha
+    assert (ratios[1e-3] < 1e-2).all()
+    assert (ratios[1e-3] / ratios[1e-4] > 9.5).all()
+
+
+# ---------------------------------------------------------------------------
+# scratch training: Thm 3.5
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [20, 70])
+@pytest.mark.parametrize("depth", [2, 3])
+def test_scratch_training_reaches_min_norm_solution(n, depth):
+    d, B = 40, 3
+    X, y = _data(n + depth, B, n, d)
+    obj = T.empirical_objective(_t(X), _t(y))
+    mn = _pinv_solution(X, y)
+    W0 = M.init_deep_linear(d, depth, 1e-5, _rngs(5, B), device=CPU)
+    betas = {}
+    for method in ("gd", "nesterov"):
+        Ws, info = T.gradient_descent(W0, obj, loss_tol=1e-12, method=method)
+        assert info.all_converged
+        betas[method] = M.end_to_end(Ws).numpy()
+        assert np.linalg.norm(betas[method] - mn, axis=1).max() < 1e-3
+    assert np.linalg.norm(betas["gd"] - betas["nesterov"], axis=1).max() < 1e-4
+
+
+def test_distance_to_min_norm_grows_linearly_with_alpha():
+    d, n, B = 30, 12, 3
+    X, y = _data(21, B, n, d)
+    obj = T.empirical_objective(_t(X), _t(y))
+    mn = _pinv_solution(X, y)
+    dist = {}
+    for alpha in (1e-3, 1e-2):
+        W0 = M.init_deep_linear(d, 2, alpha, _rngs(6, B), device=CPU)
+        Ws, _ = T.gradient_descent(W0, obj, loss_tol=1e-14)
+        dist[alpha] = np.linalg.norm(M.end_to_end(Ws).numpy() - mn, axis=1)
+    assert (dist[1e-2] < 0.1).all() and (dist[1e-3] > 1e-5).all()
+    np.testing.assert_allclose(dist[1e-2] / dist[1e-3], 10.0, rtol=0.05)
+
+
+# ---------------------------------------------------------------------------
+# fine-tuning: paper 001, Thm 5.2
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_finetuning_rescales_null_space_component(depth):
+    """Fine-tuning a pretrained deep net converges to (paper 001, Eq. 5)
+
+        beta = k P_perp beta_s + X^+ y,   k = (||beta|| / ||beta_s||)^((L-1)/L),
+
+    not to Thm 3.9's ``P_perp beta_s + X^+ y`` (k = 1).
+    """
+    d, n, B = 40, 10, 4
+    bs, _, Wp = _pretrain(d, depth, 1e-5, B, seed=8)
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((B, n, d))
+    y = np.einsum("bnd,bd->bn", X, 0.6 * bs + 0.8 * _unit(rng, B, d)) + 0.3 * rng.standard_normal((B, n))
+    Ws, info = T.gradient_descent(Wp, T.empirical_objective(_t(X), _t(y)), loss_tol=1e-14,
+                                  step_scale=0.2)
+    assert info.all_converged
+    beta = M.end_to_end(Ws).numpy()
+    off_39 = []
+    for b in range(B):
+        Xp = np.linalg.pinv(X[b])
+        mn = Xp @ y[b]
+        perp = bs[b] - Xp @ (X[b] @ bs[b])
+        k = 1.0
+        for _ in range(200):   # fixed point of k = (k^2 |perp|^2 + |mn|^2)^((L-1)/2L)
+            k = (k * k * perp @ perp + mn @ mn) ** ((depth - 1) / (2 * depth))
+        assert np.linalg.norm(beta[b] - (mn + k * perp)) < 1e-2
+        off_39.append(np.linalg.norm(beta[b] - (mn + perp)))
+    # the rescaling is visible (k != 1 here), so Thm 3.9's k = 1 is off by more
+    assert max(off_39) > 0.03
+
+
+# ---------------------------------------------------------------------------
+# convergence flags and validation
+# ---------------------------------------------------------------------------
+
+
+def test_convergence_warning_when_budget_too_small():
+    d, n, B = 20, 10, 3
+    X, y = _data(1, B, n, d)
+    obj = T.empirical_objective(_t(X), _t(y))
+    W0 = M.init_deep_linear(d, 2, 1e-5, _rngs(0, B), device=CPU)
+    with pytest.warns(T.ConvergenceWarning, match="did not reach"):
+        Ws, info = T.gradient_descent(W0, obj, loss_tol=1e-12, max_steps=5)
+    assert not info.converged.any() and not info.all_converged
+    assert (info.steps == 5).all() and (info.excess_loss > 1e-12).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, info2 = T.gradient_descent(W0, obj, loss_tol=1e-12, max_steps=5, warn=False)
+    assert not info2.converged.any()
+    # zero steps: the initial weights come back
+    with pytest.warns(T.ConvergenceWarning):
+        W_same, info0 = T.gradient_descent(W0, obj, max_steps=0)
+    assert (info0.steps == 0).all()
+    for W, V in zip(W0, W_same):
+        torch.testing.assert_close(W, V, rtol=0, atol=1e-15)
+
+
+def test_no_warning_when_converged():
+    d, B = 10, 2
+    bs = _unit(np.random.default_rng(0), B, d)
+    W0 = M.init_deep_linear(d, 2, 1e-3, _rngs(0, B), device=CPU)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, info = T.gradient_descent(W0, T.population_objective(_t(bs)), loss_tol=1e-10)
+    assert info.all_converged
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(step_scale=0.0), "step_scale"), (dict(step_scale=2.0), "step_scale"),
+    (dict(step_scale=-1.0), "step_scale"), (dict(step_scale=float("nan")), "step_scale"),
+    (dict(method="adam"), "method"),
+    (dict(loss_tol=0.0), "loss_tol"), (dict(loss_tol=-1.0), "loss_tol"),
+    (dict(loss_tol=float("nan")), "loss_tol"),
+    (dict(max_steps=-1), "max_steps"), (dict(max_steps=2.5), "max_steps"),
+])
+def test_gradient_descent_rejects_bad_arguments(kwargs, match):
+    d, B = 6, 2
+    bs = _unit(np.random.default_rng(0), B, d)
+    W0 = M.init_deep_linear(d, 2, 1e-3, _rngs(0, B), device=CPU)
+    with pytest.raises(ValueError, match=match):
+        T.gradient_descent(W0, T.population_objective(_t(bs)), **kwargs)
+
+
+def test_gradient_descent_rejects_mismatched_shapes():
+    d, n = 8, 4
+    X, y = _data(0, 2, n, d)
+    obj = T.empirical_objective(_t(X), _t(y))
+    with pytest.raises(ValueError, match="batch"):
+        T.gradient_descent(M.init_deep_linear(d, 2, 1e-3, _rngs(0, 3), device=CPU), obj)
+    with pytest.raises(ValueError, match="dimension"):
+        T.gradient_descent(M.init_deep_linear(d + 1, 2, 1e-3, _rngs(0, 2), device=CPU), obj)
+
+
+def test_non_finite_loss_raises_floating_point_error():
+    # A genuine divergence could not be provoked within step_scale < 2 (the step is
+    # bounded by the curvature bound); non-finite weights are the legitimate way to
+    # reach a non-finite loss, which must raise instead of returning NaNs.
+    d, B = 6, 2
+    bs = _unit(np.random.default_rng(0), B, d)
+    W0 = M.init_deep_linear(d, 2, 1e-3, _rngs(0, B), device=CPU)
+    W0[1][1, 0, 0] = float("nan")
+    for method in ("gd", "nesterov"):
+        with pytest.raises(FloatingPointError):
+            T.gradient_descent(W0, T.population_objective(_t(bs)), method=method)
+
+
+# ---------------------------------------------------------------------------
+# feature_subspace, linear transfer and ridge linear transfer
+# ---------------------------------------------------------------------------
+
+
+def test_feature_subspace_rank_and_padding():
+    rng = np.random.default_rng(0)
+    d, p = 8, 6
+    u = _unit(rng, 2, d)
+    v = _unit(rng, 2, p)
+    W1 = np.einsum("bi,bj->bij", u, v) + 1e-6 * rng.standard_normal((2, d, p))
+    # instance 1: add a second strong direction -> rank 2
+    u2 = rng.standard_normal(d)
+    u2 -= (u2 @ u[1]) * u[1]
+    u2 /= np.linalg.norm(u2)
+    W1[1] += 0.5 * np.outer(u2, v[0])
+    Ws = [_t(W1), _t(rng.standard_normal((2, p, 1)))]
+    # the cutoff is relative to the largest singular value: rescaling changes nothing
+    for scale in (1e-5, 1e5):
+        _, _, rank_s, _ = T.feature_subspace([Ws[0] * scale, Ws[1]], rcond=1e-3)
+        assert list(rank_s) == [1, 2], scale
+    U, S, rank, svals = T.feature_subspace(Ws, rcond=1e-3)
+    assert list(rank) == [1, 2]
+    assert U.shape == (2, d, 2) and S.shape == (2, 2) and svals.shape == (2, p)
+    assert S[0, 1] == 0 and torch.all(U[0, :, 1] == 0)
+    np.testing.assert_allclose(abs(U[0, :, 0].numpy() @ u[0]), 1.0, atol=1e-9)
+    for b in range(2):
+        np.testing.assert_allclose(svals[b].numpy(), np.linalg.svd(W1[b], compute_uv=False),
+                                   rtol=1e-10, atol=1e-15)
+    for bad in (0.0, 1.0, -0.1):
+        with pytest.raises(ValueError, match="rcond"):
+            T.feature_subspace(Ws, rcond=bad)
+
+
+def _orthonormal(rng, B, d, r):
+    return np.stack([np.linalg.qr(rng.standard_normal((d, r)))[0] for _ in range(B)])
+
+
+@pytest.mark.parametrize("n", [2, 10, 40])
+def test_linear_transfer_is_min_norm_least_squares_on_features(n):
+    rng = np.random.default_rng(n)
+    B, d, r, m = 3, 20, 3, 4
+    U = _orthonormal(rng, B, d, r)
+    X = rng.standard_normal((B, n, d))
+    Y = rng.standard_normal((B, n, m))
+    got = T.linear_transfer(_t(U), _t(X), _t(Y)).numpy()
+    assert got.shape == (B, m, d)
+    for b in range(B):
+        coef = np.linalg.lstsq(X[b] @ U[b], Y[b], rcond=None)[0]    # min-norm for n < r
+        np.testing.assert_allclose(got[b], (U[b] @ coef).T, rtol=1e-8, atol=1e-10)
+
+
+def test_linear_transfer_rank_one_closed_form_and_padding():
+    rng = np.random.default_rng(4)
+    B, d, n, m = 4, 15, 9, 2
+    bs = _unit(rng, B, d)
+    X = rng.standard_normal((B, n, d))
+    Y = rng.standard_normal((B, n, m))
+    got = T.linear_transfer(_t(bs[..., None]), _t(X), _t(Y)).numpy()
+    z = np.einsum("bnd,bd->bn", X, bs)
+    b_coef = np.einsum("bn,bnm->bm", z, Y) / np.sum(z * z, 1)[:, None]
+    np.testing.assert_allclose(got, b_coef[..., None] * bs[:, None, :], rtol=1e-10, atol=1e-12)
+    # a zero-padded column (rank 1 in a rank-2 batch) drops out
+    Upad = np.concatenate([bs[..., None], np.zeros((B, d, 1))], axis=2)
+    np.testing.assert_allclose(T.linear_transfer(_t(Upad), _t(X), _t(Y)).numpy(), got,
+                               rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [5, 30])
+def test_ridge_linear_transfer_lam0_equals_linear_transfer(n):
+    rng = np.random.default_rng(n + 1)
+    B, d, r, m = 2, 12, 3, 2
+    U = _orthonormal(rng, B, d, r)
+    S = rng.uniform(0.5, 2.0, (B, r))
+    X = rng.standard_normal((B, n, d))
+    Y = rng.standard_normal((B, n, m))
+    np.testing.assert_allclose(T.ridge_linear_transfer(_t(U), _t(S), _t(X), _t(Y), 0.0).numpy(),
+                               T.linear_transfer(_t(U), _t(X), _t(Y)).numpy(),
+                               rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.1, 2.0])
+def test_ridge_linear_transfer_rank_one_closed_form(lam):
+    rng = np.random.default_rng(7)
+    B, d, n, m = 3, 10, 25, 2
+    bs = _unit(rng, B, d)
+    s = rng.uniform(0.5, 2.0, (B, 1))
+    X = rng.standard_normal((B, n, d))
+    Y = rng.standard_normal((B, n, m))
+    got = T.ridge_linear_transfer(_t(bs[..., None]), _t(s), _t(X), _t(Y), lam).numpy()
+    z = np.einsum("bnd,bd->bn", X, bs)
+    # minimise 1/(2n)||s z w - y||^2 + lam/2 w^2, beta = s w beta_s
+    s2 = s[:, 0] ** 2
+    coef = s2[:, None] * np.einsum("bn,bnm->bm", z, Y) / (s2 * np.sum(z * z, 1) + n * lam)[:, None]
+    np.testing.assert_allclose(got, coef[..., None] * bs[:, None, :], rtol=1e-10, atol=1e-12)
+
+
+def test_ridge_linear_transfer_equals_ridge_on_full_feature_matrix():
+    # Phi = X U S Q^T with a random orthonormal Q: the ridge solution for W_L on the
+    # p-dimensional features, mapped through W_1...W_{L-1} = U S Q^T.
+    rng = np.random.default_rng(3)
+    B, d, r, p, n, lam = 2, 10, 2, 5, 14, 0.3
+    U = _orthonormal(rng, B, d, r)
+    Q = _orthonormal(rng, B, p, r)
+    S = rng.uniform(0.5, 2.0, (B, r))
+    X = rng.standard_normal((B, n, d))
+    Y = rng.standard_normal((B, n, 1))
+    got = T.ridge_linear_transfer(_t(U), _t(S), _t(X), _t(Y), lam).numpy()
+    for b in range(B):
+        F = U[b] * S[b] @ Q[b].T                     # d x p feature map
+        Phi = X[b] @ F
+        WL = np.linalg.solve(Phi.T @ Phi / n + lam * np.eye(p), Phi.T @ Y[b] / n)
+        np.testing.assert_allclose(got[b, 0], (F @ WL)[:, 0], rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("lam", [-0.1, float("nan"), float("inf")])
+def test_ridge_linear_transfer_rejects_bad_lambda(lam):
+    rng = np.random.default_rng(0)
+    U = _t(_orthonormal(rng, 1, 5, 1))
+    with pytest.raises(ValueError, match="lam"):
+        T.ridge_linear_transfer(U, _t(np.ones((1, 1))), _t(rng.standard_normal((1, 4, 5))),
+                                _t(rng.standard_normal((1, 4, 1))), lam)
