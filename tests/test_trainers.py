@@ -569,3 +569,21 @@ def test_ridge_linear_transfer_rejects_bad_lambda(lam):
     with pytest.raises(ValueError, match="lam"):
         T.ridge_linear_transfer(U, _t(np.ones((1, 1))), _t(rng.standard_normal((1, 4, 5))),
                                 _t(rng.standard_normal((1, 4, 1))), lam)
+
+
+def test_train_scratch_and_finetune_wrappers():
+    """The convenience wrappers reach X^+ y (scratch) and interpolate (fine-tuning)."""
+    import numpy as np
+    from transferkit.models import end_to_end
+
+    rng = np.random.default_rng(5)
+    X = torch.tensor(rng.standard_normal((2, 10, 20)))
+    y = torch.tensor(rng.standard_normal((2, 10)))
+    Ws, info = T.train_scratch(X, y, 2, 1e-5, [np.random.default_rng(b) for b in range(2)])
+    assert info.all_converged
+    ref = torch.linalg.pinv(X) @ y[..., None]
+    assert torch.allclose(end_to_end(Ws), ref[..., 0], atol=1e-4)
+    Wf, info_f = T.finetune(Ws, X, 2 * y)
+    assert info_f.all_converged
+    resid = (X @ end_to_end(Wf)[..., None])[..., 0] - 2 * y
+    assert float(resid.abs().max()) < 1e-3

@@ -51,6 +51,8 @@ __all__ = [
     "feature_subspace",
     "linear_transfer",
     "ridge_linear_transfer",
+    "train_scratch",
+    "finetune",
 ]
 
 
@@ -369,3 +371,31 @@ def ridge_linear_transfer(U: torch.Tensor, S: torch.Tensor, X: torch.Tensor, Y: 
     else:
         coef = torch.linalg.solve(G + lam * eye, rhs)
     return ((U * S[:, None, :]) @ coef).transpose(1, 2)
+
+
+def train_scratch(X: torch.Tensor, y: torch.Tensor, depth: int, alpha: float, rngs, *,
+                  method: str = "nesterov", **kwargs):
+    r"""Train a depth-``depth`` linear network on ``(X, y)`` from scale ``alpha`` (Thm 3.5).
+
+    ``X`` is ``(B, n, d)``, ``y`` is ``(B, n)`` and ``rngs`` one numpy generator per instance
+    for the initialisation.  As :math:`\alpha\to0` the end-to-end vector converges to
+    :math:`X^+y`.  Keyword arguments go to :func:`gradient_descent`.
+    Returns ``(weights, TrainInfo)``.
+    """
+    from .models import init_deep_linear
+
+    W0 = init_deep_linear(X.shape[2], depth, alpha, rngs, device=X.device, dtype=X.dtype)
+    return gradient_descent(W0, empirical_objective(X, y), method=method,
+                            desc=kwargs.pop("desc", "scratch"), **kwargs)
+
+
+def finetune(Ws, X: torch.Tensor, y: torch.Tensor, **kwargs):
+    r"""Fine-tune every layer of pretrained weights ``Ws`` on ``(X, y)`` (paper 000, Sec. 3.4).
+
+    Plain gradient descent (the path matters: the null-space component of the pretrained
+    solution is rescaled along the way in deep networks, paper 001 Thm 5.2).  Keyword
+    arguments go to :func:`gradient_descent`.  Returns ``(weights, TrainInfo)``.
+    """
+    kwargs.setdefault("method", "gd")
+    return gradient_descent(Ws, empirical_objective(X, y), desc=kwargs.pop("desc", "fine-tuning"),
+                            **kwargs)
