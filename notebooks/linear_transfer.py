@@ -81,7 +81,8 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # %%
 if SCALE == "paper":
     D, DRAWS = 500, 20
-    GAMMAS = np.round(np.r_[np.arange(1, 10) / 10, 0.95, 1.05, np.arange(11, 21) / 10], 3)
+    GAMMAS = np.round(np.r_[np.arange(1, 10) / 10, 0.95, 1.05,
+                            np.arange(11, 21) / 10], 3)
     THETAS = np.linspace(0, np.pi / 2, 19)
 else:  # smoke: the same pipeline, small enough for the tests
     D, DRAWS = 60, 16
@@ -108,16 +109,17 @@ t0 = time.perf_counter()
 pre = tk.pretrain(D, DEPTH, DRAWS, seed=SEED, alpha=ALPHA)
 sim = {}
 for sigma in (SIGMA, 0.0):
-    sim[sigma] = tk.simulate_grid(D, GAMMAS, THETAS, sigma, depth=DEPTH, draws=DRAWS, seed=SEED,
-                                  alpha=ALPHA, methods=("scratch", "linear"), pretrained=pre)
+    sim[sigma] = tk.simulate_grid(
+        D, GAMMAS, THETAS, sigma, depth=DEPTH, draws=DRAWS, seed=SEED,
+        alpha=ALPHA, methods=("scratch", "linear"), pretrained=pre)
 elapsed = time.perf_counter() - t0
 per_cell = elapsed / (2 * len(GAMMAS) * len(THETAS))
 print(f"two full grids simulated in {elapsed:.0f} s "
       f"({per_cell:.2f} s per (gamma, theta) cell, {DRAWS} draws each)")
 for sigma, r in sim.items():
     conv = r["scratch_converged"][:, 0]
-    print(f"sigma = {sigma}: scratch runs converged: {conv.sum()} / {conv.size}; "
-          f"largest number of steps {r['scratch_steps'].max()}")
+    print(f"sigma = {sigma}: scratch runs converged: {conv.sum()} / "
+          f"{conv.size}; largest number of steps {r['scratch_steps'].max()}")
 
 # %% [markdown]
 # ## Measured agreement
@@ -144,8 +146,8 @@ for sigma, ch in AGREE.items():
 # every cell, and every scratch run converged.
 for sigma, ch in AGREE.items():
     for name, a in ch.items():
-        assert a.ok, f"sigma={sigma}: {name} disagrees with theory: {a.summary(name)}"
-    assert sim[sigma]["scratch_converged"].all(), "some scratch runs did not converge"
+        assert a.ok, f"sigma={sigma}: {a.summary(name)}"
+    assert sim[sigma]["scratch_converged"].all(), "unconverged scratch runs"
 
 # %% [markdown]
 # ### Where finite $d$ departs from the $d\to\infty$ limit
@@ -159,14 +161,16 @@ for sigma, ch in AGREE.items():
 # %%
 LIMIT_DEPARTS = {}
 for sigma, r in sim.items():
-    table, LIMIT_DEPARTS[sigma] = analysis.scratch_limit_table(r, AGREE[sigma]["scratch"])
+    table, LIMIT_DEPARTS[sigma] = analysis.scratch_limit_table(
+        r, AGREE[sigma]["scratch"])
     print(table)
 
 # %% [markdown]
 # ## Fig. 1: the linear-transfer phase diagram ($\sigma = 0.2$)
 
 # %%
-figures.linear_phase_figure(sim[SIGMA], AGREE[SIGMA]["transferability"], SLICES, "Fig. 1");
+figures.linear_phase_figure(sim[SIGMA], AGREE[SIGMA]["transferability"],
+                            SLICES, "Fig. 1");
 
 # %% [markdown]
 # *Fig. 1.* (a) Eq. 11 over $\gamma\in(0,2]$, $\theta\in[0,\pi/2]$, clipped to
@@ -189,7 +193,8 @@ figures.linear_phase_figure(sim[SIGMA], AGREE[SIGMA]["transferability"], SLICES,
 # negative in the window $\cos^2\theta < \gamma < 1$.
 
 # %%
-figures.linear_phase_figure(sim[0.0], AGREE[0.0]["transferability"], SLICES, "Fig. 7");
+figures.linear_phase_figure(sim[0.0], AGREE[0.0]["transferability"],
+                            SLICES, "Fig. 7");
 
 # %% [markdown]
 # *Fig. 7.* As Fig. 1 with $\sigma = 0$ (paper: Fig. 7, $L = 2$, $d = 500$, 20 draws).
@@ -197,7 +202,8 @@ figures.linear_phase_figure(sim[0.0], AGREE[0.0]["transferability"], SLICES, "Fi
 # (no variance term), so dotted and solid lines coincide.
 
 # %%
-figures.linear_value_maps(sim[0.0], AGREE[0.0]["transferability"], "Fig. 8");
+figures.linear_value_maps(sim[0.0], AGREE[0.0]["transferability"],
+                          "Fig. 8");
 
 # %% [markdown]
 # *Fig. 8.* (a) Eq. 11 at $\sigma = 0$ shaded by value (clipped to $[-1,1]$); (b) the
@@ -215,28 +221,10 @@ figures.linear_value_maps(sim[0.0], AGREE[0.0]["transferability"], "Fig. 8");
 
 # %%
 ALPHAS = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 0.5]
-pre_alpha = {a: tk.pretrain(D, DEPTH, min(DRAWS, 4), seed=SEED, alpha=a) for a in ALPHAS}
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-ratio, align = [], []
-for k, a in enumerate(ALPHAS):
-    p = pre_alpha[a]
-    s = p.feature_svals[0].cpu().numpy()
-    ax1.semilogy(np.arange(1, len(s) + 1), s / s[0], c=f"C{k}", label=rf"$\alpha = {a:g}$")
-    sv = p.feature_svals.cpu().numpy()
-    ratio.append((sv[:, 1] / sv[:, 0]).max())
-    U, _, _ = np.linalg.svd(tk.models.feature_map(p.weights).cpu().numpy())
-    align.append(np.abs(np.einsum("bd,bd->b", U[:, :, 0], p.beta_s.cpu().numpy())).min())
-ax1.set_xlabel("index k")
-ax1.set_ylabel(r"$s_k(\Phi)/s_1(\Phi)$")
-ax1.set_xscale("log")
-ax1.legend(fontsize=8)
-ax1.set_title(r"(a) spectrum of the pretrained features")
-ax2.loglog(ALPHAS, ratio, "o", label=r"$\max\, s_2/s_1$ over draws")
-ax2.loglog(ALPHAS, ratio[0] / ALPHAS[0] * np.array(ALPHAS), "k:", label=r"$\propto \alpha$")
-ax2.set_xlabel(r"initialisation scale $\alpha$")
-ax2.legend(fontsize=8)
-ax2.set_title(r"(b) Thm 3.4: $s_2/s_1 \to 0$ as $\alpha \to 0$")
-for a, r_, al in zip(ALPHAS, ratio, align):
+spec = tk.simulate.feature_spectrum(D, ALPHAS, depth=DEPTH,
+                                    draws=min(DRAWS, 4), seed=SEED)
+figures.feature_spectrum_figure(spec)
+for a, r_, al in zip(ALPHAS, spec["ratio"], spec["align"]):
     print(f"alpha = {a:g}: s2/s1 = {r_:.2e}, |<u_1, beta_s>| = {al:.8f}")
 
 # %% [markdown]
@@ -249,10 +237,12 @@ for a, r_, al in zip(ALPHAS, ratio, align):
 # %%
 # Thm 3.4 checks: rank one along beta_s at the paper's alpha, and s2/s1 linear in alpha
 # for small alpha (the bulk is the O(alpha) initialisation, untouched by pretraining).
+ratio, align = spec["ratio"], spec["align"]
 assert ratio[0] < 1e-3 and align[0] > 1 - 1e-8, (ratio[0], align[0])
 small = np.array(ALPHAS) <= 1e-2
-slope = np.polyfit(np.log(np.array(ALPHAS)[small]), np.log(np.array(ratio)[small]), 1)[0]
-print(f"log-log slope of s2/s1 against alpha for alpha <= 1e-2: {slope:.3f}")
+slope = np.polyfit(np.log(np.array(ALPHAS)[small]),
+                   np.log(ratio[small]), 1)[0]
+print(f"log-log slope of s2/s1 against alpha (alpha <= 1e-2): {slope:.3f}")
 assert abs(slope - 1) < 0.05, slope
 
 # %% [markdown]
@@ -266,24 +256,18 @@ assert abs(slope - 1) < 0.05, slope
 
 # %%
 ALPHAS_SC = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
-thm35 = tk.simulate.scratch_limit_vs_alpha(D, 0.5, SIGMA, ALPHAS_SC, depth=DEPTH,
-                                           draws=min(DRAWS, 4), seed=SEED)
+thm35 = tk.simulate.scratch_limit_vs_alpha(
+    D, 0.5, SIGMA, ALPHAS_SC, depth=DEPTH, draws=min(DRAWS, 4), seed=SEED)
 dist = {m: v.max(axis=1) for m, v in thm35["dist"].items()}
-fig, ax = plt.subplots(figsize=(5.5, 4))
-for m, mk in (("gd", "o"), ("nesterov", "x")):
-    ax.loglog(ALPHAS_SC, dist[m], mk, ms=7, label=m)
-ax.loglog(ALPHAS_SC, dist["gd"][0] / ALPHAS_SC[0] * np.array(ALPHAS_SC), "k:",
-          label=r"$\propto\alpha$")
-ax.set_xlabel(r"initialisation scale $\alpha$")
-ax.set_ylabel(r"$\max_b \|\hat\beta - X^+y\|$")
-ax.set_title(rf"Thm 3.5: scratch limit vs min-norm, $\gamma = 0.5$, $n = {thm35['n']}$")
-ax.legend(fontsize=8)
+figures.minnorm_distance_figure(thm35)
 lim = thm35["limits"]
-gap = float(np.linalg.norm(lim["gd"][0] - lim["nesterov"][0], axis=-1).max())
+gap = float(np.linalg.norm(lim["gd"][0] - lim["nesterov"][0],
+                           axis=-1).max())
 print(f"distance to X^+ y at alpha = 1e-5: gd {dist['gd'][0]:.2e}, "
       f"nesterov {dist['nesterov'][0]:.2e}; the two limits differ by {gap:.2e}")
-print("largest distance to X^+ y in the grids above:",
-      {s: f"{np.nanmax(r['scratch_minnorm_dist']):.1e}" for s, r in sim.items()})
+worst = {s: f"{np.nanmax(r['scratch_minnorm_dist']):.1e}"
+         for s, r in sim.items()}
+print("largest distance to X^+ y in the grids above:", worst)
 
 # %% [markdown]
 # *Theorem 3.5.* Largest distance (over draws) between the end-to-end vector after

@@ -10,7 +10,8 @@ import numpy as np
 
 from . import plotting, theory
 
-__all__ = ["linear_phase_boundaries", "linear_phase_figure", "linear_value_maps"]
+__all__ = ["feature_spectrum_figure", "linear_phase_boundaries", "linear_phase_figure",
+           "linear_value_maps", "minnorm_distance_figure"]
 
 
 def linear_phase_boundaries(sigma: float, thetas) -> list:
@@ -52,11 +53,12 @@ def linear_phase_figure(result: dict, transferability, slices, title: str):
     g_fine = np.linspace(0.01, 2.0, 400)
     t_fine = np.linspace(0, np.pi / 2, 200)
     T_fine = theory.linear_transferability(g_fine[:, None], t_fine[None, :], sigma)
-    fig = plt.figure(figsize=(15, 4.6))
-    ax1 = fig.add_subplot(1, 3, 1, projection="3d")
+    fig = plt.figure(figsize=(11, 9))
+    grid = fig.add_gridspec(2, 2, height_ratios=[1, 1.05])
+    ax1 = fig.add_subplot(grid[0, 0], projection="3d")
     plotting.phase_surface(ax1, g_fine, t_fine, T_fine)
     ax1.set_title("(a) theory, Eq. 11")
-    ax2 = fig.add_subplot(1, 3, 2)
+    ax2 = fig.add_subplot(grid[0, 1])
     plotting.sign_map(ax2, g_fine, t_fine, T_fine, boundaries=linear_phase_boundaries(sigma, t_fine))
     G, TH = np.meshgrid(result["gammas"], result["thetas"], indexing="ij")
     sgn = np.sign(transferability.mean)
@@ -66,7 +68,7 @@ def linear_phase_figure(result: dict, transferability, slices, title: str):
                     linewidths=0.5, label=lab)
     ax2.legend(loc="upper right", fontsize=8, framealpha=0.9)
     ax2.set_title("(b) sign: red negative, blue positive")
-    ax3 = fig.add_subplot(1, 3, 3)
+    ax3 = fig.add_subplot(grid[1, :])
     n_fine = np.maximum(np.round(g_fine * d), 3).astype(int)
     for k, t in enumerate(slices):
         j = int(np.argmin(np.abs(result["thetas"] - t)))
@@ -82,7 +84,7 @@ def linear_phase_figure(result: dict, transferability, slices, title: str):
     ax3.set_xlabel(r"$\gamma = n/d$")
     ax3.set_ylabel(r"$\mathcal{T} = \mathcal{R}_{sc} - \mathcal{R}_{lt}$")
     ax3.set_title("(c) slices: theory (lines), simulation (dots)")
-    ax3.legend(fontsize=8, ncol=2, loc="lower left")
+    ax3.legend(fontsize=9, ncol=4, loc="lower left")
     fig.suptitle(f"{title}: linear transferability, sigma = {sigma}")
     return fig
 
@@ -101,4 +103,49 @@ def linear_value_maps(result: dict, transferability, title: str):
     plotting.value_map(ax2, result["gammas"], result["thetas"], transferability.mean)
     ax2.set_title(f"(b) simulation, mean of {result['draws']} draws")
     fig.suptitle(f"{title}: linear transferability, theory vs simulation, sigma = {sigma}")
+    return fig
+
+
+def feature_spectrum_figure(spec: dict):
+    r"""Thm 3.4 of paper 000: spectrum of the pretrained features and :math:`s_2/s_1` vs alpha.
+
+    ``spec`` is the output of :func:`transferkit.simulate.feature_spectrum`.
+    """
+    import matplotlib.pyplot as plt
+
+    alphas = spec["alphas"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for k, a in enumerate(alphas):
+        s = spec["svals"][k]
+        ax1.semilogy(np.arange(1, len(s) + 1), s / s[0], c=f"C{k}", label=rf"$\alpha = {a:g}$")
+    ax1.set_xscale("log")
+    ax1.set_xlabel("index k")
+    ax1.set_ylabel(r"$s_k(\Phi)/s_1(\Phi)$")
+    ax1.legend(fontsize=8)
+    ax1.set_title("(a) spectrum of the pretrained features")
+    ax2.loglog(alphas, spec["ratio"], "o", label=r"$\max\, s_2/s_1$ over draws")
+    ax2.loglog(alphas, spec["ratio"][0] / alphas[0] * alphas, "k:", label=r"$\propto \alpha$")
+    ax2.set_xlabel(r"initialisation scale $\alpha$")
+    ax2.legend(fontsize=8)
+    ax2.set_title(r"(b) Thm 3.4: $s_2/s_1 \to 0$ as $\alpha \to 0$")
+    return fig
+
+
+def minnorm_distance_figure(res: dict):
+    r"""Thm 3.5 of paper 000: distance of the scratch limit to :math:`X^+y` against alpha.
+
+    ``res`` is the output of :func:`transferkit.simulate.scratch_limit_vs_alpha`.
+    """
+    import matplotlib.pyplot as plt
+
+    alphas = res["alphas"]
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for m, mk in zip(res["dist"], ("o", "x", "+")):
+        ax.loglog(alphas, res["dist"][m].max(axis=1), mk, ms=7, label=m)
+    first = next(iter(res["dist"].values())).max(axis=1)
+    ax.loglog(alphas, first[0] / alphas[0] * alphas, "k:", label=r"$\propto\alpha$")
+    ax.set_xlabel(r"initialisation scale $\alpha$")
+    ax.set_ylabel(r"$\max_b \|\hat\beta - X^+y\|$")
+    ax.set_title(rf"Thm 3.5: scratch limit vs min-norm, $n = {res['n']}$")
+    ax.legend(fontsize=8)
     return fig

@@ -37,7 +37,7 @@ from tqdm import tqdm
 from . import config
 
 from ._validate import check_int, check_positive
-from .models import as_tensor, default_device, end_to_end, init_deep_linear
+from .models import as_tensor, default_device, end_to_end, feature_map, init_deep_linear
 from .trainers import (
     empirical_objective,
     feature_subspace,
@@ -46,7 +46,7 @@ from .trainers import (
     population_objective,
 )
 
-__all__ = ["METHODS", "Pretrained", "pretrain", "sample_size", "scratch_limit_vs_alpha", "simulate_grid",
+__all__ = ["METHODS", "Pretrained", "feature_spectrum", "pretrain", "sample_size", "scratch_limit_vs_alpha", "simulate_grid",
            "simulate_transfer"]
 
 METHODS = ("scratch", "linear", "finetune")
@@ -343,3 +343,29 @@ def scratch_limit_vs_alpha(d, gamma, sigma, alphas, depth=2, draws=4, seed=0,
         out["dist"][m] = np.array(dist)
         out["limits"][m] = np.array(lim)
     return out
+
+
+def feature_spectrum(d, alphas, depth=2, draws=4, seed=0, device=None,
+                     dtype=torch.float64) -> dict:
+    r"""Singular values of the pretrained features against the init scale (Thm 3.4).
+
+    For each ``alpha`` the networks of :func:`pretrain` are trained and the feature map
+    :math:`\Phi = W_1\cdots W_{L-1}` decomposed.  Thm 3.4 says
+    :math:`\Phi\to\beta_s v^\top` as :math:`\alpha\to0`.
+
+    Returns
+    -------
+    dict with ``alphas``; ``svals`` ``(len(alphas), min(d, p))``, the singular values of
+    the first draw; ``ratio`` ``(len(alphas),)``, the largest :math:`s_2/s_1` over draws;
+    ``align``, the smallest :math:`|u_1^\top\beta_s|` over draws (top left singular vector).
+    """
+    alphas = _check_grid("alpha", alphas, 0.0, np.inf, True)
+    out = {"alphas": alphas, "svals": [], "ratio": [], "align": []}
+    for a in alphas:
+        p = pretrain(d, depth, draws, seed, float(a), device=device, dtype=dtype, progress=False)
+        sv = p.feature_svals.cpu().numpy()
+        U = torch.linalg.svd(feature_map(p.weights), full_matrices=False)[0][:, :, 0]
+        out["svals"].append(sv[0])
+        out["ratio"].append((sv[:, 1] / sv[:, 0]).max())
+        out["align"].append(float((U * p.beta_s).sum(1).abs().min()))
+    return {k: np.asarray(v) for k, v in out.items()}
