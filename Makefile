@@ -49,7 +49,7 @@ export PIP_NO_INPUT := 1
 # Progress bars are for interactive use: the book and the logs would keep every refresh.
 export TRANSFERKIT_PROGRESS := 0
 
-.PHONY: help venv data book test bench clean distclean
+.PHONY: help venv data browser book test bench clean distclean
 
 help:
 	@sed -n '1,12s/^# \{0,1\}//p' Makefile
@@ -79,6 +79,25 @@ data: $(INSTALLED)
 	  echo "NOTE: Fashion-MNIST is not installed ($(FASHION_DIR) missing) and this is not root."; \
 	  echo "      Install it with:  sudo apt-get install $(FASHION_DEB)"; \
 	  echo "      Notebooks that need Fashion-MNIST will fail until then."; \
+	fi
+
+# Headless Chromium for tests/test_browser.py: Debian's chromium and
+# chromium-driver (Playwright's browser download does not work offline).
+# Installed with apt when run as root; otherwise the browser test is skipped.
+CHROMIUM := /usr/bin/chromium
+CHROMEDRIVER := /usr/bin/chromedriver
+CHROMIUM_DEBS := chromium chromium-driver
+
+browser:
+	@if [ -x "$(CHROMIUM)" ] && [ -x "$(CHROMEDRIVER)" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "==> installing headless Chromium (apt: $(CHROMIUM_DEBS))"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(CHROMIUM_DEBS); \
+	  test -x "$(CHROMIUM)" && test -x "$(CHROMEDRIVER)" || { echo "error: $(CHROMIUM_DEBS) installed but $(CHROMIUM) or $(CHROMEDRIVER) is missing" >&2; exit 1; }; \
+	else \
+	  echo "NOTE: $(CHROMIUM) or $(CHROMEDRIVER) is missing and this is not root:"; \
+	  echo "      tests/test_browser.py will be SKIPPED. Install them with:"; \
+	  echo "      sudo apt-get install $(CHROMIUM_DEBS)"; \
 	fi
 
 # ---------------------------------------------------------------- the book
@@ -118,6 +137,7 @@ endef
 test:
 	@mkdir -p _build; : > $(TIMES)
 	$(call stage,set-up (venv + data),$(MAKE) --no-print-directory venv)
+	$(call stage,headless Chromium (apt when missing),$(MAKE) --no-print-directory browser)
 	$(call stage,pytest tests,$(PY) -m pytest tests)
 	$(call stage,nbval: $(words $(NOTEBOOKS)) notebook(s) at smoke scale,\
 	  rm -rf $(NBVAL_DIR) && mkdir -p $(NBVAL_DIR) && \
@@ -128,8 +148,8 @@ test:
 	$(call stage,book at smoke scale -> $(SMOKE_HTML),\
 	  $(call reset_exec_cache,$(SMOKE_OUT)/_build,smoke) && \
 	  TRANSFERKIT_SCALE=smoke jupyter-book build . --path-output $(SMOKE_OUT) $(BOOK_FLAGS))
-	$(call stage,offline HTML check of the smoke book,\
-	  TRANSFERKIT_BOOK_HTML=$(SMOKE_HTML) $(PY) -m pytest -p no:cacheprovider tests/test_book_offline.py)
+	$(call stage,offline HTML + Chromium check of the smoke book,\
+	  TRANSFERKIT_BOOK_HTML=$(SMOKE_HTML) $(PY) -m pytest -p no:cacheprovider tests/test_book_offline.py tests/test_browser.py)
 	@echo "Stage durations:"; cat $(TIMES)
 
 # ---------------------------------------------------------------- other

@@ -155,7 +155,9 @@ def risk_error_bound(risk, dist):
     dist = np.asarray(dist, float)
     if np.any(risk < 0) or np.any(dist < 0):
         raise ValueError("risk and dist must be >= 0")
-    return dist * (2 * np.sqrt(risk) + dist)
+    with np.errstate(invalid="ignore"):
+        bound = dist * (2 * np.sqrt(risk) + dist)
+    return np.where(dist == 0, 0.0, bound)  # an exact optimum has no error, even at inf risk
 
 
 def transferability_draws(result: dict, method: str = "linear") -> np.ndarray:
