@@ -51,7 +51,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import transferkit as tk
-from transferkit import analysis, figures, plotting, theory
+from transferkit import analysis, figures, plotting, sweep, theory
 from transferkit.models import end_to_end, init_deep_linear
 from transferkit.trainers import empirical_objective, gradient_descent
 
@@ -99,22 +99,27 @@ print("n =", NS)
 # %% [markdown]
 # ## Simulation
 #
-# One call runs the whole grid: the networks are pretrained once per draw (pretraining
-# does not depend on $\gamma$ or $\theta$), linear transfer is solved for every $\theta$ at
-# once, and one scratch model per $(n, \text{draw})$ is trained, since its risk does not
-# depend on $\theta$.
+# The grid is swept by `transferkit.sweep`: one cell per $\gamma$ row, in which linear
+# transfer is solved for every $\theta$ at once and one scratch model per draw is trained
+# (its risk does not depend on $\theta$); the networks are pretrained once per draw
+# (pretraining does not depend on $\gamma$ or $\theta$). Every row is stored in the
+# sweep cache (`_build/cache`, keyed by the parameters and a hash of the `transferkit`
+# sources) as soon as it is computed, so a rebuild, or a run interrupted half-way,
+# recomputes only rows whose parameters or code changed.
 
 # %%
 t0 = time.perf_counter()
-pre = tk.pretrain(D, DEPTH, DRAWS, seed=SEED, alpha=ALPHA)
-sim = {}
-for sigma in (SIGMA, 0.0):
-    sim[sigma] = tk.simulate_grid(
-        D, GAMMAS, THETAS, sigma, depth=DEPTH, draws=DRAWS, seed=SEED,
-        alpha=ALPHA, methods=("scratch", "linear"), pretrained=pre)
+sim = {sigma: sweep.linear_transfer_grid(D, GAMMAS, THETAS, sigma,
+                                         depth=DEPTH, draws=DRAWS,
+                                         seed=SEED, alpha=ALPHA)
+       for sigma in (SIGMA, 0.0)}
 elapsed = time.perf_counter() - t0
-per_cell = elapsed / (2 * len(GAMMAS) * len(THETAS))
-print(f"two full grids simulated in {elapsed:.0f} s "
+computed = sum(r["sweep"].seconds.sum() for r in sim.values())
+per_cell = computed / (2 * len(GAMMAS) * len(THETAS))
+for s, r in sim.items():
+    print(f"sigma = {s}: {r['sweep'].computed} rows computed, "
+          f"{r['sweep'].cached} from the cache")
+print(f"wall time {elapsed:.0f} s; compute time {computed:.0f} s "
       f"({per_cell:.2f} s per (gamma, theta) cell, {DRAWS} draws each)")
 for sigma, r in sim.items():
     conv = r["scratch_converged"][:, 0]
