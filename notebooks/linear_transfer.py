@@ -203,8 +203,9 @@ figures.linear_phase_figure(sim[0.0], AGREE[0.0]["transferability"],
 
 # %% [markdown]
 # *Fig. 7.* As Fig. 1 with $\sigma = 0$ (paper: Fig. 7, $L = 2$, $d = 500$, 20 draws).
-# With $\sigma = 0$ the limit formulas are exact at finite $d$ for scratch training too
-# (no variance term), so dotted and solid lines coincide.
+# With $\sigma = 0$ scratch training has no finite-size correction (no variance term);
+# the dotted lines differ from the solid ones only through the $\sin^2\theta/(n-2)$ term
+# of linear transfer, visible at small $n$.
 
 # %%
 figures.linear_value_maps(sim[0.0], AGREE[0.0]["transferability"],
