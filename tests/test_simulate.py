@@ -21,13 +21,8 @@ CPU = torch.device("cpu")
 KW = dict(device=CPU, progress=False)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny tensors: one intra-op thread avoids oversubscription on shared CPUs."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+# tiny tensors: one intra-op thread (fixture in conftest.py)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # ---------------------------------------------------------------------------
