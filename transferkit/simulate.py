@@ -218,32 +218,22 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
         need_obj = "finetune" in methods or "scratch" in methods
         obj = empirical_objective(X, Y[..., 0]) if need_obj else None
         if "scratch" in methods:
-            if reuse_scratch:
-                y_ref = (X @ P.nu[..., None])[..., 0] + eps
+            # one scratch model per draw, trained on the theta = pi/2 target y = X nu + eps
+            # (its risk does not depend on theta), or one per theta without reuse_scratch
+            jobs = ([(slice(None), (X @ P.nu[..., None])[..., 0] + eps, P.nu)] if reuse_scratch
+                    else [(j, Y[..., j], beta_t[:, j]) for j in range(T)])
+            for j, y_sc, b_t in jobs:
                 W0 = init_deep_linear(d, depth, alpha,
                                       [_rng(seed, b, _SCRATCH_INIT, n) for b in range(draws)],
                                       device=device, dtype=dtype)
-                o = _relabel(obj, X, y_ref)
+                o = _relabel(obj, X, y_sc)
                 Ws, info = gradient_descent(W0, o, loss_tol=loss_tol, max_steps=max_steps,
                                             method=scratch_method, desc=f"scratch n={n}")
                 beta = end_to_end(Ws)
-                out["scratch"][i] = _risk(beta[:, None, :], P.nu[:, None, :]).T
-                out["scratch_converged"][i] = info.converged[None, :]
-                out["scratch_steps"][i] = info.steps[None, :]
+                out["scratch"][i, j] = _risk(beta[:, None, :], b_t[:, None, :])[:, 0]
+                out["scratch_converged"][i, j] = info.converged
+                out["scratch_steps"][i, j] = info.steps
                 out["scratch_minnorm_dist"][i] = (beta - o.minimiser()).norm(dim=1).cpu().numpy()
-            else:
-                for j in range(T):
-                    W0 = init_deep_linear(d, depth, alpha,
-                                          [_rng(seed, b, _SCRATCH_INIT, n) for b in range(draws)],
-                                          device=device, dtype=dtype)
-                    o = _relabel(obj, X, Y[..., j])
-                    Ws, info = gradient_descent(W0, o, loss_tol=loss_tol, max_steps=max_steps,
-                                                method=scratch_method, desc=f"scratch n={n}")
-                    beta = end_to_end(Ws)
-                    out["scratch"][i, j] = _risk(beta[:, None, :], beta_t[:, j:j + 1]).ravel()
-                    out["scratch_converged"][i, j] = info.converged
-                    out["scratch_steps"][i, j] = info.steps
-                    out["scratch_minnorm_dist"][i] = (beta - o.minimiser()).norm(dim=1).cpu().numpy()
         if "finetune" in methods:
             for j in range(T):
                 o = _relabel(obj, X, Y[..., j])
