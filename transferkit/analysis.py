@@ -85,8 +85,10 @@ class Agreement:
 
     def summary(self, name: str = "") -> str:
         head = f"{name}: " if name else ""
+        opt = (" plus the certified optimisation error"
+               if np.any(self.atol[self.mask] > 0) else "")
         return (f"{head}{self.n_compared} cells compared, max |z| = {self.worst:.2f} "
-                f"(critical {self.critical:.2f} at 1% family-wise), "
+                f"(critical {self.critical:.2f} at 1% family-wise{opt}), "
                 f"{int(self.disagree.sum())} disagree -> {'agree' if self.ok else 'DISAGREE'}")
 
 
