@@ -259,7 +259,7 @@ STAGES = [  # (label, file, function, "cum" or "own" time)
     ("scratch initialisation", "models.py", "init_deep_linear", "cum"),
     ("scratch training (Nesterov)", "trainers.py", "gradient_descent", "cum"),
     ("linear transfer, 19 angles", "trainers.py", "linear_transfer", "cum"),
-    ("relabelling the targets", "simulate.py", "_relabel", "cum"),
+    ("relabelling the targets", "trainers.py", "relabel", "cum"),
 ]
 
 

@@ -582,3 +582,17 @@ def test_train_scratch_and_finetune_wrappers():
     assert info_f.all_converged
     resid = (X @ end_to_end(Wf)[..., None])[..., 0] - 2 * y
     assert float(resid.abs().max()) < 1e-3
+
+
+@pytest.mark.parametrize("n, d", [(6, 10), (10, 10), (15, 4)])
+def test_relabel_equals_a_fresh_objective(n, d):
+    """Quadratic.relabel re-uses the eigenbasis and gives the objective of the new labels."""
+    rng = np.random.default_rng(11)
+    X = torch.tensor(rng.standard_normal((2, n, d)))
+    y1, y2 = (torch.tensor(rng.standard_normal((2, n))) for _ in range(2))
+    re = T.empirical_objective(X, y1).relabel(X, y2)
+    fresh = T.empirical_objective(X, y2)
+    assert torch.allclose(re.minimiser(), fresh.minimiser(), atol=1e-9)
+    assert torch.allclose(re.loss_min, fresh.loss_min, atol=1e-9)
+    with pytest.raises(ValueError, match="empirical"):
+        T.population_objective(torch.ones(2, 3, dtype=torch.float64)).relabel(X, y2)

@@ -226,7 +226,7 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
                 W0 = init_deep_linear(d, depth, alpha,
                                       [_rng(seed, b, _SCRATCH_INIT, n) for b in range(draws)],
                                       device=device, dtype=dtype)
-                o = _relabel(obj, X, y_sc)
+                o = obj.relabel(X, y_sc)
                 Ws, info = gradient_descent(W0, o, loss_tol=loss_tol, max_steps=max_steps,
                                             method=scratch_method, desc=f"scratch n={n}")
                 beta = end_to_end(Ws)
@@ -236,7 +236,7 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
                 out["scratch_minnorm_dist"][i] = (beta - o.minimiser()).norm(dim=1).cpu().numpy()
         if "finetune" in methods:
             for j in range(T):
-                o = _relabel(obj, X, Y[..., j])
+                o = obj.relabel(X, Y[..., j])
                 Ws, info = gradient_descent(P.weights, o, loss_tol=loss_tol, max_steps=max_steps,
                                             desc=f"fine-tuning n={n}")
                 out["finetune"][i, j] = _risk(end_to_end(Ws)[:, None, :], beta_t[:, j:j + 1]).ravel()
@@ -274,17 +274,6 @@ def simulate_transfer(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1
         if m + "_converged" in res:
             out[m + "_converged"] = res[m + "_converged"][0, 0]
     return out
-
-
-def _relabel(obj, X, y):
-    """Objective with the eigenbasis of ``obj`` and labels ``y`` (same ``X``)."""
-    n = X.shape[1]
-    Xty = (X.transpose(1, 2) @ y[..., None])[..., 0]                # (B, d)
-    proj = (obj.V.transpose(1, 2) @ Xty[..., None])[..., 0]         # V^T X^T y = S U^T y
-    S = (obj.lam * n).sqrt()
-    Uty = proj / S
-    loss_min = ((y ** 2).sum(1) - (Uty ** 2).sum(1)).clamp_min(0) / (2 * n)
-    return obj.with_targets(Uty / S, loss_min)
 
 
 def _risk(beta_hat, beta_t):

@@ -89,6 +89,21 @@ class Quadratic:
         """Same data covariance, other labels (re-use the eigendecomposition)."""
         return Quadratic(self.V, self.lam, beta_hat, loss_min)
 
+    def relabel(self, X: torch.Tensor, y: torch.Tensor) -> "Quadratic":
+        r"""The empirical objective of the same ``X`` (``(B, n, d)``) with labels ``y``.
+
+        Re-uses the eigendecomposition: :math:`S U^\top y = V^\top X^\top y`, so only two
+        matrix-vector products per instance are needed.
+        """
+        if self.V is None:
+            raise ValueError("relabel needs an empirical objective (V is None for the population)")
+        n = X.shape[1]
+        Xty = (X.transpose(1, 2) @ y[..., None])[..., 0]                 # (B, d)
+        S = (self.lam * n).sqrt()
+        Uty = (self.V.transpose(1, 2) @ Xty[..., None])[..., 0] / S       # U^T y
+        loss_min = ((y ** 2).sum(1) - (Uty ** 2).sum(1)).clamp_min(0) / (2 * n)
+        return self.with_targets(Uty / S, loss_min)
+
 
 def population_objective(beta_star: torch.Tensor) -> Quadratic:
     r"""Population loss :math:`\frac12\|\beta-\beta_\star\|^2` for isotropic inputs (Eq. 2).
