@@ -20,16 +20,14 @@ been built, the scan is skipped (the scanner's own unit tests still run).
 
 from __future__ import annotations
 
-import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from _helpers import built_book_dir
 
-REPO = Path(__file__).resolve().parents[1]
-ENV_VAR = "TRANSFERKIT_BOOK_HTML"
 
 # <link rel=...> values that do not make the browser load anything.
 _PASSIVE_LINK_RELS = {
@@ -247,25 +245,11 @@ def test_css_and_js_helpers():
 # --------------------------------------------------------------------------
 
 
-def _book_dir() -> Path:
-    value = os.environ.get(ENV_VAR)
-    if value:
-        path = Path(value)
-        if not path.is_absolute():
-            path = Path.cwd() / path
-        if not path.is_dir():
-            pytest.fail(f"{ENV_VAR}={value} is set but {path} is not a folder: build the book first")
-        return path
-    path = REPO / "_build" / "html"
-    if not path.is_dir():
-        pytest.skip(f"no built book at {path} (run `make book`, or set {ENV_VAR}); "
-                    "`make test` builds one and runs this test on it")
-    return path
 
 
 @pytest.fixture(scope="module")
 def book() -> Path:
-    return _book_dir()
+    return built_book_dir()
 
 
 @pytest.fixture(scope="module")

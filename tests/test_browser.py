@@ -48,9 +48,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from _helpers import built_book_dir
 
 REPO = Path(__file__).resolve().parents[1]
-ENV_VAR = "TRANSFERKIT_BOOK_HTML"
 CHROMIUM = Path(os.environ.get("TRANSFERKIT_CHROMIUM", "/usr/bin/chromium"))
 CHROMEDRIVER = Path(os.environ.get("TRANSFERKIT_CHROMEDRIVER", "/usr/bin/chromedriver"))
 SCREENSHOTS = Path(os.environ.get("TRANSFERKIT_SCREENSHOTS", REPO / "_build" / "screenshots"))
@@ -479,20 +479,6 @@ def test_raw_math_patterns():
 # --------------------------------------------------------------------------
 
 
-def _book_dir() -> Path:
-    value = os.environ.get(ENV_VAR)
-    if value:
-        path = Path(value)
-        if not path.is_absolute():
-            path = Path.cwd() / path
-        if not path.is_dir():
-            pytest.fail(f"{ENV_VAR}={value} is set but {path} is not a folder: build the book first")
-        return path
-    path = REPO / "_build" / "html"
-    if not path.is_dir():
-        pytest.skip(f"no built book at {path} (run `make book`, or set {ENV_VAR}); "
-                    "`make test` builds one and runs this test on it")
-    return path
 
 
 def book_pages(book: Path) -> list[Path]:
@@ -502,7 +488,7 @@ def book_pages(book: Path) -> list[Path]:
 
 
 def test_every_page_of_the_book_in_chromium(browser):
-    book = _book_dir()
+    book = built_book_dir()
     pages = book_pages(book)
     assert pages, f"no HTML pages under {book}"
     for old in SCREENSHOTS.rglob("*.png"):  # stale pages of an earlier build

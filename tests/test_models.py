@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from _helpers import hessian_norm
 
 from transferkit import models as M
 
@@ -121,27 +122,6 @@ def test_layer_gradients_match_autograd(depth):
 # ---------------------------------------------------------------------------
 
 
-def _hessian_norm(Ws_single, Sig, bhat):
-    """Largest |eigenvalue| of the Hessian in all weights of one instance (autograd)."""
-    shapes = [W.shape for W in Ws_single]
-    sizes = [int(np.prod(s)) for s in shapes]
-
-    def loss(flat):
-        mats, i = [], 0
-        for s, k in zip(shapes, sizes):
-            mats.append(flat[i:i + k].reshape(s))
-            i += k
-        prod = mats[0]
-        for W in mats[1:]:
-            prod = prod @ W
-        diff = prod[:, 0] - bhat
-        return 0.5 * diff @ Sig @ diff
-
-    flat = torch.cat([W.reshape(-1) for W in Ws_single])
-    H = torch.autograd.functional.hessian(loss, flat)
-    return float(torch.linalg.eigvalsh(H).abs().max())
-
-
 @pytest.mark.parametrize("depth", [2, 3, 4])
 @pytest.mark.parametrize("scale", [1e-6, 1e-2, 0.3, 1.0, 2.0])
 def test_curvature_bound_dominates_hessian(depth, scale):
@@ -158,7 +138,7 @@ def test_curvature_bound_dominates_hessian(depth, scale):
     bound = M.curvature_bound(sq, lam_max, torch.tensor(np.linalg.norm(g, axis=1)))
     assert bound.shape == (B,)
     for b in range(B):
-        true = _hessian_norm([W[b] for W in Ws], torch.tensor(Sig[b]), torch.tensor(bhat[b]))
+        true = hessian_norm([W[b] for W in Ws], torch.tensor(Sig[b]), torch.tensor(bhat[b]))
         assert bound[b].item() >= true * (1 - 1e-10), (b, bound[b].item(), true)
 
 
@@ -174,7 +154,7 @@ def test_curvature_bound_is_tight_for_width_one_at_a_minimum(depth):
     sq = torch.stack([torch.linalg.vector_norm(W, dim=(1, 2)) ** 2 for W in Ws])
     bound = M.curvature_bound(sq, torch.tensor([c], dtype=torch.float64),
                               torch.zeros(1, dtype=torch.float64))
-    true = _hessian_norm([W[0] for W in Ws], c * torch.eye(d, dtype=torch.float64), beta)
+    true = hessian_norm([W[0] for W in Ws], c * torch.eye(d, dtype=torch.float64), beta)
     assert bound.item() == pytest.approx(true, rel=1e-9)
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from _helpers import hessian_norm
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -494,26 +495,6 @@ def test_agreement_decision_matches_the_critical_value(table, inside, outside):
 # ---------------------------------------------------------------------------
 
 
-def _hessian_norm(Ws, Sig, bhat) -> float:
-    """Largest |eigenvalue| of the Hessian of 1/2 (beta - bhat)^T Sig (beta - bhat) in all weights."""
-    shapes = [W.shape for W in Ws]
-    sizes_ = [int(np.prod(s)) for s in shapes]
-
-    def loss(flat):
-        mats, i = [], 0
-        for s, k in zip(shapes, sizes_):
-            mats.append(flat[i:i + k].reshape(s))
-            i += k
-        prod = mats[0]
-        for W in mats[1:]:
-            prod = prod @ W
-        diff = prod[:, 0] - bhat
-        return 0.5 * diff @ Sig @ diff
-
-    H = torch.autograd.functional.hessian(loss, torch.cat([W.reshape(-1) for W in Ws]))
-    return float(torch.linalg.eigvalsh(H).abs().max())
-
-
 @cfg(40)
 @given(st.integers(2, 4), st.integers(1, 3), st.integers(1, 3), st.floats(-4.0, 0.5),
        st.integers(0, 2**32 - 1))
@@ -530,7 +511,7 @@ def test_curvature_bound_dominates_the_hessian_norm(depth, d, width, log_scale, 
     sq = torch.stack([torch.linalg.vector_norm(W, dim=(1, 2)) ** 2 for W in Ws])
     bound = models.curvature_bound(sq, torch.tensor([np.linalg.eigvalsh(Sig)[-1]]),
                                    torch.tensor([np.linalg.norm(g)]))
-    true = _hessian_norm([W[0] for W in Ws], torch.tensor(Sig), torch.tensor(bhat))
+    true = hessian_norm([W[0] for W in Ws], torch.tensor(Sig), torch.tensor(bhat))
     assert bound.shape == (1,) and math.isfinite(bound.item())
     assert bound.item() >= true * (1 - 1e-10) - 1e-12, (bound.item(), true)
 
