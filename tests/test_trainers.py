@@ -429,17 +429,35 @@ def test_gradient_descent_rejects_mismatched_shapes():
         T.gradient_descent(M.init_deep_linear(d + 1, 2, 1e-3, _rngs(0, 2), device=CPU), obj)
 
 
-def test_non_finite_loss_raises_floating_point_error():
-    # A genuine divergence could not be provoked within step_scale < 2 (the step is
-    # bounded by the curvature bound); non-finite weights are the legitimate way to
-    # reach a non-finite loss, which must raise instead of returning NaNs.
+def test_non_finite_weights_or_targets_are_refused_with_value_error():
     d, B = 6, 2
     bs = _unit(np.random.default_rng(0), B, d)
     W0 = M.init_deep_linear(d, 2, 1e-3, _rngs(0, B), device=CPU)
     W0[1][1, 0, 0] = float("nan")
     for method in ("gd", "nesterov"):
-        with pytest.raises(FloatingPointError):
+        with pytest.raises(ValueError, match=r"Ws\[1\]"):
             T.gradient_descent(W0, T.population_objective(_t(bs)), method=method)
+    W0 = M.init_deep_linear(d, 2, 1e-3, _rngs(0, B), device=CPU)
+    bad = _t(bs).clone()
+    bad[0, 0] = float("inf")
+    with pytest.raises(ValueError, match="beta_hat"):
+        T.gradient_descent(W0, T.population_objective(bad))
+
+
+def test_divergence_raises_a_clear_error_not_nan_weights():
+    # A genuine divergence cannot be provoked with step_scale < 2 (the step is bounded by
+    # the curvature bound); finite weights whose loss overflows reach the same branch,
+    # which must raise (a ValueError that is also a FloatingPointError) instead of
+    # returning NaN weights.
+    d, B = 6, 2
+    bs = _unit(np.random.default_rng(0), B, d)
+    W0 = M.init_deep_linear(d, 2, 1e-3, _rngs(0, B), device=CPU)
+    W0 = [W * 1e160 for W in W0]
+    for method in ("gd", "nesterov"):
+        with pytest.raises(T.DivergenceError, match="step_scale"):
+            T.gradient_descent(W0, T.population_objective(_t(bs)), method=method)
+    assert issubclass(T.DivergenceError, ValueError)
+    assert issubclass(T.DivergenceError, FloatingPointError)
 
 
 # ---------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from .models import curvature_bound, feature_map, layer_gradients, right_product
 
 __all__ = [
     "ConvergenceWarning",
+    "DivergenceError",
     "Quadratic",
     "TrainInfo",
     "population_objective",
@@ -58,6 +59,15 @@ __all__ = [
 
 class ConvergenceWarning(UserWarning):
     """Some instances did not reach the loss tolerance within ``max_steps``."""
+
+
+class DivergenceError(ValueError, FloatingPointError):
+    """Training produced a non-finite loss: the step size (``step_scale``) is too large
+    for this problem, or the inputs were not finite.
+
+    A :class:`ValueError` (bad input: the step size) and a :class:`FloatingPointError`
+    (what happened), so either ``except`` clause catches it.
+    """
 
 
 @dataclass
@@ -208,6 +218,12 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
     if method not in ("gd", "nesterov"):
         raise ValueError(f"method must be 'gd' or 'nesterov' (got {method!r})")
     max_steps = check_int("max_steps", max_steps, 0)
+    for i, W in enumerate(Ws):
+        if not bool(torch.isfinite(W).all()):
+            raise ValueError(f"Ws[{i}] (initial weights) must be finite; it holds NaN or inf")
+    for name in ("lam", "beta_hat"):
+        if not bool(torch.isfinite(getattr(obj, name)).all()):
+            raise ValueError(f"obj.{name} must be finite (non-finite data or targets?)")
     if Ws[0].shape[0] != obj.lam.shape[0]:
         raise ValueError(f"batch sizes differ: weights {Ws[0].shape[0]}, objective {obj.lam.shape[0]}")
     W1 = Ws[0]
@@ -258,8 +274,9 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
         excess = 0.5 * (g * diff).sum(1)
         if t % check_every == 0 or t == max_steps:
             if not torch.isfinite(excess).all():
-                raise FloatingPointError(
-                    "gradient descent diverged (non-finite loss); lower step_scale")
+                raise DivergenceError(
+                    f"gradient descent diverged (non-finite loss at step {t}): step_scale="
+                    f"{step_scale!r} is too large for this problem; use a value in (0, 1]")
             active &= excess > loss_tol
             if not bool(active.any()) or t >= max_steps:
                 work = point  # the point whose loss was just checked
