@@ -148,7 +148,7 @@ test:
 	  converted=0; for nb in $(NOTEBOOKS); do \
 	    jupytext --quiet --to ipynb -o $(NBVAL_DIR)/$$(basename $$nb .py).ipynb $$nb && converted=$$((converted+1)); \
 	  done; [ $$converted -eq $(words $(NOTEBOOKS)) ] && \
-	  TRANSFERKIT_CACHE=$(TEST_CACHE) TRANSFERKIT_SCALE=smoke $(PY) -m pytest -p no:cacheprovider --nbval-lax --nbval-current-env $(NBVAL_DIR))
+	  TRANSFERKIT_FIGURES=$(abspath $(NBVAL_DIR))/figures TRANSFERKIT_CACHE=$(TEST_CACHE) TRANSFERKIT_SCALE=smoke $(PY) -m pytest -p no:cacheprovider --nbval-lax --nbval-current-env $(NBVAL_DIR))
 	$(call stage,book at smoke scale -> $(SMOKE_HTML),\
 	  $(call reset_exec_cache,$(SMOKE_OUT)/_build,smoke) && \
 	  TRANSFERKIT_CACHE=$(TEST_CACHE) TRANSFERKIT_SCALE=smoke jupyter-book build . --path-output $(SMOKE_OUT) $(BOOK_FLAGS))

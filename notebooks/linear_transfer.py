@@ -51,7 +51,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import transferkit as tk
-from transferkit import analysis, figures, plotting, sweep, theory
+from transferkit import analysis, figures, plotting, provenance, sweep, theory
+from transferkit.cli import phase_diagram_command
 from transferkit.models import end_to_end, init_deep_linear
 from transferkit.trainers import empirical_objective, gradient_descent
 
@@ -95,6 +96,16 @@ PARAMS = (f"L = {DEPTH}, d = {D}, alpha = {ALPHA:g}, {DRAWS} draws per point, "
           f"{len(GAMMAS)} x {len(THETAS)} (gamma, theta) grid")
 print(PARAMS)
 print("n =", NS)
+# what every figure's provenance record states (see the list of figures)
+GRID = dict(d=D, depth=DEPTH, alpha=ALPHA, draws=DRAWS, gammas=GAMMAS, thetas=THETAS)
+NOTEBOOK_CLI = f"transferkit notebook notebooks/linear_transfer.py --scale {SCALE}"
+
+
+def fig_cli(sigma, title, out):
+    """The command line that redraws this chapter's phase diagram at ``sigma``."""
+    return phase_diagram_command(out, sigma=sigma, simulate=True, d=D, depth=DEPTH,
+                                 draws=DRAWS, seed=SEED, alpha=ALPHA, gammas=GAMMAS,
+                                 thetas=THETAS, title=title)
 
 # %% [markdown]
 # ## Simulation
@@ -174,8 +185,12 @@ for sigma, r in sim.items():
 # ## Fig. 1: the linear-transfer phase diagram ($\sigma = 0.2$)
 
 # %%
-figures.linear_phase_figure(sim[SIGMA], AGREE[SIGMA]["transferability"],
-                            SLICES, "Fig. 1");
+provenance.record(
+    figures.linear_phase_figure(sim[SIGMA], AGREE[SIGMA]["transferability"],
+                                SLICES, "Fig. 1"),
+    "fig1", params=dict(GRID, sigma=SIGMA, slices=SLICES), seeds=SEED,
+    cli=fig_cli(SIGMA, "Fig. 1", "fig1.png"),
+    caption=f"linear-transfer phase diagram, sigma = {SIGMA}")
 
 # %% [markdown]
 # *Fig. 1.* (a) Eq. 11 over $\gamma\in(0,2]$, $\theta\in[0,\pi/2]$, clipped to
@@ -191,6 +206,32 @@ figures.linear_phase_figure(sim[SIGMA], AGREE[SIGMA]["transferability"],
 # fixed number of steps.
 
 # %% [markdown]
+# ### Fig. 1a, interactive
+#
+# Drag to rotate, scroll to zoom; hovering shows $\gamma$, $\theta$ and the value of Eq. 11
+# on the surface, and the simulated mean $\pm$ its standard error beside the exact
+# finite-$d$ value at the black markers (the simulation of Fig. 1).
+
+# %%
+G, TH = np.meshgrid(GAMMAS, THETAS, indexing="ij")
+TA = AGREE[SIGMA]["transferability"]
+g_fine, t_fine = np.linspace(0.01, 2.0, 120), np.linspace(0, np.pi / 2, 61)
+provenance.record(
+    plotting.plotly_surface(
+        g_fine, t_fine, theory.linear_transferability(g_fine[:, None], t_fine[None, :], SIGMA),
+        points=dict(gamma=G, theta=TH, value=TA.mean, text=[
+            f"simulated {m:.4f} ± {se:.4f}<br>exact (d = {D}) {t:.4f}"
+            for m, se, t in zip(TA.mean.ravel(), TA.se.ravel(), TA.theory.ravel())])),
+    "fig1a-interactive", params=dict(GRID, sigma=SIGMA), seeds=SEED,
+    cli=fig_cli(SIGMA, "Fig. 1", "fig1.png"),
+    caption="Fig. 1a as an interactive surface with the simulated means")
+
+# %% [markdown]
+# *Fig. 1a, interactive.* The surface of Fig. 1a (Eq. 11, clipped to $[-1, 1]$) on a
+# $120\times61$ grid, with the simulated mean transferability of every cell of Fig. 1
+# (clipped likewise; the hover label gives the unclipped value).
+
+# %% [markdown]
 # ## Figs. 7 and 8: the noiseless case $\sigma = 0$
 #
 # Without label noise scratch training recovers $\beta_t$ exactly once $n \ge d$, so
@@ -198,8 +239,12 @@ figures.linear_phase_figure(sim[SIGMA], AGREE[SIGMA]["transferability"],
 # negative in the window $\cos^2\theta < \gamma < 1$.
 
 # %%
-figures.linear_phase_figure(sim[0.0], AGREE[0.0]["transferability"],
-                            SLICES, "Fig. 7");
+provenance.record(
+    figures.linear_phase_figure(sim[0.0], AGREE[0.0]["transferability"],
+                                SLICES, "Fig. 7"),
+    "fig7", params=dict(GRID, sigma=0.0, slices=SLICES), seeds=SEED,
+    cli=fig_cli(0.0, "Fig. 7", "fig7.png"),
+    caption="linear-transfer phase diagram without label noise")
 
 # %% [markdown]
 # *Fig. 7.* As Fig. 1 with $\sigma = 0$ (paper: Fig. 7, $L = 2$, $d = 500$, 20 draws).
@@ -208,8 +253,11 @@ figures.linear_phase_figure(sim[0.0], AGREE[0.0]["transferability"],
 # of linear transfer, visible at small $n$.
 
 # %%
-figures.linear_value_maps(sim[0.0], AGREE[0.0]["transferability"],
-                          "Fig. 8");
+provenance.record(
+    figures.linear_value_maps(sim[0.0], AGREE[0.0]["transferability"],
+                              "Fig. 8"),
+    "fig8", params=dict(GRID, sigma=0.0), seeds=SEED, cli=NOTEBOOK_CLI,
+    caption="transferability shaded by value, sigma = 0")
 
 # %% [markdown]
 # *Fig. 8.* (a) Eq. 11 at $\sigma = 0$ shaded by value (clipped to $[-1,1]$); (b) the
@@ -229,7 +277,10 @@ figures.linear_value_maps(sim[0.0], AGREE[0.0]["transferability"],
 ALPHAS = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 0.5]
 spec = tk.simulate.feature_spectrum(D, ALPHAS, depth=DEPTH,
                                     draws=min(DRAWS, 4), seed=SEED)
-figures.feature_spectrum_figure(spec)
+provenance.record(
+    figures.feature_spectrum_figure(spec), "thm34-feature-spectrum",
+    params=dict(d=D, depth=DEPTH, alphas=ALPHAS, draws=min(DRAWS, 4)), seeds=SEED,
+    cli=NOTEBOOK_CLI, caption="Thm 3.4: spectrum of the pretrained features")
 for a, r_, al in zip(ALPHAS, spec["ratio"], spec["align"]):
     print(f"alpha = {a:g}: s2/s1 = {r_:.2e}, |<u_1, beta_s>| = {al:.8f}")
 
@@ -265,7 +316,11 @@ ALPHAS_SC = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
 thm35 = tk.simulate.scratch_limit_vs_alpha(
     D, 0.5, SIGMA, ALPHAS_SC, depth=DEPTH, draws=min(DRAWS, 4), seed=SEED)
 dist = {m: v.max(axis=1) for m, v in thm35["dist"].items()}
-figures.minnorm_distance_figure(thm35)
+provenance.record(
+    figures.minnorm_distance_figure(thm35), "thm35-minnorm-distance",
+    params=dict(d=D, depth=DEPTH, gamma=0.5, sigma=SIGMA, alphas=ALPHAS_SC,
+                draws=min(DRAWS, 4), methods=["gd", "nesterov"]), seeds=SEED,
+    cli=NOTEBOOK_CLI, caption="Thm 3.5: scratch limit vs the minimum-norm solution")
 lim = thm35["limits"]
 gap = float(np.linalg.norm(lim["gd"][0] - lim["nesterov"][0],
                            axis=-1).max())

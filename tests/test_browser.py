@@ -511,3 +511,95 @@ def test_every_page_of_the_book_in_chromium(browser):
     assert n_images, "no page of the book shows an image: the chapters' figures are missing"
     shots = sorted(SCREENSHOTS.rglob("*.png"))
     assert len(shots) == len(pages), (shots, pages)
+
+
+# --------------------------------------------------------------------------
+# interactive (plotly) figures: drawn offline by the book's own plotly.js
+# --------------------------------------------------------------------------
+
+# Waits until every plotly figure of the page is drawn (the loader in
+# transferkit.plotting sets data-plotted="true"), then reports what each one holds.
+_PLOTLY_STATE = r"""
+const done = arguments[arguments.length - 1];
+const timeoutMs = arguments[0];
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+(async () => {
+  const t0 = Date.now();
+  const divs = () => [...document.querySelectorAll(".transferkit-plotly")];
+  while (divs().some(d => d.getAttribute("data-plotted") !== "true") && Date.now() - t0 < timeoutMs)
+    await sleep(50);
+  done({plotly: !!window.Plotly, version: window.Plotly ? Plotly.version : null,
+        figures: divs().map(d => ({name: d.getAttribute("data-transferkit-figure"),
+                                   plotted: d.getAttribute("data-plotted") === "true",
+                                   svg: d.querySelectorAll(".main-svg").length,
+                                   gl: d.querySelectorAll("canvas").length,
+                                   traces: ((d.querySelector(".plotly-graph-div") || {}).data || []).length,
+                                   text: d.textContent.slice(0, 200)}))});
+})();
+"""
+
+
+def _plotly_report(browser, url: str) -> tuple[PageReport, dict]:
+    report = browser.check(url)
+    state = browser.driver.execute_async_script(_PLOTLY_STATE, TIMEOUT_S * 1000)
+    return report, state
+
+
+def test_plotly_js_in_assets_matches_the_installed_plotly():
+    """``_assets/plotly.min.js`` must be the plotly.js that the installed plotly writes for."""
+    plotly_offline = pytest.importorskip("plotly.offline")
+    shipped = REPO / "_assets" / "plotly.min.js"
+    assert shipped.is_file(), "missing _assets/plotly.min.js: copy plotly/package_data/plotly.min.js"
+    head = shipped.read_text(encoding="utf-8", errors="replace")[:400]
+    m = re.search(r"plotly\.js v(\d+\.\d+\.\d+)", head)
+    assert m, f"no version banner in {shipped}"
+    assert m.group(1) == plotly_offline.get_plotlyjs_version(), (
+        f"_assets/plotly.min.js is v{m.group(1)}, the installed plotly needs "
+        f"v{plotly_offline.get_plotlyjs_version()}: copy plotly/package_data/plotly.min.js")
+
+
+def test_checker_sees_a_plotly_figure_drawn_offline(browser, tmp_path):
+    """The loader of transferkit.plotting draws a 3-d surface and a heat map from _static/."""
+    pytest.importorskip("plotly")
+    import numpy as np
+
+    from transferkit import plotting
+
+    site = tmp_path / "site"
+    (site / "_static").mkdir(parents=True)
+    (site / "_static" / "plotly.min.js").symlink_to(REPO / "_assets" / "plotly.min.js")
+    g, t = np.linspace(0.1, 2, 12), np.linspace(0, 1.5, 7)
+    surface = plotting.plotly_html(plotting.plotly_surface(g, t, np.outer(1 - g, np.cos(t))), "surf")
+    heat = plotting.plotly_html(plotting.plotly_heatmap([[1, -1], [0.5, 2]], ["a", "b"], ["c", "d"]),
+                                "heat")
+    (site / "sub").mkdir()
+    (site / "sub" / "page.html").write_text(
+        '<!DOCTYPE html><html data-content_root="../"><head><meta charset="utf-8">'
+        '<link rel="icon" href="data:,"></head><body><main><article>'
+        + surface + heat + "</article></main></body></html>", encoding="utf-8")
+    with serve(site) as base:
+        report, state = _plotly_report(browser, base + "sub/page.html")
+    assert report.problems == [], str(report)
+    assert state["plotly"] and state["version"], state
+    figs = {f["name"]: f for f in state["figures"]}
+    assert figs["surf"]["plotted"] and figs["surf"]["gl"] >= 1, figs  # WebGL surface
+    assert figs["heat"]["plotted"] and figs["heat"]["svg"] >= 1 and figs["heat"]["traces"] == 1
+    assert sum(u.endswith("/_static/plotly.min.js") for u in report.requests) == 1  # once a page
+
+
+def test_interactive_figures_of_the_book_are_drawn(browser):
+    book = built_book_dir()
+    pages = [p for p in book_pages(book)
+             if 'class="transferkit-plotly"' in (book / p).read_text(encoding="utf-8", errors="replace")]
+    assert pages, "no page of the book has an interactive figure (Fig. 1a of the linear chapter does)"
+    problems = []
+    with serve(book) as base:
+        for rel in pages:
+            report, state = _plotly_report(browser, base + rel.as_posix())
+            problems += [f"{rel}: {p}" for p in report.problems]
+            if not state["plotly"]:
+                problems.append(f"{rel}: plotly.js did not load")
+            for f in state["figures"]:
+                if not (f["plotted"] and f["traces"] >= 1 and (f["svg"] or f["gl"])):
+                    problems.append(f"{rel}: interactive figure {f['name']!r} not drawn: {f}")
+    assert not problems, "\n".join(problems)

@@ -3,14 +3,16 @@
 ``use_style()`` applies the one matplotlib style used by every figure
 (``transferkit/style.mplstyle``, shipped inside the package);
 ``show_plotly(fig)`` embeds a plotly figure in a notebook/book page without
-pulling plotly.js or MathJax from a CDN.
+pulling plotly.js or MathJax from a CDN (the book serves ``_assets/plotly.min.js``);
+``plotly_surface`` and ``plotly_heatmap`` build the interactive figures of the book.
 """
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
-__all__ = ["use_style", "show_plotly", "phase_surface", "sign_map", "value_map", "theta_label"]
+__all__ = ["use_style", "show_plotly", "plotly_html", "plotly_fragment", "fragment_in_html", "plotly_surface", "plotly_heatmap", "phase_surface", "sign_map", "value_map", "theta_label"]
 
 STYLE_NAME = "style.mplstyle"
 
@@ -28,20 +30,185 @@ def use_style() -> None:
         plt.style.use(str(path))
 
 
-def show_plotly(fig):
-    """Display a plotly figure as inline HTML that loads nothing from the web.
+#: plotly.js as the book serves it: ``_assets/plotly.min.js`` is copied to ``_static/``
+PLOTLY_JS = "plotly.min.js"
 
-    The figure is rendered with ``include_plotlyjs=False`` and
-    ``include_mathjax=False``: the page must already provide plotly.js (and
-    the book's local MathJax), otherwise the figure stays blank. plotly is not
-    a dependency of transferkit; it is only needed to build ``fig``.
-    Returns the :class:`IPython.display.HTML` object that was displayed.
+# The figure is plotly's own ``fig.to_html(include_plotlyjs=False, include_mathjax=False,
+# full_html=False)``, kept inert in a <template> until ``<content root>_static/plotly.min.js``
+# has loaded (once per page; the root comes from the ``data-content_root`` attribute that
+# Sphinx writes on <html>); then its scripts run and draw it.  Nothing comes from the web,
+# and pages without an interactive figure do not load plotly.js at all.  Where the page
+# already has ``window.Plotly`` (Jupyter with plotly's renderer) it draws at once.
+_LOADER = """<div class="transferkit-plotly" data-transferkit-figure="{name}" style="width:100%">\
+<template>{fragment}</template></div>
+<script>
+(function () {{
+  var host = document.currentScript.previousElementSibling;
+  function draw() {{
+    var tpl = host.querySelector("template");
+    var content = tpl.content.cloneNode(true);
+    var scripts = Array.prototype.slice.call(content.querySelectorAll("script"));
+    tpl.replaceWith(content);
+    scripts.forEach(function (old) {{  // scripts moved out of a template do not run
+      var s = document.createElement("script");
+      s.text = old.textContent;
+      old.replaceWith(s);
+    }});
+    var t0 = Date.now();
+    (function settle() {{
+      var gd = host.querySelector(".plotly-graph-div");
+      if (gd && gd._fullLayout && host.querySelector(".main-svg")) {{
+        host.setAttribute("data-plotted", "true");
+      }} else if (Date.now() - t0 < 30000) {{
+        setTimeout(settle, 50);
+      }} else {{
+        console.error("transferkit: interactive figure " + host.dataset.transferkitFigure + " was not drawn");
+      }}
+    }})();
+  }}
+  if (window.Plotly) {{ draw(); return; }}
+  if (!window.transferkitPlotly) {{
+    var root = document.documentElement.getAttribute("data-content_root");
+    if (root === null) {{
+      host.insertAdjacentText("beforeend",
+        "plotly.js is not available on this page: open the book, or call plotly's fig.show().");
+      return;
+    }}
+    window.transferkitPlotly = new Promise(function (resolve, reject) {{
+      var s = document.createElement("script");
+      s.src = root + "_static/{js}";
+      s.onload = resolve;
+      s.onerror = function () {{ reject(new Error("could not load " + s.src)); }};
+      document.head.appendChild(s);
+    }});
+  }}
+  window.transferkitPlotly.then(draw, function (e) {{ console.error(e.message); }});
+}})();
+</script>"""
+_TEMPLATE = re.compile(r'<div class="transferkit-plotly" data-transferkit-figure="[^"]*" '
+                       r'style="width:100%"><template>(.*?)</template></div>', re.DOTALL)
+
+
+def plotly_fragment(fig) -> str:
+    """``fig`` as plotly's own HTML fragment, with neither plotly.js nor MathJax inside."""
+    return fig.to_html(include_plotlyjs=False, include_mathjax=False, full_html=False)
+
+
+def plotly_html(fig, name: str = "figure") -> str:
+    """HTML that draws ``fig`` (a plotly figure, or its :func:`plotly_fragment`) offline.
+
+    The fragment waits in a ``<template>`` until the book's ``_static/plotly.min.js`` has
+    loaded.  ``name`` goes to the ``data-transferkit-figure`` attribute of the figure's
+    ``<div>``, by which the provenance records and the browser test find it; the div
+    gets ``data-plotted="true"`` once the figure is drawn.
     """
+    import html
+
+    fragment = fig if isinstance(fig, str) else plotly_fragment(fig)
+    if "</template>" in fragment:
+        raise ValueError("fig: a plotly fragment cannot contain </template>")
+    return _LOADER.format(name=html.escape(name, quote=True), fragment=fragment, js=PLOTLY_JS)
+
+
+def fragment_in_html(text: str) -> str | None:
+    """The plotly fragment inside HTML made by :func:`plotly_html` (None if there is none)."""
+    m = _TEMPLATE.search(text)
+    return m.group(1) if m else None
+
+
+def show_plotly(fig, name: str = "figure", metadata: dict | None = None, extra_html: str = ""):
+    """Display a plotly figure that loads nothing from the web.
+
+    The figure is rendered with ``fig.to_html(include_plotlyjs=False,
+    include_mathjax=False, full_html=False)`` and wrapped by :func:`plotly_html`, so the
+    book draws it with its own ``_static/plotly.min.js`` (shipped in ``_assets/``, loaded
+    only on pages with an interactive figure).  ``fig`` may also be a fragment made
+    earlier with :func:`plotly_fragment`.  ``metadata`` is attached to the output
+    (:func:`transferkit.provenance.record` puts the figure's record there) and
+    ``extra_html`` appended.  Outside a book build (``TRANSFERKIT_BOOK_BUILD``, set by
+    the :mod:`transferkit.provenance` extension) the output also carries plotly's JSON
+    mime type, which Jupyter front ends with plotly's renderer draw.  Returns the
+    :class:`IPython.display.HTML` object that was displayed.
+    """
+    import json
+    import os
+
     from IPython.display import HTML, display
 
-    html = HTML(fig.to_html(include_plotlyjs=False, include_mathjax=False, full_html=False))
-    display(html)
+    html = HTML(plotly_html(fig, name) + extra_html)
+    bundle = {"text/html": html.data, "text/plain": f"<plotly figure {name}>"}
+    if not os.environ.get("TRANSFERKIT_BOOK_BUILD") and hasattr(fig, "to_json"):
+        # (myst-nb would warn about a mime type it does not know: not in the book)
+        bundle["application/vnd.plotly.v1+json"] = json.loads(fig.to_json())
+    display(bundle, raw=True, metadata=metadata or {})
     return html
+
+
+def plotly_surface(gammas, thetas, T, *, clip=(-1.0, 1.0), title="", zlabel="T",
+                   hover="transferability", points=None):
+    r"""Interactive 3-d surface of :math:`\mathcal T(\gamma, \theta)` (Fig. 1a / 2a style).
+
+    Same conventions as :func:`phase_surface`: ``T`` has shape
+    ``(len(gammas), len(thetas))`` and is clipped to ``clip`` for the colour and height
+    (the hover label shows the unclipped value, ``inf`` included); the zero level is
+    drawn on the surface in light blue.  ``points``, optional, is a dict with arrays
+    ``gamma, theta, value`` (and optional ``text`` for the hover label, ``name`` for the
+    legend): simulated values drawn as markers over the surface (clipped like it).
+    Returns a ``plotly.graph_objects.Figure``.
+    """
+    import numpy as np
+    import plotly.graph_objects as go
+
+    g = np.asarray(gammas, float)
+    t = np.asarray(thetas, float)
+    T = np.asarray(T, float)
+    Tc = np.clip(T, *clip)
+    text = np.vectorize(lambda v: f"{v:.4g}")(T.T)
+    fig = go.Figure(go.Surface(
+        x=g, y=t, z=Tc.T, surfacecolor=Tc.T, cmin=clip[0], cmax=clip[1], colorscale="RdBu",
+        text=text, colorbar=dict(title=dict(text=zlabel)),
+        contours=dict(z=dict(show=True, start=0.0, end=0.0, size=1.0, color="#7fd3ff", width=6,
+                             highlight=True)),
+        hovertemplate=("γ = n/d = %{x:.3f}<br>θ = %{y:.3f} rad<br>" + hover
+                       + " = %{text}<extra>theory</extra>")))
+    if points is not None:
+        v = np.asarray(points["value"], float).ravel()
+        fig.add_trace(go.Scatter3d(
+            x=np.asarray(points["gamma"], float).ravel(),
+            y=np.asarray(points["theta"], float).ravel(), z=np.clip(v, *clip),
+            mode="markers", name=points.get("name", "simulation"),
+            marker=dict(size=3.5, color="black", symbol="circle"),
+            text=(np.asarray(points["text"]).ravel() if "text" in points
+                  else [f"{x:.4g}" for x in v]),
+            hovertemplate=("γ = %{x:.3f}<br>θ = %{y:.3f} rad<br>%{text}"
+                           "<extra>simulation</extra>")))
+        fig.update_layout(legend=dict(x=0.01, y=0.99))
+    fig.update_layout(
+        title=dict(text=title), height=560, margin=dict(l=0, r=0, t=40 if title else 10, b=0),
+        scene=dict(xaxis_title="γ = n/d", yaxis_title="θ (rad)", zaxis_title=zlabel,
+                   zaxis=dict(range=list(clip)), camera=dict(eye=dict(x=1.6, y=-1.6, z=0.9))))
+    return fig
+
+
+def plotly_heatmap(z, x, y, *, xlabel="", ylabel="", zlabel="", title="", zmid=0.0,
+                   colorscale="RdBu", fmt=".3g"):
+    """Interactive heat map ``z[i, j]`` at ``(x[j], y[i])`` with values on hover.
+
+    For the transfer heat maps of the book (rows: one axis, columns: the other);
+    diverging colours centred at ``zmid`` (``None``: no centre).  Returns a plotly Figure.
+    """
+    import numpy as np
+    import plotly.graph_objects as go
+
+    z = np.asarray(z, float)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=np.asarray(x), y=np.asarray(y), colorscale=colorscale, zmid=zmid,
+        colorbar=dict(title=dict(text=zlabel)),
+        hovertemplate=(f"{xlabel or 'x'} = %{{x}}<br>{ylabel or 'y'} = %{{y}}<br>"
+                       f"{zlabel or 'value'} = %{{z:{fmt}}}<extra></extra>")))
+    fig.update_layout(title=dict(text=title), height=480, xaxis_title=xlabel, yaxis_title=ylabel,
+                      margin=dict(l=60, r=20, t=40 if title else 10, b=50))
+    return fig
 
 
 # ---------------------------------------------------------------- phase diagrams

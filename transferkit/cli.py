@@ -1,0 +1,668 @@
+r"""The ``transferkit`` command line: closed forms, simulations and phase diagrams.
+
+::
+
+    transferkit theory linear --gamma 0.5 --theta 1.0 --sigma 0.2 [--d 500] [--json]
+    transferkit theory finetune|scratch|ridge ...
+    transferkit simulate --gamma 0.5 --theta pi/3 --sigma 0.2 --d 100 --draws 20 [--json]
+    transferkit phase-diagram --method linear --sigma 0.1 --depth 3 --out fig.png [--simulate]
+    transferkit notebook notebooks/linear_transfer.py --scale smoke --figures out/
+
+Every closed form cites its equation in paper 000 (*Features are Fate*).  Angles accept
+``pi`` expressions (``pi/3``, ``2*pi/5``).  A bad argument is reported on one line
+(``transferkit: error: ...``) with exit status 2, never with a traceback.  Progress bars
+go to stderr (``--no-progress`` or ``TRANSFERKIT_PROGRESS=0`` turn them off).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import shlex
+import sys
+import time
+
+__all__ = ["main", "build_parser", "phase_diagram_command", "simulate_point", "theory_values"]
+
+PROG = "transferkit"
+_PI = re.compile(r"^\s*(?:(?P<num>[0-9.eE+-]+)\s*\*?\s*)?pi\s*(?:/\s*(?P<den>[0-9.eE+-]+))?\s*$")
+
+
+class UsageError(Exception):
+    """A bad argument: reported on one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block) and exit status 2."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+# ---------------------------------------------------------------- argument types
+
+def _real(text: str) -> float:
+    """A float, or a multiple of pi (``pi``, ``pi/2``, ``2*pi/3``, ``0.5pi``)."""
+    m = _PI.match(text.lower())
+    try:
+        if m:
+            num = float(m.group("num")) if m.group("num") else 1.0
+            den = float(m.group("den")) if m.group("den") else 1.0
+            if den == 0:
+                raise ValueError
+            return num * math.pi / den
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def _int(text: str) -> int:
+    try:
+        value = float(text)
+        if value != int(value):
+            raise ValueError
+        return int(value)
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def _grid(text: str) -> list:
+    """``start:stop:count`` (evenly spaced, both ends included) or ``a,b,c``."""
+    import numpy as np
+
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise argparse.ArgumentTypeError(f"a grid is start:stop:count or a,b,c (got {text!r})")
+        start, stop = _real(parts[0]), _real(parts[1])
+        count = _int(parts[2])
+        if count < 1:
+            raise argparse.ArgumentTypeError(f"the count of a grid must be >= 1 (got {text!r})")
+        return [float(v) for v in np.linspace(start, stop, count)]
+    values = [_real(p) for p in text.split(",") if p.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"empty grid: {text!r}")
+    return values
+
+
+# ---------------------------------------------------------------- theory
+
+_EQ = {
+    "scratch": "paper 000, Eq. 8",
+    "scratch_finite": "paper 000, Eq. 8 at finite n, d (exact)",
+    "linear": "paper 000, Eq. 10",
+    "linear_limit": "paper 000, Eq. 10, n -> inf",
+    "linear_std": "std over data draws (companion to Eq. 10)",
+    "transferability_linear": "paper 000, Eq. 11",
+    "transferability_linear_finite": "paper 000, Eq. 11 at finite n, d (exact)",
+    "boundary": "paper 000, Sec. 3.3: gamma_c = 1 + sigma^2 / sin^2(theta)",
+    "window": "paper 000, Sec. 3.3: (gamma_+, gamma_-)",
+    "ridge": "paper 000, Eq. 13",
+    "finetune": "paper 000, Eq. 14",
+    "finetune_finite": "paper 000, Eq. 14 at finite n, d (exact)",
+    "transferability_finetune": "paper 000, Eq. 15",
+}
+
+
+def theory_values(model: str, gamma=None, theta=None, sigma=None, lam=None, d=None) -> dict:
+    """The closed forms of ``model`` at one point, as ``{quantity: (value, source)}``.
+
+    ``model`` is ``linear``, ``finetune``, ``scratch`` or ``ridge``.  With ``d`` the exact
+    finite-size values at ``n = round(gamma d)`` are added.  Raises ``ValueError`` naming
+    a bad parameter (from :mod:`transferkit.theory`).
+    """
+    from . import theory as th
+    from .simulate import sample_size
+
+    out = {}
+    n = None
+    if d is not None:
+        if isinstance(d, bool) or d < 1:
+            raise ValueError(f"d must be an integer >= 1 (got {d!r})")
+        if gamma is not None:
+            th.scratch_risk(gamma, 0.0)  # validates gamma first, with its own message
+            n = sample_size(gamma, d)
+            out["n"] = (n, "round(gamma d)")
+    if model == "scratch":
+        out["scratch risk"] = (th.scratch_risk(gamma, sigma), _EQ["scratch"])
+        if n is not None:
+            out["scratch risk (finite d)"] = (th.scratch_risk_finite(n, d, sigma), _EQ["scratch_finite"])
+    elif model == "linear":
+        T = th.linear_transferability(gamma, theta, sigma)
+        out["scratch risk"] = (th.scratch_risk(gamma, sigma), _EQ["scratch"])
+        out["linear-transfer risk"] = (math.sin(theta) ** 2 if theta != math.pi else 0.0,
+                                       _EQ["linear_limit"])
+        out["transferability"] = (T, _EQ["transferability_linear"])
+        out["gamma_c"] = (th.linear_transfer_boundary(theta, sigma), _EQ["boundary"])
+        out["negative-transfer window"] = (th.negative_transfer_window(theta, sigma), _EQ["window"])
+        if n is not None:
+            out["scratch risk (finite d)"] = (th.scratch_risk_finite(n, d, sigma), _EQ["scratch_finite"])
+            out["linear-transfer risk (finite n)"] = (th.linear_transfer_risk(n, theta, sigma),
+                                                      _EQ["linear"])
+            out["linear-transfer risk std"] = (th.linear_transfer_risk_std(n, theta, sigma),
+                                               _EQ["linear_std"])
+            try:
+                out["transferability (finite d)"] = (
+                    th.linear_transferability_finite(n, d, theta, sigma),
+                    _EQ["transferability_linear_finite"])
+            except ValueError as exc:  # inf - inf: undefined, say so
+                out["transferability (finite d)"] = (None, f"undefined: {exc}")
+    elif model == "finetune":
+        out["scratch risk"] = (th.scratch_risk(gamma, sigma), _EQ["scratch"])
+        out["fine-tuning risk"] = (th.finetune_risk(gamma, theta, sigma), _EQ["finetune"])
+        out["transferability"] = (th.finetune_transferability(gamma, theta),
+                                  _EQ["transferability_finetune"])
+        if n is not None:
+            sc = th.scratch_risk_finite(n, d, sigma)
+            ft = th.finetune_risk_finite(n, d, theta, sigma)
+            out["scratch risk (finite d)"] = (sc, _EQ["scratch_finite"])
+            out["fine-tuning risk (finite d)"] = (ft, _EQ["finetune_finite"])
+            # the noise terms are the same sample by sample: the difference is finite
+            extra = (1 - n / d) * (1 - 2 * math.cos(theta)) if n < d else 0.0
+            out["transferability (finite d)"] = (-extra, "Eq. 15 at finite n, d (exact)")
+    elif model == "ridge":
+        out["ridge linear-transfer risk"] = (th.ridge_linear_transfer_risk(lam, theta), _EQ["ridge"])
+        out["unregularised (lam = 0)"] = (th.ridge_linear_transfer_risk(0.0, theta), _EQ["ridge"])
+    else:  # pragma: no cover - argparse restricts the choices
+        raise ValueError(f"model must be one of linear, finetune, scratch, ridge (got {model!r})")
+    return out
+
+
+def _json_value(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)  # "inf" / "-inf": JSON has no infinities
+    if isinstance(v, tuple):
+        return [_json_value(x) for x in v]
+    return v
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "none"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_fmt(x) for x in v) + ")"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    return f"{v:.6g}"
+
+
+def _cmd_theory(args) -> int:
+    params = {k: getattr(args, k) for k in ("gamma", "theta", "sigma", "lam", "d")
+              if getattr(args, k, None) is not None}
+    values = theory_values(args.model, **params)
+    if args.json:
+        print(json.dumps({"model": args.model, "parameters": params,
+                          "results": {k: {"value": _json_value(v), "source": s}
+                                      for k, (v, s) in values.items()}}, indent=2))
+        return 0
+    print(f"{args.model}: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in params.items()))
+    width = max(len(k) for k in values)
+    for k, (v, s) in values.items():
+        print(f"  {k:<{width}}  {_fmt(v):>12}   {s}")
+    return 0
+
+
+# ---------------------------------------------------------------- simulate
+
+def _progress(args) -> bool:
+    from .config import progress
+
+    return progress(False if args.no_progress else None)
+
+
+def simulate_point(gamma, theta, sigma, d=100, depth=2, draws=20, seed=0, alpha=1e-5,
+                   methods=("scratch", "linear", "finetune"), progress=False) -> dict:
+    """Run :func:`~transferkit.simulate.simulate_transfer` at one point, method by method.
+
+    Pretraining is done once and shared (the same numbers as one ``simulate_transfer``
+    call: random numbers are keyed by ``(seed, draw, n)``).  Returns the per-draw risks.
+    """
+    from tqdm import tqdm
+
+    from . import simulate as sim
+
+    bar = tqdm(total=1 + len(methods), desc="pretraining", disable=not progress, file=sys.stderr,
+               unit="stage")
+    try:
+        pre = sim.pretrain(d, depth, draws, seed, alpha, progress=False)
+        bar.update()
+        out = {}
+        for m in methods:
+            bar.set_description(m)
+            r = sim.simulate_transfer(d, gamma, theta, sigma, depth, draws, seed, alpha,
+                                      methods=(m,), pretrained=pre)
+            out.update(r)
+            bar.update()
+    finally:
+        bar.close()
+    return out
+
+
+def _check_sim_args(args) -> None:
+    from ._validate import check_int, check_positive
+
+    check_int("d", args.d, 2)
+    check_int("depth", args.depth, 2)
+    check_int("draws", args.draws, 1)
+    check_int("seed", args.seed, 0)
+    check_positive("alpha", args.alpha)
+
+
+def _cmd_simulate(args) -> int:
+    import numpy as np
+
+    from . import analysis
+    from . import theory as th
+    from .simulate import sample_size
+
+    methods = tuple(dict.fromkeys(m.strip() for m in args.methods.split(",") if m.strip()))
+    bad = [m for m in methods if m not in ("scratch", "linear", "finetune")]
+    if bad or not methods:
+        raise UsageError(f"--methods must be a comma-separated subset of scratch,linear,finetune "
+                         f"(got {args.methods!r})")
+    if args.draws < 2:
+        raise UsageError(f"--draws must be >= 2 for a standard error (got {args.draws})")
+    # validate everything first: one clear message before any work
+    th.finetune_risk(args.gamma, args.theta, args.sigma)
+    _check_sim_args(args)
+    n = sample_size(args.gamma, args.d)
+    t0 = time.perf_counter()
+    res = simulate_point(args.gamma, args.theta, args.sigma, args.d, args.depth, args.draws,
+                         args.seed, args.alpha, methods, progress=_progress(args))
+    wall = time.perf_counter() - t0
+    exact = {"scratch": th.scratch_risk_finite(n, args.d, args.sigma),
+             "linear": th.linear_transfer_risk(n, args.theta, args.sigma),
+             "finetune": th.finetune_risk_finite(n, args.d, args.theta, args.sigma)}
+    limit = {"scratch": th.scratch_risk(args.gamma, args.sigma),
+             "linear": math.sin(args.theta) ** 2,
+             "finetune": th.finetune_risk(args.gamma, args.theta, args.sigma)}
+    std = {"linear": th.linear_transfer_risk_std(n, args.theta, args.sigma)}
+    rows = []
+    for m in methods:
+        draws = np.asarray(res[m], float)
+        a = analysis.agreement(draws[None, :], [exact[m]], fwer=0.01, std=std.get(m))
+        rows.append({"method": m, "mean": float(draws.mean()),
+                     "se": float(draws.std(ddof=1) / math.sqrt(draws.size)),
+                     "theory_finite": exact[m], "theory_limit": limit[m],
+                     "z": float(a.z[0]) if a.mask[0] else None,
+                     "agrees": bool(a.ok) if a.mask[0] else None,
+                     "converged": (bool(np.all(res[m + "_converged"]))
+                                   if m + "_converged" in res else None)})
+    if args.json:
+        print(json.dumps({"parameters": {"gamma": args.gamma, "theta": args.theta,
+                                         "sigma": args.sigma, "d": args.d, "n": n,
+                                         "depth": args.depth, "draws": args.draws,
+                                         "seed": args.seed, "alpha": args.alpha},
+                          "wall_time_s": round(wall, 3),
+                          "results": [{k: _json_value(v) for k, v in r.items()} for r in rows]},
+                         indent=2))
+        return 0
+    print(f"simulate_transfer: gamma = {args.gamma:g} (n = {n}), theta = {args.theta:.6g}, "
+          f"sigma = {args.sigma:g}; d = {args.d}, depth = {args.depth}, {args.draws} draws, "
+          f"seed {args.seed}, alpha = {args.alpha:g} ({wall:.1f} s)")
+    print(f"  {'method':<9} {'simulated mean ± s.e.':>24} {'theory (finite d)':>18} "
+          f"{'theory (d -> inf)':>18}  agrees")
+    for r in rows:
+        agree = {True: "yes", False: "NO", None: "n/a"}[r["agrees"]]
+        if r["converged"] is False:
+            agree += " (not converged)"
+        print(f"  {r['method']:<9} {r['mean']:>13.5g} ± {r['se']:<8.3g} "
+              f"{_fmt(r['theory_finite']):>18} {_fmt(r['theory_limit']):>18}  {agree}")
+    print("  agreement: |mean - theory| within the 1% Bonferroni critical value times the "
+          "standard error")
+    return 0
+
+
+# ---------------------------------------------------------------- phase diagram
+
+def _phase_theory(method, gammas, thetas, sigma):
+    from . import theory as th
+
+    import numpy as np
+
+    G, T = np.asarray(gammas)[:, None], np.asarray(thetas)[None, :]
+    if method == "linear":
+        return th.linear_transferability(G, T, sigma)
+    return th.finetune_transferability(G, T) + 0 * G * T
+
+
+def _phase_figure(method, sigma, result=None, check=None, depth=None, d=None, title=""):
+    """Theory surface and sign map (and, with a simulation, its signs and slices)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from . import figures, plotting
+    from . import theory as th
+
+    g_fine = np.linspace(0.01, 2.0, 400)
+    t_fine = np.linspace(0, np.pi / 2, 200)
+    T_fine = _phase_theory(method, g_fine, t_fine, sigma)
+    eq = "Eq. 11" if method == "linear" else "Eq. 15"
+    rows = 2 if result is not None else 1
+    fig = plt.figure(figsize=(11, 4.6 * rows))
+    grid = fig.add_gridspec(rows, 2)
+    ax1 = fig.add_subplot(grid[0, 0], projection="3d")
+    plotting.phase_surface(ax1, g_fine, t_fine, T_fine)
+    ax1.set_title(f"(a) theory, {eq}")
+    ax2 = fig.add_subplot(grid[0, 1])
+    if method == "linear":
+        bounds = figures.linear_phase_boundaries(sigma, t_fine)
+    else:
+        bounds = [(np.array([0.01, 1.0]), np.full(2, np.pi / 3), r"$\theta = \pi/3$")]
+    plotting.sign_map(ax2, g_fine, t_fine, T_fine, boundaries=bounds)
+    ax2.set_title("(b) sign: red negative, blue positive")
+    if result is not None:
+        G, TH = np.meshgrid(result["gammas"], result["thetas"], indexing="ij")
+        # fine-tuning equals scratch training for n >= d: a difference at rounding level is 0
+        sgn = np.where(np.abs(check.mean) < 1e-8, 0.0, np.sign(check.mean))
+        for s, mk, c, lab in ((-1, "s", plotting.NEGATIVE, r"simulated $\mathcal{T} < 0$"),
+                              (1, "o", plotting.POSITIVE, r"simulated $\mathcal{T} > 0$"),
+                              (0, "D", "white", r"simulated $\mathcal{T} = 0$")):
+            if np.any(sgn == s):
+                ax2.scatter(G[sgn == s], TH[sgn == s], s=14, marker=mk, c=c, edgecolors="k",
+                            linewidths=0.5, label=lab)
+        ax3 = fig.add_subplot(grid[1, :])
+        for j, t in enumerate(result["thetas"]):
+            c = f"C{j % 10}"
+            ax3.plot(g_fine, _phase_theory(method, g_fine, [t], sigma)[:, 0], c=c,
+                     label=plotting.theta_label(t))
+            n = result["n"]
+            if method == "linear":
+                fin = th.linear_transferability_finite(n, d, t, sigma) if np.all(np.abs(n - d) > 1) else None
+            else:
+                fin = np.where(n < d, -(1 - n / d) * (1 - 2 * np.cos(t)), 0.0)
+            if fin is not None:
+                ax3.plot(result["gammas"], fin, c=c, ls="none", marker="_", ms=14, mew=1.5)
+            ax3.errorbar(result["gammas"], check.mean[:, j], yerr=check.std[:, j], fmt="o", c=c,
+                         ms=4, capsize=2)
+        ax3.axhline(0, c="k", lw=0.8)
+        ax3.set_ylim(-1.2, 1.5)
+        ax3.set_xlabel(r"$\gamma = n/d$")
+        ax3.set_ylabel(r"$\mathcal{T}$")
+        ax3.set_title(f"(c) theory (lines; dashes: exact at d = {d}), simulation (dots, ± 1 sd)")
+        ax3.legend(fontsize=8, ncol=5, loc="lower left")
+    ax2.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    what = "linear transfer" if method == "linear" else "fine-tuning"
+    extra = (f", depth {depth}, d = {d}, {result['draws']} draws" if result is not None
+             else " (theory: the same for every depth)")
+    fig.suptitle(f"{title + ': ' if title else ''}Transferability of {what}, sigma = {sigma:g}{extra}")
+    return fig
+
+
+def _interactive() -> bool:
+    """True inside IPython/Jupyter (keep its backend)."""
+    return "IPython" in sys.modules and getattr(sys.modules["IPython"], "get_ipython",
+                                                lambda: None)() is not None
+
+
+def _cmd_phase_diagram(args) -> int:
+    import numpy as np
+
+    from . import analysis, provenance, sweep
+    from . import theory as th
+    from .simulate import simulate_grid
+
+    th.linear_transferability(1.0 if args.sigma == 0 else 0.5, 0.0, args.sigma)  # validates sigma
+    out = args.out
+    if out.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise UsageError(f"--out must end in .png, .pdf or .svg (got {str(out)!r})")
+    from .simulate import _check_grid, sample_size
+
+    gammas = _check_grid("gamma", args.gammas, 0.0, np.inf, True)
+    thetas = _check_grid("theta", args.thetas, 0.0, np.pi, False)
+    _check_sim_args(args)
+    if args.simulate:
+        for g in gammas:
+            sample_size(g, args.d)
+        if args.draws < 2:
+            raise UsageError(f"--draws must be >= 2 for a standard error (got {args.draws})")
+    t0 = time.perf_counter()
+    result = check = None
+    params = {"method": args.method, "sigma": args.sigma}
+    if args.simulate:
+        params.update(d=args.d, depth=args.depth, draws=args.draws, alpha=args.alpha,
+                      gammas=gammas, thetas=thetas)
+        if args.method == "linear":
+            result = sweep.linear_transfer_grid(args.d, gammas, thetas, args.sigma,
+                                                depth=args.depth, draws=args.draws,
+                                                seed=args.seed, alpha=args.alpha,
+                                                progress=_progress(args), cache=not args.no_cache)
+            check = analysis.linear_transfer_checks(result)["transferability"]
+        else:
+            result = simulate_grid(args.d, gammas, thetas, args.sigma, depth=args.depth,
+                                   draws=args.draws, seed=args.seed, alpha=args.alpha,
+                                   methods=("scratch", "finetune"), progress=_progress(args))
+            n = result["n"][:, None]
+            fin = np.where(n < args.d, -(1 - n / args.d) * (1 - 2 * np.cos(thetas[None, :])), 0.0)
+            check = analysis.agreement(analysis.transferability_draws(result, "finetune"), fin)
+    import matplotlib
+
+    from . import plotting
+
+    if not _interactive():
+        matplotlib.use("Agg")  # a file is written, no window opened
+    plotting.use_style()  # the book's look
+    if args.simulate and args.method == "linear":  # the book's own Fig. 1 / Fig. 7 layout
+        from . import figures
+
+        fig = figures.linear_phase_figure(result, check, args.slices, args.title)
+    else:
+        fig = _phase_figure(args.method, args.sigma, result, check, args.depth, args.d,
+                            args.title)
+    wall = time.perf_counter() - t0
+    cli = shlex.join([PROG] + args.argv)
+    rec = provenance.save(fig, out, params=params, seeds=args.seed if args.simulate else None,
+                          cli=cli, wall_time=wall)
+    print(f"wrote {out} and {out.with_suffix('.json')} ({wall:.1f} s)")
+    if not args.simulate:
+        print("theory only (the closed forms do not depend on depth, d, draws or alpha); "
+              "add --simulate for the simulated diagram")
+    if check is not None:
+        print(check.summary(f"simulated transferability vs exact finite-d theory ({rec['name']})"))
+    return 0
+
+
+def phase_diagram_command(out, *, method="linear", sigma=0.2, simulate=False, d=None,
+                          depth=None, draws=None, seed=None, alpha=None, gammas=None,
+                          thetas=None, title=None) -> str:
+    """The ``transferkit phase-diagram`` command line that draws a figure with these values.
+
+    For provenance records (:func:`transferkit.provenance.record`): a notebook passes its
+    parameters and gets the command a reader can run.  Floats are written with ``repr``,
+    so the command reproduces the grid exactly.
+    """
+    def num(v):
+        return repr(float(v))
+
+    argv = [PROG, "phase-diagram", "--method", method, "--sigma", num(sigma)]
+    if simulate:
+        argv.append("--simulate")
+        for flag, v in (("--d", d), ("--depth", depth), ("--draws", draws), ("--seed", seed)):
+            if v is not None:
+                argv += [flag, str(int(v))]
+        if alpha is not None:
+            argv += ["--alpha", num(alpha)]
+        for flag, grid in (("--gammas", gammas), ("--thetas", thetas)):
+            if grid is not None:
+                argv += [flag, ",".join(num(v) for v in grid)]
+    if title:
+        argv += ["--title", title]
+    argv += ["--out", str(out)]
+    return shlex.join(argv)
+
+
+# ---------------------------------------------------------------- notebook
+
+def _cmd_notebook(args) -> int:
+    import os
+    from pathlib import Path
+
+    path = Path(args.path)
+    if not path.is_file():
+        raise UsageError(f"no notebook at {str(path)!r}")
+    if path.suffix not in (".py", ".ipynb"):
+        raise UsageError(f"a notebook is a jupytext .py or an .ipynb file (got {str(path)!r})")
+    try:
+        import jupytext
+        import nbclient
+    except ImportError as exc:
+        raise UsageError(f"`transferkit notebook` needs the book extra ({exc.name} is missing): "
+                         "pip install 'transferkit[book]'") from None
+    from . import provenance
+
+    nb = jupytext.read(path)
+    figures = Path(args.figures).resolve() if args.figures else provenance.figures_dir()
+    env = {"TRANSFERKIT_SCALE": args.scale, provenance.ENV_VAR: str(figures)}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # the kernel inherits this process's environment
+    t0 = time.perf_counter()
+    try:
+        client = nbclient.NotebookClient(nb, timeout=args.timeout, kernel_name="python3",
+                                         resources={"metadata": {"path": str(path.parent.resolve())}})
+        client.execute()
+    except nbclient.exceptions.CellExecutionError as exc:
+        print(f"{PROG}: {path} failed at scale {args.scale}:\n{exc}", file=sys.stderr)
+        return 1
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    records = provenance.harvest(nb)
+    print(f"ran {path} at scale {args.scale} in {time.perf_counter() - t0:.0f} s; "
+          f"{len(records)} figure(s) with records in {figures}:")
+    for rec in records:
+        print(f"  {rec['file']}  {rec['name']}.json")
+    return 0
+
+
+# ---------------------------------------------------------------- parser
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    p = _Parser(prog=PROG, description="Closed forms, simulations and phase diagrams of "
+                "transfer learning (paper 000, Features are Fate).")
+    p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    t = sub.add_parser("theory", help="print the closed forms at one point")
+    tsub = t.add_subparsers(dest="model", metavar="MODEL", parser_class=_Parser)
+    for model, help_, need in (
+            ("linear", "linear transfer vs scratch (Eqs. 8, 10, 11; Sec. 3.3)", "gts"),
+            ("finetune", "fine-tuning vs scratch (Eqs. 8, 14, 15)", "gts"),
+            ("scratch", "scratch training, minimum-norm interpolant (Eq. 8)", "gs"),
+            ("ridge", "ridge-regularised linear transfer, n -> inf (Eq. 13)", "lt")):
+        m = tsub.add_parser(model, help=help_, description=help_)
+        if "g" in need:
+            m.add_argument("--gamma", type=_real, required=True, help="n/d > 0")
+        if "t" in need:
+            m.add_argument("--theta", type=_real, required=True,
+                           help="source-target angle in [0, pi] (accepts pi/3 etc.)")
+        if "s" in need:
+            m.add_argument("--sigma", type=_real, required=True, help="label noise >= 0")
+        if "l" in need:
+            m.add_argument("--lam", type=_real, required=True, help="ridge strength >= 0")
+        if "g" in need:
+            m.add_argument("--d", type=_int, help="dimension: add the exact finite-size values "
+                           "at n = round(gamma d)")
+        m.add_argument("--json", action="store_true", help="machine-readable output")
+        m.set_defaults(func=_cmd_theory)
+
+    s = sub.add_parser("simulate", help="simulate_transfer at one point, beside the theory",
+                       description="Train scratch, linear-transfer and fine-tuned deep linear "
+                       "networks on `draws` target sets at one (gamma, theta, sigma) and print "
+                       "the mean and standard error of each risk beside the closed forms.")
+    s.add_argument("--gamma", type=_real, required=True, help="n/d > 0")
+    s.add_argument("--theta", type=_real, required=True, help="angle in [0, pi] (accepts pi/3)")
+    s.add_argument("--sigma", type=_real, required=True, help="label noise >= 0")
+    _sim_args(s, d=100, draws=20)
+    s.add_argument("--methods", default="scratch,linear,finetune",
+                   help="comma-separated subset of scratch,linear,finetune")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(func=_cmd_simulate)
+
+    ph = sub.add_parser("phase-diagram", help="draw a phase diagram (theory; --simulate adds "
+                        "a simulation)", description="Draw the (gamma, theta) phase diagram "
+                        "of linear transfer (Eq. 11) or fine-tuning (Eq. 15) for any sigma; "
+                        "with --simulate, beside a simulated grid. Writes the figure and a "
+                        "JSON provenance record next to it.")
+    ph.add_argument("--method", choices=("linear", "finetune"), default="linear")
+    ph.add_argument("--sigma", type=_real, default=0.2, help="label noise >= 0 (default 0.2)")
+    ph.add_argument("--out", type=_path, required=True, help="figure file: .png, .pdf or .svg")
+    ph.add_argument("--simulate", action="store_true", help="simulate the grid as well")
+    _sim_args(ph, d=60, draws=8)
+    ph.add_argument("--gammas", type=_grid, default=_grid("0.25:2:8"),
+                    help="simulated gamma grid: start:stop:count or a,b,c (default 0.25:2:8)")
+    ph.add_argument("--thetas", type=_grid, default=_grid("0:pi/2:5"),
+                    help="simulated theta grid (default 0:pi/2:5)")
+    ph.add_argument("--slices", type=_grid, default=_grid("0,pi/6,pi/3,pi/2"),
+                    help="angles of the slices panel with --simulate, linear method "
+                    "(nearest grid angles; default 0,pi/6,pi/3,pi/2)")
+    ph.add_argument("--title", default="", help="figure title prefix (e.g. 'Fig. 1')")
+    ph.add_argument("--no-cache", action="store_true",
+                    help="do not use the sweep cache (linear method)")
+    ph.set_defaults(func=_cmd_phase_diagram)
+
+    nb = sub.add_parser("notebook", help="run a chapter notebook and save its figures with "
+                        "their records", description="Execute a chapter of the book "
+                        "(jupytext .py or .ipynb) and write every figure it records, with its "
+                        "provenance record, into --figures.")
+    nb.add_argument("path", help="e.g. notebooks/linear_transfer.py")
+    nb.add_argument("--scale", choices=("paper", "smoke"), default="smoke")
+    nb.add_argument("--figures", help="records folder (default $TRANSFERKIT_FIGURES or "
+                    "_build/figures)")
+    nb.add_argument("--timeout", type=_int, default=3600, help="seconds per cell")
+    nb.set_defaults(func=_cmd_notebook)
+    return p
+
+
+def _path(text: str):
+    from pathlib import Path
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty path")
+    return Path(text)
+
+
+def _sim_args(p, d, draws) -> None:
+    p.add_argument("--d", type=_int, default=d, help=f"input dimension (default {d})")
+    p.add_argument("--depth", type=_int, default=2, help="network depth L >= 2 (default 2)")
+    p.add_argument("--draws", type=_int, default=draws,
+                   help=f"independent draws per point (default {draws})")
+    p.add_argument("--seed", type=_int, default=0, help="base seed (default 0)")
+    p.add_argument("--alpha", type=_real, default=1e-5,
+                   help="initialisation scale (default 1e-5)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``transferkit`` console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        if args.command == "theory" and args.model is None:
+            raise UsageError("theory needs a MODEL: linear, finetune, scratch or ridge "
+                             f"(see `{PROG} theory --help`)")
+        args.argv = argv
+        return args.func(args)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # transferkit's own checks name the parameter and its range
+        print(f"{PROG}: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+              file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
