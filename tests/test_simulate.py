@@ -263,3 +263,66 @@ def test_scratch_limit_vs_alpha_is_linear_in_alpha():
     assert (gap[0] < 10 * 1e-3).all() and (gap[1] < 10 * 1e-2).all()
     with pytest.raises(ValueError, match="alpha"):
         S.scratch_limit_vs_alpha(30, 0.4, 0.2, [0.0], draws=2, device=CPU)
+
+
+# ---------------------------------------------------------------------------
+# fine-tuning: the batched rank-one chain (finetune_method="chain") and Thm 5.2
+# ---------------------------------------------------------------------------
+
+
+def test_finetune_chain_equals_full_network_fine_tuning():
+    """Without the flow cap the batched chain trainer reproduces the full-network trainer."""
+    args = dict(d=24, gammas=[0.4, 1.5], thetas=[0.2, 1.3], sigma=0.3, draws=3, seed=5,
+                methods=("finetune",), loss_tol=1e-12, max_steps=10**6, **KW)
+    chain = S.simulate_grid(finetune_method="chain", finetune_flow_tol=None, **args)
+    full = S.simulate_grid(finetune_method="full", **args)
+    np.testing.assert_allclose(chain["finetune"], full["finetune"], rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(chain["finetune_steps"], full["finetune_steps"])
+    assert chain["finetune_converged"].all() and (chain["finetune_chain_residual"] < 1e-3).all()
+    with pytest.raises(ValueError, match="finetune_method"):
+        S.simulate_grid(24, [0.5], [0.1], 0.1, draws=2, methods=("finetune",),
+                        finetune_method="fast", **KW)
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_finetune_grid_reports_the_thm_5_2_limit_of_the_same_samples(depth):
+    from transferkit.teachers import deep_finetune_predictor
+
+    d, gamma, thetas, sigma, draws, seed = 30, 0.5, [0.4, 1.4], 0.3, 3, 8
+    r = S.simulate_grid(d, [gamma], thetas, sigma, depth=depth, draws=draws, seed=seed,
+                        methods=("finetune",), max_steps=10**6, **KW)
+    P = r["pretrained"]
+    n = r["n"][0]
+    b0 = M.end_to_end(P.weights).numpy()
+    for j, t in enumerate(thetas):
+        bt = P.beta_t([t])[:, 0].numpy()
+        X, y = [], []
+        for b in range(draws):          # the samples simulate_grid draws
+            rng = S._rng(seed, b, S._DATA, n)
+            X.append(rng.standard_normal((n, d)))
+            y.append(X[-1] @ bt[b] + sigma * rng.standard_normal(n))
+        pred = deep_finetune_predictor(np.stack(X), np.stack(y), b0, depth)
+        np.testing.assert_allclose(r["finetune_thm52"][0, j], ((pred - bt) ** 2).sum(1), rtol=1e-8)
+    # the simulated fine-tuning is that limit up to its measured distance
+    assert r["finetune_thm52_dist"].max() < 2e-3
+    bound = A.risk_error_bound(r["finetune"], r["finetune_thm52_dist"])
+    assert (np.abs(r["finetune"] - r["finetune_thm52"]) <= bound + 1e-12).all()
+    assert (r["finetune_imbalance_drift"] < 1e-2).all() and (r["finetune_row_error"] < 1e-3).all()
+
+
+def test_monte_carlo_deep_finetune_matches_thm_5_2_form_not_eq_15():
+    """At small d, large noise and gamma near 1 the rescaling k > 1 is visible in the mean:
+    the paired transferability agrees with the finite-size Thm 5.2 form, not with Eq. 15."""
+    d, gamma, theta, sigma, draws, depth = 40, 0.8, math.pi / 2, 0.6, 40, 3
+    r = S.simulate_grid(d, [gamma], [theta], sigma, depth=depth, draws=draws, seed=3,
+                        methods=("scratch", "finetune"), max_steps=10**6, **KW)
+    n = r["n"][0]
+    T = A.transferability_draws(r, "finetune")[0]
+    sc = th.scratch_risk_finite(n, d, sigma)
+    opt = (A.risk_error_bound(r["scratch"], r["scratch_minnorm_dist"][:, None, :])
+           + A.risk_error_bound(r["finetune"], r["finetune_thm52_dist"])).mean(-1)[0]
+    a52 = A.agreement(T, np.array([sc - th.finetune_risk_deep_finite(n, d, theta, sigma, depth)]),
+                      atol=opt)
+    a15 = A.agreement(T, np.array([sc - th.finetune_risk_finite(n, d, theta, sigma)]), atol=opt)
+    assert a52.ok, a52.summary("Thm 5.2")
+    assert not a15.ok, a15.summary("Eq. 15")

@@ -489,3 +489,29 @@ def test_dask_backend_gives_the_local_numbers(tmp_path):
     assert (cached.computed, cached.cached) == (0, 2)
     for k in LT_KEYS:
         np.testing.assert_array_equal(cached[k], local[k], err_msg=k)
+
+
+# ---------------------------------------------------------------------------
+# the fine-tuning grid (paper 000, Fig. 2)
+# ---------------------------------------------------------------------------
+
+
+def test_finetune_grid_equals_simulate_grid_and_is_cached(tmp_path):
+    d, gammas, thetas, sigma, draws = 16, [0.5, 1.5], [0.2, 1.0, 1.5], 0.3, 3
+    direct = S.simulate_grid(d, gammas, thetas, sigma, draws=draws, seed=4, methods=("finetune",),
+                             max_steps=2_000_000, progress=False)
+    res = sweep.finetune_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
+    assert res["sweep"].computed == 2 and res["finetune"].shape == (2, 3, draws)
+    for k in ("finetune", "finetune_steps", "finetune_thm52", "finetune_thm52_k"):
+        np.testing.assert_allclose(res[k], direct[k], rtol=1e-12, atol=1e-14, err_msg=k)
+    np.testing.assert_array_equal(res["n"], direct["n"])
+    # the scratch side is the Fig. 1 sweep of the same samples: paired transferability
+    assert res["scratch"].shape == (2, 3, draws)
+    lt = sweep.linear_transfer_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
+    assert lt["sweep"].computed == 0
+    np.testing.assert_array_equal(res["scratch"], lt["scratch"])
+    again = sweep.finetune_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
+    assert (again["sweep"].computed, again["sweep"].cached) == (0, 2)
+    np.testing.assert_array_equal(again["finetune"], res["finetune"])
+    one = sweep.finetune_cell(d, 0.5, 1.0, sigma, draws=draws, seed=4)
+    np.testing.assert_allclose(one["finetune"], res["finetune"][0, 1], rtol=1e-10)

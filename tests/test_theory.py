@@ -668,3 +668,246 @@ def test_error_message_format():
         theory.ridge_linear_transfer_risk(0.1, float("nan"))
     with pytest.raises(ValueError, match=r"^n must be an integer >= 1 \(got 2\.5\)$"):
         theory.linear_transfer_risk(2.5, 0.1, 0.1)
+
+
+# ---------------------------------------------------------------------------
+# deep fine-tuning: the Thm 5.2 rescaling (paper 001) in the setting of paper 000
+# ---------------------------------------------------------------------------
+
+
+def test_finetune_depth_scale_limits():
+    g = np.array([0.1, 0.5, 0.9])
+    # no label noise: k = 1 for every depth, and the Thm 5.2 forms reduce to Eqs. 14-15
+    for L in (2, 3, 7, np.inf):
+        np.testing.assert_allclose(theory.finetune_depth_scale(g, 0.0, L), 1.0, atol=1e-12)
+        np.testing.assert_allclose(theory.finetune_transferability_deep(g, 1.0, 0.0, L),
+                                   theory.finetune_transferability(g, 1.0), atol=1e-12)
+        np.testing.assert_allclose(theory.finetune_risk_deep(g, 1.0, 0.0, L),
+                                   theory.finetune_risk(g, 1.0, 0.0), atol=1e-12)
+    # the infinite-depth limit (paper 001, Eq. 6): k^2 = ||X^+ y||^2 / ||P_par beta_s||^2
+    s = 0.3
+    np.testing.assert_allclose(theory.finetune_depth_scale(g, s, np.inf) ** 2, 1 + s ** 2 / (1 - g),
+                               rtol=1e-10)
+    # L = 2 in closed form: k^4 - (1 - g) k^2 - m = 0
+    m = g + s ** 2 * g / (1 - g)
+    k2 = ((1 - g) + np.sqrt((1 - g) ** 2 + 4 * m)) / 2
+    np.testing.assert_allclose(theory.finetune_depth_scale(g, s, 2), np.sqrt(k2), rtol=1e-10)
+    # k grows with depth and no rescaling without a null space
+    ks = [theory.finetune_depth_scale(0.7, s, L) for L in (2, 3, 5, np.inf)]
+    assert all(a < b for a, b in zip(ks, ks[1:])) and ks[0] > 1
+    assert theory.finetune_depth_scale(1.5, s, 3) == 1.0
+    assert theory.finetune_transferability_deep(1.5, 1.0, s, 3) == 0.0
+    # the sign boundary moves below pi/3 with noise
+    b = theory.finetune_boundary_deep(g, s, 2)
+    assert (b < PI / 3).all() and np.all(np.diff(b) < 0)
+    assert theory.finetune_boundary_deep(0.5, 0.0, 2) == pytest.approx(PI / 3, abs=1e-10)
+    np.testing.assert_allclose(theory.finetune_transferability_deep(g, b, s, 2), 0.0, atol=1e-12)
+
+
+def test_finetune_deep_finite_matches_thm_5_2_monte_carlo():
+    """The finite-size Thm 5.2 form against the per-sample Thm 5.2 limit (paper 001, Eq. 5)."""
+    from transferkit.teachers import deep_finetune_predictor
+
+    d, n, sigma, theta, draws = 200, 140, 0.3, 1.2, 200
+    rng = np.random.default_rng(52)
+    out = {2: [], 4: []}
+    for _ in range(draws // 20):
+        X = rng.standard_normal((20, n, d))
+        bs = rng.standard_normal((20, d))
+        bs /= np.linalg.norm(bs, axis=1, keepdims=True)
+        v = rng.standard_normal((20, d))
+        v -= np.sum(v * bs, 1, keepdims=True) * bs
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        bt = math.cos(theta) * bs + math.sin(theta) * v
+        y = np.einsum("bnd,bd->bn", X, bt) + sigma * rng.standard_normal((20, n))
+        for L in out:
+            out[L].append(((deep_finetune_predictor(X, y, bs, L) - bt) ** 2).sum(1))
+    for L, r in out.items():
+        r = np.concatenate(r)
+        th = theory.finetune_risk_deep_finite(n, d, theta, sigma, L)
+        se = r.std(ddof=1) / math.sqrt(r.size)
+        assert abs(r.mean() - th) < N_SE * se, (L, r.mean(), th, se)
+        # and it is a different number from Eq. 14 (k = 1)
+        assert theory.finetune_risk_finite(n, d, theta, sigma) < th
+
+
+def test_finetune_deep_validation():
+    for bad in (1, 0, 2.5, True, "2"):
+        with pytest.raises(ValueError, match="depth"):
+            theory.finetune_depth_scale(0.5, 0.2, bad)
+    with pytest.raises(ValueError, match="gamma"):
+        theory.finetune_risk_deep(-0.5, 1.0, 0.2, 2)
+    with pytest.raises(ValueError, match="theta"):
+        theory.finetune_transferability_deep(0.5, 4.0, 0.2, 2)
+    with pytest.raises(ValueError, match="sigma"):
+        theory.finetune_depth_scale_finite(10, 20, -0.1, 2)
+    assert theory.finetune_risk_deep(1.0, 1.0, 0.2, 2) == math.inf
+    assert theory.finetune_risk_deep_finite(19, 20, 1.0, 0.2, 3) == math.inf
+    assert theory.finetune_risk_deep_finite(30, 20, 1.0, 0.2, 3) == theory.scratch_risk_finite(30, 20, 0.2)
+    assert isinstance(theory.finetune_risk_deep(0.5, 1.0, 0.2, 2), float)
+
+
+# ---------------------------------------------------------------------------
+# ridge and weight decay (paper 000, Figs. 5-6): finite-n ridge transfer, ridge and
+# weight-decay risks from the Marchenko-Pastur law, optimally tuned ridge
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n, lam, theta, seed", [(12, 0.3, PI / 3, 31), (40, 0.05, PI / 2, 32),
+                                                 (6, 2.0, 0.4, 33)])
+def test_ridge_linear_transfer_risk_finite_monte_carlo(n, lam, theta, seed):
+    risks = _simulate_linear(n, 3, theta, 0.5, 20_000, seed, lam=lam)
+    exact = theory.ridge_linear_transfer_risk_finite(n, theta, 0.5, lam)
+    assert exact == pytest.approx(_ridge_exact_finite_n(n, lam, theta, 0.5), rel=1e-8)
+    _assert_mc(risks, exact, "finite-n ridge linear transfer")
+
+
+def test_ridge_linear_transfer_risk_finite_limits():
+    th = np.array([0.0, PI / 6, PI / 2])
+    # lambda = 0 is Eq. 10 exactly (including inf at n <= 2)
+    np.testing.assert_allclose(theory.ridge_linear_transfer_risk_finite(50, th, 0.2, 0.0),
+                               theory.linear_transfer_risk(50, th, 0.2), rtol=0, atol=0)
+    assert theory.ridge_linear_transfer_risk_finite(2, 1.0, 0.2, 0.0) == math.inf
+    assert math.isfinite(theory.ridge_linear_transfer_risk_finite(2, 1.0, 0.2, 0.1))
+    # large n: Eq. 13 plus O(1/n): the noise term (sin^2 + sigma^2) / (n (1 + lam)^2) and the
+    # fluctuation of ||z||^2 (variance 2n) in the bias, 6 cos^2 lam^2 / (n (1 + lam)^4)
+    n, lam = 100_000, np.array([0.1, 1.0, 5.0])
+    gap = (theory.ridge_linear_transfer_risk_finite(n, PI / 3, 0.2, lam)
+           - theory.ridge_linear_transfer_risk(lam, PI / 3))
+    np.testing.assert_allclose(gap * n * (1 + lam) ** 2,
+                               0.75 + 0.04 + 0.25 * 6 * lam ** 2 / (1 + lam) ** 2, rtol=1e-3)
+    with pytest.raises(ValueError, match="lam"):
+        theory.ridge_linear_transfer_risk_finite(10, 1.0, 0.2, -1.0)
+
+
+def _mp_expect(f, psi):
+    """int f(s) dF_psi(s) for the Marchenko-Pastur law of X^T X / n (psi = d / n), by quadrature."""
+    from scipy import integrate
+    a, b = (1 - math.sqrt(psi)) ** 2, (1 + math.sqrt(psi)) ** 2
+    dens = lambda s: math.sqrt(max((b - s) * (s - a), 0.0)) / (2 * math.pi * psi * s)
+    val = integrate.quad(lambda s: f(s) * dens(s), a, b, limit=400, epsabs=1e-13)[0]
+    return val + (max(0.0, 1 - 1 / psi) * f(0.0))
+
+
+@pytest.mark.parametrize("gamma", [0.3, 0.8, 1.0, 1.7])
+@pytest.mark.parametrize("mu", [0.02, 0.5])
+def test_ridge_risk_matches_marchenko_pastur_quadrature(gamma, mu):
+    psi, s2 = 1 / gamma, 0.3 ** 2
+    m = _mp_expect(lambda s: 1 / (s + mu), psi)
+    assert theory.mp_stieltjes(gamma, mu) == pytest.approx(m, rel=1e-7)
+    bias = _mp_expect(lambda s: mu ** 2 / (s + mu) ** 2, psi)
+    var = s2 * psi * _mp_expect(lambda s: s / (s + mu) ** 2, psi)
+    assert theory.ridge_risk(gamma, 0.3, mu) == pytest.approx(bias + var, rel=1e-6)
+    norm2 = _mp_expect(lambda s: s ** 2 / (s + mu) ** 2, psi) + var
+    assert theory.ridge_norm2(gamma, 0.3, mu) == pytest.approx(norm2, rel=1e-6)
+
+
+def _ridge_mc(n, d, sigma, mu, draws, seed, wd=None):
+    """Monte Carlo ridge (or depth-2 weight-decay) risk with isotropic data, unit teacher."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(draws):
+        X = rng.standard_normal((n, d))
+        beta = rng.standard_normal(d)
+        beta /= np.linalg.norm(beta)
+        y = X @ beta + sigma * rng.standard_normal(n)
+        S = X.T @ X / n
+        ev, V = np.linalg.eigh(S)
+        c = V.T @ X.T @ y / n
+        if wd is not None:  # mu ||beta_mu|| = wd, by bisection (independent of the package)
+            lo, hi = 1e-12, 1e6
+            for _ in range(200):
+                mid = math.sqrt(lo * hi)
+                if mid * np.linalg.norm(c / (ev + mid)) > wd:
+                    hi = mid
+                else:
+                    lo = mid
+            mu = math.sqrt(lo * hi)
+        b = V @ (c / (ev + mu))
+        out.append(np.sum((b - beta) ** 2))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("gamma, mu, seed", [(0.5, 0.1, 41), (1.5, 0.03, 42)])
+def test_ridge_risk_monte_carlo(gamma, mu, seed):
+    d = 300
+    risks = _ridge_mc(int(gamma * d), d, 0.3, mu, 30, seed)
+    _assert_mc(risks, theory.ridge_risk(gamma, 0.3, mu), "ridge")
+
+
+@pytest.mark.parametrize("gamma, wd, seed", [(0.5, 0.05, 43), (1.0, 0.01, 44), (1.5, 0.1, 45)])
+def test_weight_decay_scratch_risk_monte_carlo(gamma, wd, seed):
+    d = 300
+    risks = _ridge_mc(int(gamma * d), d, 0.2, None, 30, seed, wd=wd)
+    _assert_mc(risks, theory.weight_decay_scratch_risk(gamma, 0.2, wd), "weight decay")
+    mu = theory.weight_decay_ridge_parameter(gamma, 0.2, wd)
+    assert mu * math.sqrt(theory.ridge_norm2(gamma, 0.2, mu)) == pytest.approx(wd, rel=1e-10)
+
+
+def test_weight_decay_scratch_risk_edges():
+    g = np.array([0.3, 0.9, 1.2])
+    np.testing.assert_array_equal(theory.weight_decay_scratch_risk(g, 0.2, 0.0),
+                                  theory.scratch_risk(g, 0.2))
+    # beyond lim ||X^T y / n|| = sqrt(1 + psi + sigma^2 psi) the network is zero: risk 1
+    assert theory.weight_decay_scratch_risk(1.0, 0.2, 2.0) == 1.0
+    assert theory.weight_decay_ridge_parameter(1.0, 0.2, 2.0) == math.inf
+    # finite at gamma = 1 where Eq. 8 diverges
+    assert math.isfinite(theory.weight_decay_scratch_risk(1.0, 0.2, 1e-4))
+    with pytest.raises(ValueError, match="weight_decay"):
+        theory.weight_decay_scratch_risk(1.0, 0.2, -0.1)
+
+
+@pytest.mark.parametrize("gamma", [0.2, 0.7, 1.0, 1.3, 3.0])
+@pytest.mark.parametrize("sigma", [0.05, 0.2, 1.0])
+def test_optimal_ridge_risk_is_the_minimum_at_sigma2_over_gamma(gamma, sigma):
+    from scipy.optimize import minimize_scalar
+    res = minimize_scalar(lambda l: theory.ridge_risk(gamma, sigma, math.exp(l)),
+                          bounds=(-15, 5), method="bounded", options={"xatol": 1e-10})
+    assert theory.optimal_ridge_risk(gamma, sigma) == pytest.approx(res.fun, rel=1e-9)
+    assert math.exp(res.x) == pytest.approx(sigma ** 2 / gamma, rel=1e-3)
+    assert theory.optimal_ridge_risk(gamma, sigma) == pytest.approx(
+        theory.ridge_risk(gamma, sigma, sigma ** 2 / gamma), rel=1e-12)
+
+
+def test_optimal_ridge_risk_limits_and_validation():
+    g = np.array([0.25, 0.5, 2.0, 4.0])
+    np.testing.assert_allclose(theory.optimal_ridge_risk(g, 0.0), np.maximum(1 - g, 0), atol=0)
+    assert theory.optimal_ridge_risk(1e8, 0.3) == pytest.approx(0.09 / 1e8, rel=1e-6)
+    assert isinstance(theory.optimal_ridge_risk(0.5, 0.2), float)
+    for name, kw in (("gamma", dict(gamma=0.0, sigma=0.2)), ("sigma", dict(gamma=1.0, sigma=-1))):
+        with pytest.raises(ValueError, match=name):
+            theory.optimal_ridge_risk(**kw)
+    with pytest.raises(ValueError, match="mu"):
+        theory.ridge_risk(1.0, 0.2, float("nan"))
+
+
+# the closed forms of Figs. 5-6 in the public API (test_public_api reads SIGNATURES at run time)
+SIGNATURES.update({
+    "ridge_linear_transfer_risk_finite": (theory.ridge_linear_transfer_risk_finite,
+                                          ["n", "theta", "sigma", "lam"]),
+    "mp_stieltjes": (theory.mp_stieltjes, ["gamma", "mu"]),
+    "ridge_risk": (theory.ridge_risk, ["gamma", "sigma", "mu"]),
+    "ridge_norm2": (theory.ridge_norm2, ["gamma", "sigma", "mu"]),
+    "optimal_ridge_risk": (theory.optimal_ridge_risk, ["gamma", "sigma"]),
+    "weight_decay_ridge_parameter": (theory.weight_decay_ridge_parameter,
+                                     ["gamma", "sigma", "weight_decay"]),
+    "weight_decay_scratch_risk": (theory.weight_decay_scratch_risk,
+                                  ["gamma", "sigma", "weight_decay"]),
+})
+
+
+@pytest.mark.parametrize("name", ["ridge_linear_transfer_risk_finite", "mp_stieltjes", "ridge_risk",
+                                  "ridge_norm2", "optimal_ridge_risk",
+                                  "weight_decay_ridge_parameter", "weight_decay_scratch_risk"])
+def test_regularisation_closed_forms_scalar_broadcast_and_validate(name):
+    func, params = SIGNATURES[name]
+    valid = {"gamma": 0.7, "sigma": 0.3, "theta": 1.0, "lam": 0.4, "n": 40, "mu": 0.2,
+             "weight_decay": 0.01}
+    kw = {p: valid[p] for p in params}
+    out = func(**kw)
+    assert type(out) is float and math.isfinite(out)
+    arr = func(**{**kw, params[0]: np.array([kw[params[0]]] * 3)})
+    assert isinstance(arr, np.ndarray) and arr.shape == (3,) and np.all(arr == out)
+    for p in params:
+        with pytest.raises(ValueError, match=p):
+            func(**{**kw, p: float("nan")})

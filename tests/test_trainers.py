@@ -614,3 +614,193 @@ def test_relabel_equals_a_fresh_objective(n, d):
     assert torch.allclose(re.loss_min, fresh.loss_min, atol=1e-9)
     with pytest.raises(ValueError, match="empirical"):
         T.population_objective(torch.ones(2, 3, dtype=torch.float64)).relabel(X, y2)
+
+
+# ---------------------------------------------------------------------------
+# fine-tuning from the rank-one pretrained chain (finetune_chain)
+# ---------------------------------------------------------------------------
+
+
+def _chain_problem(depth, d=30, n=12, B=3, seed=21):
+    bs, _, Wp = _pretrain(d, depth, 1e-5, B, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    X = rng.standard_normal((B, n, d))
+    y = np.einsum("bnd,bd->bn", X, 0.6 * bs + 0.8 * _unit(rng, B, d)) + 0.3 * rng.standard_normal((B, n))
+    obj = T.empirical_objective(_t(X), _t(y))
+    chain = T.rank_one_chain(Wp)
+    z0 = (obj.V.transpose(1, 2) @ chain.w[..., None])[..., 0]
+    return bs, Wp, X, y, obj, chain, z0
+
+
+def _chain_beta(obj, chain, z0, z, c):
+    return (c.prod(1)[:, None] * (chain.w + (obj.V @ (z - z0)[..., None])[..., 0])).numpy()
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_rank_one_chain_of_pretrained_weights(depth):
+    bs, Wp, *_, chain, _ = _chain_problem(depth)
+    # the chain keeps the end-to-end vector and leaves out only O(alpha) of the weights
+    np.testing.assert_allclose(chain.beta.numpy(), M.end_to_end(Wp).numpy(), atol=1e-12)
+    assert (chain.residual.numpy() < 1e-3).all()
+    # balanced: |w| = |c_l| = ||beta_s||^(1/L)
+    np.testing.assert_allclose(chain.w.norm(dim=1).numpy(), 1.0, atol=1e-5)
+    np.testing.assert_allclose(chain.c.abs().numpy(), 1.0, atol=1e-5)
+    # the full layers of the chain have the same product
+    np.testing.assert_allclose(M.end_to_end(chain.weights()).numpy(), chain.beta.numpy(), atol=1e-14)
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_finetune_chain_is_gradient_descent_on_the_full_network(depth):
+    """Without the flow cap, finetune_chain takes exactly gradient_descent's steps."""
+    bs, Wp, X, y, obj, chain, z0 = _chain_problem(depth)
+    z, c, info = T.finetune_chain(chain, obj.lam, z0, obj.beta_hat, loss_tol=1e-12, flow_tol=None)
+    Ws, ref = T.gradient_descent(chain.weights(), obj, loss_tol=1e-12)
+    assert info.all_converged and ref.all_converged
+    np.testing.assert_array_equal(info.steps, ref.steps)
+    beta = _chain_beta(obj, chain, z0, z, c)
+    np.testing.assert_allclose(beta, M.end_to_end(Ws).numpy(), atol=1e-12)
+    # and, up to the O(alpha) the chain leaves out, fine-tuning of the pretrained weights
+    Wf, _ = T.gradient_descent(Wp, obj, loss_tol=1e-12)
+    np.testing.assert_allclose(beta, M.end_to_end(Wf).numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_finetune_chain_reaches_the_gradient_flow_limit_of_thm_5_2(depth):
+    """With the flow cap the limit is paper 001's Thm 5.2 predictor; plain curvature steps
+    change the layer imbalances by O(eta * loss) and miss it by more."""
+    from transferkit.teachers import deep_finetune_predictor
+
+    bs, Wp, X, y, obj, chain, z0 = _chain_problem(depth)
+    pred = deep_finetune_predictor(X, y, chain.beta.numpy(), depth)
+    z, c, info = T.finetune_chain(chain, obj.lam, z0, obj.beta_hat, loss_tol=1e-12, flow_tol=3e-4)
+    assert info.all_converged and (info.imbalance_drift < 1e-3).all()
+    beta = _chain_beta(obj, chain, z0, z, c)
+    err = np.linalg.norm(beta - pred, axis=1)
+    assert err.max() < 2e-3
+    # row-space certificate holds
+    row = np.linalg.norm(np.einsum("bdk,bd->bk", obj.V.numpy(), beta) - obj.beta_hat.numpy(), axis=1)
+    assert (row <= info.row_error * (1 + 1e-6) + 1e-12).all()
+    zf, cf, inf_f = T.finetune_chain(chain, obj.lam, z0, obj.beta_hat, loss_tol=1e-12, flow_tol=None)
+    err_fast = np.linalg.norm(_chain_beta(obj, chain, z0, zf, cf) - pred, axis=1)
+    assert inf_f.imbalance_drift.max() > 10 * info.imbalance_drift.max()
+    assert err_fast.max() > 3 * err.max()
+
+
+def test_finetune_chain_compaction_does_not_change_the_iterates():
+    bs, Wp, X, y, obj, chain, z0 = _chain_problem(2, B=5)
+    kw = dict(loss_tol=1e-12, flow_tol=1e-2)
+    a = T.finetune_chain(chain, obj.lam, z0, obj.beta_hat, compact=0.0, **kw)
+    b = T.finetune_chain(chain, obj.lam, z0, obj.beta_hat, compact=0.9, **kw)
+    np.testing.assert_array_equal(a[2].steps, b[2].steps)
+    torch.testing.assert_close(a[0], b[0], rtol=0, atol=1e-13)
+    torch.testing.assert_close(a[1], b[1], rtol=0, atol=1e-13)
+
+
+def test_finetune_chain_validation():
+    bs, Wp, X, y, obj, chain, z0 = _chain_problem(2, B=2)
+    for kw, match in ((dict(step_scale=2.0), "step_scale"), (dict(loss_tol=0.0), "loss_tol"),
+                      (dict(flow_tol=-1.0), "flow_tol"), (dict(compact=1.0), "compact"),
+                      (dict(max_steps=-1), "max_steps")):
+        with pytest.raises(ValueError, match=match):
+            T.finetune_chain(chain, obj.lam, z0, obj.beta_hat, **kw)
+    with pytest.raises(ValueError, match="same shape"):
+        T.finetune_chain(chain, obj.lam, z0[:, :-1], obj.beta_hat)
+    bad = obj.beta_hat.clone()
+    bad[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="target"):
+        T.finetune_chain(chain, obj.lam, z0, bad)
+    with pytest.raises(ValueError, match="2 layers"):
+        T.rank_one_chain(Wp[:1])
+    with pytest.warns(T.ConvergenceWarning):
+        _, _, info = T.finetune_chain(chain, obj.lam, z0, obj.beta_hat, max_steps=3)
+    assert not info.converged.any()
+
+
+# ---------------------------------------------------------------------------
+# weight decay (paper 000, App. E, Fig. 5)
+# ---------------------------------------------------------------------------
+
+def _wd_problem(seed, B, n, d, sigma=0.2):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((B, n, d))
+    beta = rng.standard_normal((B, d))
+    beta /= np.linalg.norm(beta, axis=1, keepdims=True)
+    y = np.einsum("bnd,bd->bn", X, beta) + sigma * rng.standard_normal((B, n))
+    return _t(X), _t(y)
+
+
+def _wd_reference(X, y, wd):
+    """Independent numpy/scipy minimiser of 1/2n ||y - X b||^2 + wd ||b|| (convex)."""
+    from scipy.optimize import minimize
+    X, y = X.numpy(), y.numpy()
+    out = []
+    for Xb, yb in zip(X, y):
+        n = Xb.shape[0]
+        b0 = np.linalg.lstsq(Xb, yb, rcond=None)[0] * 0.5
+        f = lambda b: 0.5 / n * np.sum((yb - Xb @ b) ** 2) + wd * np.sqrt(b @ b + 1e-300)
+        grad = lambda b: -Xb.T @ (yb - Xb @ b) / n + wd * b / np.sqrt(b @ b + 1e-300)
+        res = minimize(f, b0, jac=grad, method="L-BFGS-B", options={"ftol": 1e-15, "gtol": 1e-12,
+                                                                     "maxiter": 20000})
+        out.append(res.x)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("n", [8, 30])
+def test_weight_decay_minimiser_matches_convex_reference(n):
+    X, y = _wd_problem(1, 3, n, 16)
+    obj = T.empirical_objective(X, y)
+    beta, mu = T.weight_decay_minimiser(obj, 0.05)
+    ref = _wd_reference(X, y, 0.05)
+    assert np.abs(beta.numpy() - ref).max() < 1e-5
+    # stationarity: Sigma (beta - beta_hat) + wd beta / ||beta|| = 0, and mu = wd / ||beta||
+    assert torch.allclose(mu, 0.05 / beta.norm(dim=1), rtol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["gd", "nesterov"])
+@pytest.mark.parametrize("n", [8, 30])
+def test_weight_decay_training_reaches_closed_form(method, n):
+    X, y = _wd_problem(2, 3, n, 16)
+    obj = T.empirical_objective(X, y)
+    W0 = M.init_deep_linear(16, 2, 1e-4, _rngs(3, 3), device=CPU)
+    Ws, info = T.gradient_descent(W0, obj, weight_decay=0.05, method=method, loss_tol=1e-22,
+                                  max_steps=200_000)
+    assert info.all_converged
+    beta, _ = T.weight_decay_minimiser(obj, 0.05)
+    assert (M.end_to_end(Ws) - beta).norm(dim=1).max() < 1e-8
+    # balanced at the minimum: W1^T W1 = w2 w2^T (the weight-decay flow drives it to zero)
+    gap = Ws[0].transpose(1, 2) @ Ws[0] - Ws[1] @ Ws[1].transpose(1, 2)
+    assert gap.abs().max() < 1e-6
+
+
+def test_weight_decay_zero_is_bit_identical_and_validated():
+    X, y = _wd_problem(4, 2, 10, 12)
+    obj = T.empirical_objective(X, y)
+    W0 = M.init_deep_linear(12, 2, 0.1, _rngs(5, 2), device=CPU)
+    for method in ("gd", "nesterov"):
+        a, ia = T.gradient_descent(W0, obj, method=method, loss_tol=1e-8)
+        b, ib = T.gradient_descent(W0, obj, method=method, loss_tol=1e-8, weight_decay=0.0)
+        assert all(torch.equal(u, v) for u, v in zip(a, b))
+        assert np.array_equal(ia.steps, ib.steps)
+    for bad in (-1e-3, float("nan"), float("inf"), True, "0.1"):
+        with pytest.raises(ValueError, match="weight_decay"):
+            T.gradient_descent(W0, obj, weight_decay=bad)
+        with pytest.raises(ValueError, match="weight_decay"):
+            T.weight_decay_minimiser(obj, bad)
+    with pytest.raises(ValueError, match="weight_decay"):
+        T.weight_decay_minimiser(obj, 0.0)
+
+
+def test_weight_decay_population_and_threshold():
+    # population objective (Sigma = I): the minimiser shrinks the norm by wd, zero beyond it
+    rng = np.random.default_rng(6)
+    bs = _t(rng.standard_normal((3, 10)))
+    bs = bs / bs.norm(dim=1, keepdim=True) * _t([0.5, 1.0, 2.0])[:, None]
+    obj = T.population_objective(bs)
+    beta, mu = T.weight_decay_minimiser(obj, 0.7)
+    expect = bs * (1 - 0.7 / bs.norm(dim=1, keepdim=True)).clamp_min(0)
+    assert torch.allclose(beta, expect, atol=1e-12)
+    assert torch.isinf(mu[0]) and torch.isfinite(mu[1:]).all()
+    W0 = M.init_deep_linear(10, 2, 1e-3, _rngs(7, 3), device=CPU)
+    Ws, info = T.gradient_descent(W0, obj, weight_decay=0.7, loss_tol=1e-24, max_steps=200_000)
+    assert info.all_converged
+    assert (M.end_to_end(Ws) - expect).norm(dim=1).max() < 1e-8

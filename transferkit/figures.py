@@ -10,7 +10,8 @@ import numpy as np
 
 from . import plotting, theory
 
-__all__ = ["feature_spectrum_figure", "linear_phase_boundaries", "linear_phase_figure",
+__all__ = ["feature_spectrum_figure", "finetune_depth_figure", "finetune_phase_boundaries",
+           "finetune_phase_figure", "linear_phase_boundaries", "linear_phase_figure",
            "linear_value_maps", "minnorm_distance_figure"]
 
 
@@ -148,4 +149,132 @@ def minnorm_distance_figure(res: dict):
     ax.set_ylabel(r"$\max_b \|\hat\beta - X^+y\|$")
     ax.set_title(rf"Thm 3.5: scratch limit vs min-norm, $n = {res['n']}$")
     ax.legend(fontsize=8)
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# fine-tuning (paper 000, Fig. 2; paper 001, Thm 5.2)
+# ---------------------------------------------------------------------------
+
+
+def finetune_phase_boundaries(sigma: float, depth, gammas=None) -> list:
+    r"""Boundaries of the fine-tuning sign map as ``(gamma, theta, label)`` curves.
+
+    Eq. 15 of paper 000: :math:`\theta = \pi/3` for :math:`\gamma < 1` and :math:`\gamma = 1`;
+    with paper 001's Thm 5.2 rescaling (:func:`~transferkit.theory.finetune_boundary_deep`)
+    the angle boundary becomes :math:`\theta = \arccos(k/2)`.
+    """
+    g = np.linspace(0.005, 0.995, 300) if gammas is None else np.asarray(gammas, float)
+    curves = [(np.array([g[0], 1.0]), np.array([np.pi / 3, np.pi / 3]), r"$\theta = \pi/3$ (Eq. 15)"),
+              (np.array([1.0, 1.0]), np.array([0.0, np.pi / 2]), r"$\gamma = 1$")]
+    if sigma > 0:
+        curves.append((g, theory.finetune_boundary_deep(g, sigma, depth),
+                       rf"$\cos\theta = k/2$ (Thm 5.2, $L = {depth}$)"))
+    return curves
+
+
+def finetune_phase_figure(result: dict, transferability, slices, title: str):
+    r"""Fig. 2 of paper 000: (a) surface of Eq. 15, (b) sign map, (c) slices with simulation.
+
+    Parameters
+    ----------
+    result : dict from :func:`~transferkit.sweep.finetune_grid` (with scratch risks).
+    transferability : :class:`~transferkit.analysis.Agreement` of the simulated fine-tuning
+        transferability (means, standard deviations and standard errors are plotted).
+    slices : angles at which (c) is drawn (the nearest grid angles are used).
+
+    (b) marks a simulated cell by the sign of its mean only where the mean is more than
+    its tolerance (critical value times standard error plus optimisation error) away from
+    zero, and as "0" otherwise.  (c) draws Eq. 15 (solid), the large-:math:`d` Thm 5.2
+    form :func:`~transferkit.theory.finetune_transferability_deep` (dashed) and the
+    simulated means with one standard deviation.
+    """
+    import matplotlib.pyplot as plt
+
+    sigma, depth = result["sigma"], result["depth"]
+    g_fine = np.linspace(0.01, 2.0, 400)
+    t_fine = np.linspace(0, np.pi / 2, 200)
+    T_fine = theory.finetune_transferability(g_fine[:, None], t_fine[None, :])
+    fig = plt.figure(figsize=(11, 9))
+    grid = fig.add_gridspec(2, 2, height_ratios=[1, 1.05])
+    ax1 = fig.add_subplot(grid[0, 0], projection="3d")
+    plotting.phase_surface(ax1, g_fine, t_fine, T_fine)
+    ax1.set_title("(a) theory, Eq. 15")
+    ax2 = fig.add_subplot(grid[0, 1])
+    plotting.sign_map(ax2, g_fine, t_fine, T_fine, boundaries=finetune_phase_boundaries(sigma, depth)[:2])
+    if sigma > 0:
+        gb, tb, lab = finetune_phase_boundaries(sigma, depth)[2]
+        ax2.plot(gb, tb, color="k", lw=1.2, ls="--", label=lab)
+    G, TH = np.meshgrid(result["gammas"], result["thetas"], indexing="ij")
+    a = transferability
+    tol = a.critical * a.se + a.atol
+    sgn = np.where(np.abs(a.mean) > tol, np.sign(a.mean), 0)
+    for s, mk, c, lab in ((-1, "s", plotting.NEGATIVE, r"simulated $\mathcal{T} < 0$"),
+                          (0, "D", "white", r"simulated $\mathcal{T} = 0$ within tolerance"),
+                          (1, "o", plotting.POSITIVE, r"simulated $\mathcal{T} > 0$")):
+        if np.any(sgn == s):
+            ax2.scatter(G[sgn == s], TH[sgn == s], s=14, marker=mk, c=c, edgecolors="k",
+                        linewidths=0.5, label=lab)
+    ax2.legend(loc="upper right", fontsize=7, framealpha=0.9)
+    ax2.set_title("(b) sign: red negative, blue positive, white zero")
+    ax3 = fig.add_subplot(grid[1, :])
+    for k, t in enumerate(slices):
+        j = int(np.argmin(np.abs(result["thetas"] - t)))
+        tj, c = result["thetas"][j], f"C{k}"
+        ax3.plot(g_fine, theory.finetune_transferability(g_fine, tj), c=c,
+                 label=plotting.theta_label(tj))
+        ax3.plot(g_fine, theory.finetune_transferability_deep(g_fine, tj, sigma, depth), c=c,
+                 ls="--", lw=1)
+        ax3.errorbar(result["gammas"], a.mean[:, j], yerr=a.std[:, j], fmt="o", c=c, ms=4,
+                     capsize=2)
+    ax3.axhline(0, c="k", lw=0.8)
+    ax3.set_xlabel(r"$\gamma = n/d$")
+    ax3.set_ylabel(r"$\mathcal{T} = \mathcal{R}_{sc} - \mathcal{R}_{ft}$")
+    ax3.set_title(f"(c) slices: Eq. 15 (solid), Thm 5.2 with L = {depth} (dashed), "
+                  "simulation (dots, one standard deviation)")
+    ax3.legend(fontsize=9, ncol=4, loc="lower right")
+    fig.suptitle(f"{title}: fine-tuning transferability, sigma = {sigma}")
+    return fig
+
+
+def finetune_depth_figure(results: dict, thetas, title: str):
+    r"""Simulation, Eq. 14 and Thm 5.2 side by side, one panel per depth.
+
+    ``results`` maps a depth ``L`` to a :func:`~transferkit.sweep.finetune_grid` result.
+    Plotted against :math:`\gamma < 1`, for each angle in ``thetas`` (nearest grid angles),
+    is the fine-tuning risk **minus Eq. 14** (finite-size,
+    :func:`~transferkit.theory.finetune_risk_finite`): simulated means with their standard
+    errors (dots), the per-sample Thm 5.2 limit on the same samples (crosses) and the
+    finite-size Thm 5.2 form :func:`~transferkit.theory.finetune_risk_deep_finite` (lines).
+    Eq. 14 is the zero line.
+    """
+    import matplotlib.pyplot as plt
+
+    depths = sorted(results)
+    fig, axes = plt.subplots(1, len(depths), figsize=(4.2 * len(depths), 3.8), sharey=True,
+                             squeeze=False)
+    for ax, L in zip(axes[0], depths):
+        r = results[L]
+        d, sigma = r["d"], r["sigma"]
+        keep = r["n"] < d
+        g, n = r["gammas"][keep], r["n"][keep]
+        n_fine = np.arange(max(2, int(n.min()) - 1), d - 1)
+        for k, t in enumerate(thetas):
+            j = int(np.argmin(np.abs(r["thetas"] - t)))
+            tj, c = r["thetas"][j], f"C{k}"
+            eq14 = theory.finetune_risk_finite(n, d, tj, sigma)
+            diff = r["finetune"][keep, j] - eq14[:, None]
+            se = diff.std(-1, ddof=1) / np.sqrt(diff.shape[-1])
+            ax.errorbar(g, diff.mean(-1), yerr=se, fmt="o", c=c, ms=4, capsize=2,
+                        label=plotting.theta_label(tj))
+            ax.plot(g, (r["finetune_thm52"][keep, j] - eq14[:, None]).mean(-1), "x", c=c, ms=6)
+            ax.plot(n_fine / d, theory.finetune_risk_deep_finite(n_fine, d, tj, sigma, L)
+                    - theory.finetune_risk_finite(n_fine, d, tj, sigma), c=c, lw=1)
+        ax.axhline(0, c="k", lw=0.8)
+        ax.set_xlabel(r"$\gamma = n/d$")
+        ax.set_title(f"L = {L}")
+    axes[0, 0].set_ylabel(r"$\mathcal{R}_{ft} - $ Eq. 14")
+    axes[0, 0].legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"{title}: simulation (dots, ±1 s.e.), Thm 5.2 on the same samples (x), "
+                 "Thm 5.2 finite-size form (lines); Eq. 14 = 0", fontsize=10)
     return fig

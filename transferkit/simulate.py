@@ -41,9 +41,11 @@ from .models import as_tensor, default_device, end_to_end, feature_map, init_dee
 from .trainers import (
     empirical_objective,
     feature_subspace,
+    finetune_chain,
     gradient_descent,
     linear_transfer,
     population_objective,
+    rank_one_chain,
 )
 
 __all__ = ["METHODS", "Pretrained", "feature_spectrum", "pretrain", "sample_size", "scratch_limit_vs_alpha", "simulate_grid",
@@ -137,7 +139,7 @@ def pretrain(d, depth=2, draws=20, seed=0, alpha=1e-5, rcond=1e-3, loss_tol=1e-1
 def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
                   methods=METHODS, rcond=1e-3, loss_tol=1e-10, max_steps=100_000,
                   reuse_scratch=True, scratch_method="nesterov", pretrained: Pretrained | None = None,
-                  device=None,
+                  finetune_method="chain", finetune_flow_tol=1e-3, device=None,
                   dtype=torch.float64, progress=None) -> dict:
     r"""Simulate a :math:`(\gamma, \theta)` grid of the transfer phase diagram.
 
@@ -164,6 +166,18 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
         fine-tuning always use plain gradient descent (their path matters).
     pretrained : Pretrained, optional
         Re-use networks from :func:`pretrain` (must match ``d, depth, draws``).
+    finetune_method : {"chain", "full"}
+        ``"chain"`` (default): gradient descent on all layers of the rank-one chain of the
+        pretrained weights (:func:`~transferkit.trainers.finetune_chain`; the same iterates as
+        plain gradient descent on the full network from that chain, which differs from the
+        pretrained weights by :math:`O(\alpha)`, reported as ``finetune_chain_residual``),
+        every angle and draw of a :math:`\gamma` row in one batch.  ``"full"``:
+        :func:`~transferkit.trainers.gradient_descent` on the full pretrained layers, one
+        batch of draws per angle (slow; kept as the reference).
+    finetune_flow_tol : float or None
+        ``flow_tol`` of :func:`~transferkit.trainers.finetune_chain`: the budget for the
+        departure of gradient descent from gradient flow (the change of the layer
+        imbalances; reported per run as ``finetune_imbalance_drift``).
 
     Returns
     -------
@@ -171,7 +185,13 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
     ``(len(gammas), len(thetas), draws)``; diagnostics ``<method>_converged`` and
     ``<method>_steps`` for the trained methods, ``scratch_minnorm_dist`` (distance of the
     scratch solution to :math:`X^+y`, Thm 3.5, shape ``(len(gammas), draws)``),
-    ``feature_rank`` and the ``pretrained`` object.
+    ``feature_rank`` and the ``pretrained`` object.  With ``"finetune"`` and
+    ``finetune_method="chain"`` also, per cell and draw, ``finetune_thm52`` (risk of paper
+    001's Thm 5.2 limit :math:`k P_\perp\beta(0) + X^+y` on the same sample, from the
+    pretrained :math:`\beta(0)`), ``finetune_thm52_dist`` (distance of the fine-tuned
+    :math:`\hat\beta` to it), ``finetune_thm52_k`` (its :math:`k`), ``finetune_row_error``
+    (certified bound on the distance of :math:`P_\parallel\hat\beta` to :math:`X^+y`), and
+    ``finetune_chain_residual`` ``(draws,)``.
     """
     _check_common(d, sigma, depth, draws, alpha)
     gammas = _check_grid("gamma", gammas, 0.0, np.inf, True)
@@ -180,6 +200,8 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
     unknown = set(methods) - set(METHODS)
     if unknown or not methods:
         raise ValueError(f"methods must be a non-empty subset of {METHODS} (got {methods!r})")
+    if finetune_method not in ("chain", "full"):
+        raise ValueError(f"finetune_method must be 'chain' or 'full' (got {finetune_method!r})")
     ns = [sample_size(g, d) for g in gammas]
     device = device or default_device()
     if pretrained is None:
@@ -199,6 +221,12 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
             out[m + "_steps"] = np.zeros((G, T, draws), dtype=np.int64)
     if "scratch" in methods:
         out["scratch_minnorm_dist"] = np.full((G, draws), np.nan)
+    chain = None
+    if "finetune" in methods and finetune_method == "chain":
+        chain = rank_one_chain(P.weights)
+        out["finetune_chain_residual"] = chain.residual.cpu().numpy()
+        for k in ("thm52", "thm52_dist", "thm52_k", "row_error", "imbalance_drift"):
+            out["finetune_" + k] = np.full((G, T, draws), np.nan)
     beta_t = P.beta_t(thetas)                                       # (B, T, d)
     cells = tqdm(list(enumerate(ns)), desc=f"simulating d={d}, L={depth}",
                  disable=not config.progress(progress))
@@ -234,7 +262,12 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
                 out["scratch_converged"][i, j] = info.converged
                 out["scratch_steps"][i, j] = info.steps
                 out["scratch_minnorm_dist"][i] = (beta - o.minimiser()).norm(dim=1).cpu().numpy()
-        if "finetune" in methods:
+        if "finetune" in methods and chain is not None:
+            ft = _finetune_row(chain, obj, X, Y, beta_t, depth, loss_tol, max_steps, n,
+                               finetune_flow_tol)
+            for k, v in ft.items():
+                out[k][i] = v
+        elif "finetune" in methods:
             for j in range(T):
                 o = obj.relabel(X, Y[..., j])
                 Ws, info = gradient_descent(P.weights, o, loss_tol=loss_tol, max_steps=max_steps,
@@ -274,6 +307,51 @@ def simulate_transfer(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1
         if m + "_converged" in res:
             out[m + "_converged"] = res[m + "_converged"][0, 0]
     return out
+
+
+def _finetune_row(chain, obj, X, Y, beta_t, depth, loss_tol, max_steps, n, flow_tol=1e-3) -> dict:
+    r"""Fine-tune every (angle, draw) of one :math:`\gamma` row at once (rank-one chain).
+
+    The eigendecomposition of :math:`X` is shared by the angles; targets
+    :math:`V^\top X^+ y = V^\top X^\top y / (n\lambda)` for all angles come from one
+    product.  Returns arrays ``(T, B)``: risks, convergence, steps and the paired
+    comparison with paper 001's Thm 5.2 limit on the same sample.
+    """
+    from .teachers import deep_finetune_scale
+
+    B, T = Y.shape[0], Y.shape[2]
+    V, lam = obj.V, obj.lam                                        # (B, d, r), (B, r)
+    r = lam.shape[1]
+    target = (V.transpose(1, 2) @ (X.transpose(1, 2) @ Y)) / (n * lam)[..., None]   # (B, r, T)
+    z0 = (V.transpose(1, 2) @ chain.w[..., None])[..., 0]        # (B, r)
+    flat = lambda a: a.reshape(B * T, *a.shape[2:])              # noqa: E731
+    rep = lambda a: flat(a[:, None].expand(B, T, *a.shape[1:]))  # noqa: E731
+    ch = type(chain)(rep(chain.w), rep(chain.c), rep(chain.residual))
+    # for n >= d the minimiser is unique and the path does not matter: plain curvature steps
+    z, c, info = finetune_chain(ch, rep(lam), rep(z0), flat(target.transpose(1, 2)),
+                                loss_tol=loss_tol, max_steps=max_steps,
+                                flow_tol=flow_tol if n < X.shape[2] else None,
+                                desc=f"fine-tuning n={n}")
+    dz = (z - rep(z0)).reshape(B, T, r)
+    C = c.prod(1).reshape(B, T)
+    beta = C[..., None] * (chain.w[:, None, :] + (V @ dz.transpose(1, 2)).transpose(1, 2))
+    # paper 001, Thm 5.2 on the same sample: k P_perp beta(0) + X^+ y, beta(0) pretrained
+    b0 = chain.beta                                                # (B, d)
+    perp = b0 - (V @ (V.transpose(1, 2) @ b0[..., None]))[..., 0]
+    mn = (V @ target).transpose(1, 2)                              # X^+ y, (B, T, d)
+    k = deep_finetune_scale(perp.norm(dim=1).cpu().numpy()[:, None],
+                            mn.norm(dim=2).cpu().numpy(), b0.norm(dim=1).cpu().numpy()[:, None],
+                            depth)                                 # (B, T)
+    k_t = torch.as_tensor(k, dtype=beta.dtype, device=beta.device)
+    b52 = k_t[..., None] * perp[:, None, :] + mn
+    tr = lambda a: np.ascontiguousarray(np.asarray(a).reshape(B, T).T)   # noqa: E731
+    return {"finetune": _risk(beta, beta_t).T,
+            "finetune_converged": tr(info.converged), "finetune_steps": tr(info.steps),
+            "finetune_row_error": tr(info.row_error),
+            "finetune_imbalance_drift": tr(info.imbalance_drift),
+            "finetune_thm52": _risk(b52, beta_t).T,
+            "finetune_thm52_dist": (beta - b52).norm(dim=2).cpu().numpy().T,
+            "finetune_thm52_k": k.T}
 
 
 def _risk(beta_hat, beta_t):

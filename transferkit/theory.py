@@ -811,6 +811,165 @@ def finetune_transferability(gamma, theta):
 
 
 # ---------------------------------------------------------------------------
+# fine-tuning of deep networks: the null-space rescaling of paper 001, Thm 5.2
+# ---------------------------------------------------------------------------
+
+
+def _check_depth(depth):
+    """``depth`` as an int >= 2 or ``inf``, else ``ValueError``."""
+    if isinstance(depth, bool) or not isinstance(depth, Real):
+        raise ValueError(f"depth must be an integer >= 2 or inf (got {depth!r})")
+    if depth == np.inf:
+        return np.inf
+    if not (np.isfinite(depth) and float(depth) == int(depth) and depth >= 2):
+        raise ValueError(f"depth must be an integer >= 2 or inf (got {depth!r})")
+    return int(depth)
+
+
+def _deep_scale(p, m, depth):
+    """``k`` of Thm 5.2 with ``||P_perp beta_s||^2 = p``, ``||X^+ y||^2 = m``, ``||beta_s|| = 1``."""
+    from .teachers import deep_finetune_scale
+
+    return deep_finetune_scale(np.sqrt(p), np.sqrt(m), np.ones_like(p), depth)
+
+
+@_overflow_to_inf
+def finetune_depth_scale(gamma, sigma, depth):
+    r"""Large-:math:`d` rescaling :math:`k` of the null-space component of :math:`\beta_s`.
+
+    Paper 001, Thm 5.2 (Eq. 5): fine-tuning a depth-:math:`L` linear network by gradient
+    flow from balanced pretrained weights (:math:`\beta(0) = \beta_s`, :math:`\|\beta_s\| = 1`)
+    converges to :math:`\beta = k\,P_\perp\beta_s + X^+y` with
+    :math:`k = \|\beta\|^{(L-1)/L}`, so :math:`k^{2L/(L-1)} = k^2\|P_\perp\beta_s\|^2 + \|X^+y\|^2`.
+    In the setting of paper 000 (Gaussian :math:`X`, :math:`n = \gamma d`) the norms
+    concentrate as :math:`d\to\infty`: :math:`\|P_\perp\beta_s\|^2\to 1-\gamma` and
+    :math:`\|X^+y\|^2 \to \gamma + \sigma^2\gamma/(1-\gamma)` (:math:`\|P_\parallel\beta_t\|^2`
+    plus the scratch variance of Eq. 8), so for :math:`\gamma < 1`
+
+    .. math:: k^{2L/(L-1)} = (1-\gamma)\,k^2 + \gamma + \frac{\sigma^2\gamma}{1-\gamma} .
+
+    (our derivation; it is in neither paper).  :math:`k = 1` at :math:`\sigma = 0`, for every
+    :math:`L`: the rescaling is then invisible in the mean.  :math:`k > 1` for
+    :math:`\sigma > 0`, growing with :math:`L` (``depth = inf`` is Eq. 6,
+    :math:`k^2 = 1 + \sigma^2/(1-\gamma)`) and diverging as :math:`\gamma\to 1`.  For
+    :math:`\gamma \ge 1` there is no null space and ``1`` is returned.
+    """
+    depth = _check_depth(depth)
+    scalar, (g, s) = _prepare(gamma=gamma, sigma=sigma)
+    out = np.ones(g.shape)
+    under = g < 1
+    if np.any(under):
+        gu, su = g[under], s[under]
+        out[under] = _deep_scale(1 - gu, gu + su ** 2 * gu / (1 - gu), depth)
+    return _finish(out, scalar)
+
+
+@_overflow_to_inf
+def finetune_depth_scale_finite(n, d, sigma, depth):
+    r"""Finite-size version of :func:`finetune_depth_scale` (paper 001, Thm 5.2).
+
+    Uses the exact means :math:`\mathbb E\|P_\perp\beta_s\|^2 = 1 - n/d` and
+    :math:`\mathbb E\|X^+y\|^2 = n/d + \sigma^2 n/(d-n-1)` for :math:`n < d - 1`
+    (``inf`` for :math:`n = d - 1`, :math:`\sigma > 0`); ``1`` for :math:`n \ge d`.  The
+    fluctuations of the two norms around their means (:math:`O(d^{-1/2})`) are ignored, so
+    the resulting risk is exact up to :math:`O(1/d)` (checked against the per-sample
+    Thm 5.2 limit in ``tests/test_theory.py``).
+    """
+    depth = _check_depth(depth)
+    scalar, (n_, d_, s) = _prepare(n=n, d=d, sigma=sigma)
+    out = np.ones(n_.shape)
+    under = n_ < d_
+    if np.any(under):
+        nu, du, su = n_[under], d_[under], s[under]
+        with np.errstate(divide="ignore"):
+            var = np.where(nu < du - 1, su ** 2 * nu / np.maximum(du - nu - 1, 1),
+                           np.where(su > 0, np.inf, 0.0))
+        k = np.full(nu.shape, np.inf)
+        fin = np.isfinite(var)
+        if np.any(fin):
+            k[fin] = _deep_scale(1 - nu[fin] / du[fin], nu[fin] / du[fin] + var[fin], depth)
+        out[under] = k
+    return _finish(out, scalar)
+
+
+@_overflow_to_inf
+def finetune_risk_deep(gamma, theta, sigma, depth):
+    r"""Large-:math:`d` excess risk of fine-tuning a depth-:math:`L` network (Thm 5.2 form).
+
+    Eq. 14 of paper 000 with the null-space component of :math:`\beta_s` rescaled by
+    :math:`k` (:func:`finetune_depth_scale`, paper 001 Thm 5.2): since
+    :math:`\hat\beta - \beta_t = P_\perp(k\beta_s - \beta_t) + X^+\epsilon`,
+
+    .. math::
+        \mathbb E\mathcal R_{ft}^{(L)} = \mathbb E\mathcal R_{sc}
+            + (1-\gamma)\,(k^2 - 2k\cos\theta) \quad (\gamma < 1),
+        \qquad \mathbb E\mathcal R_{sc} \quad (\gamma \ge 1),
+
+    which is Eq. 14 at :math:`k = 1`.  ``inf`` at :math:`\gamma = 1`, :math:`\sigma > 0`.
+    """
+    depth = _check_depth(depth)
+    scalar, (g, t, s) = _prepare(gamma=gamma, theta=theta, sigma=sigma)
+    k = np.asarray(finetune_depth_scale(g, s, depth), dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        extra = np.where(g < 1, (1 - g) * (k * k - 2 * k * _cos(t)), 0.0)
+    return _finish(_scratch(g, s) + np.where(np.isfinite(extra), extra, 0.0), scalar)
+
+
+@_overflow_to_inf
+def finetune_risk_deep_finite(n, d, theta, sigma, depth):
+    r"""Finite-size excess risk of deep fine-tuning, Thm 5.2 form.
+
+    :math:`\mathbb E\mathcal R_{sc}(n, d) + (1 - n/d)(k^2 - 2k\cos\theta)` for :math:`n < d`
+    with :math:`k` from :func:`finetune_depth_scale_finite` (paper 001, Thm 5.2; the
+    finite-size Eq. 14 of paper 000, :func:`finetune_risk_finite`, is :math:`k = 1`), and the
+    scratch risk for :math:`n \ge d`.
+    """
+    depth = _check_depth(depth)
+    scalar, (n_, d_, t, s) = _prepare(n=n, d=d, theta=theta, sigma=sigma)
+    k = np.asarray(finetune_depth_scale_finite(n_, d_, s, depth), dtype=float)
+    base = _scratch_finite(n_, d_, s)
+    with np.errstate(over="ignore", invalid="ignore"):
+        extra = np.where((n_ < d_) & np.isfinite(k), (1 - n_ / d_) * (k * k - 2 * k * _cos(t)), 0.0)
+    return _finish(base + extra, scalar)
+
+
+@_overflow_to_inf
+def finetune_transferability_deep(gamma, theta, sigma, depth):
+    r"""Large-:math:`d` fine-tuning transferability with the Thm 5.2 rescaling.
+
+    .. math::
+        \mathcal T_{ft}^{(L)} = (1-\gamma)\,(2k\cos\theta - k^2) \quad (\gamma < 1),
+        \qquad 0 \quad (\gamma \ge 1),
+
+    with :math:`k` from :func:`finetune_depth_scale`; Eq. 15 of paper 000 is :math:`k = 1`.
+    Unlike Eq. 15 it depends on :math:`\sigma` and :math:`L`, and its sign changes at
+    :math:`\cos\theta = k/2` (:func:`finetune_boundary_deep`) instead of :math:`\theta = \pi/3`.
+    """
+    depth = _check_depth(depth)
+    scalar, (g, t, s) = _prepare(gamma=gamma, theta=theta, sigma=sigma)
+    k = np.asarray(finetune_depth_scale(g, s, depth), dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.where(g < 1, (1 - g) * (2 * k * _cos(t) - k * k), 0.0)
+    return _finish(out, scalar)
+
+
+@_overflow_to_inf
+def finetune_boundary_deep(gamma, sigma, depth):
+    r"""Angle where :func:`finetune_transferability_deep` changes sign, :math:`\arccos(k/2)`.
+
+    Eq. 15 puts it at :math:`\theta = \pi/3` for every :math:`\gamma < 1`; with the
+    Thm 5.2 rescaling (:math:`k \ge 1`) it moves to smaller angles as :math:`\gamma \to 1`,
+    :math:`\sigma` or :math:`L` grow (``0`` once :math:`k \ge 2`).  ``nan``-free: for
+    :math:`\gamma \ge 1` (no transfer either way) ``pi/3`` is returned by convention.
+    """
+    depth = _check_depth(depth)
+    scalar, (g, s) = _prepare(gamma=gamma, sigma=sigma)
+    k = np.asarray(finetune_depth_scale(g, s, depth), dtype=float)
+    out = np.where(g < 1, np.arccos(np.clip(k / 2, -1.0, 1.0)), np.pi / 3)
+    return _finish(out, scalar)
+
+
+# ---------------------------------------------------------------------------
 # negative-transfer window (Sec. 3.3)
 # ---------------------------------------------------------------------------
 
@@ -886,3 +1045,326 @@ def negative_transfer_window(theta, sigma):
     upper = 0.5 * (a + math.sqrt(disc))
     lower = (c * c) / upper
     return (lower, upper)
+
+
+# ---------------------------------------------------------------------------
+# ridge and weight decay (paper 000, Sec. 3.3.1 and App. E, Figs. 5-6)
+# ---------------------------------------------------------------------------
+
+__all__ += [
+    "ridge_linear_transfer_risk_finite",
+    "mp_stieltjes",
+    "ridge_risk",
+    "ridge_norm2",
+    "optimal_ridge_risk",
+    "weight_decay_ridge_parameter",
+    "weight_decay_scratch_risk",
+]
+
+_RULES["mu"] = (lambda a: a >= 0, "a finite number >= 0")
+_RULES["weight_decay"] = (lambda a: a >= 0, "a finite number >= 0")
+
+
+def _chi2_expect(func, n: float) -> float:
+    """:math:`\\mathbb E f(Q)` for :math:`Q \\sim \\chi^2_n` by adaptive quadrature."""
+    from scipy import integrate, stats
+
+    lo = max(0.0, n - 40 * math.sqrt(2 * n))
+    hi = n + 40 * math.sqrt(2 * n) + 60
+    val, _ = integrate.quad(lambda q: func(q) * stats.chi2.pdf(q, n), lo, hi,
+                            points=[n], limit=200, epsabs=1e-13, epsrel=1e-11)
+    return val
+
+
+@_overflow_to_inf
+def ridge_linear_transfer_risk_finite(n, theta, sigma, lam):
+    r"""Exact finite-``n`` excess risk of ridge linear transfer (paper 000, Eqs. 124-125).
+
+    With :math:`z = X\beta_s`, :math:`Q = \|z\|^2 \sim \chi^2_n` and
+    :math:`b = z^\top y/(Q + n\lambda)` (Eq. 123), conditioning on :math:`z` gives
+
+    .. math::
+
+        \mathbb{E}\mathcal{R}^{\lambda}_{lt} = \sin^2\theta
+        + \cos^2\theta\,\mathbb{E}\frac{(n\lambda)^2}{(Q+n\lambda)^2}
+        + (\sin^2\theta + \sigma^2)\,\mathbb{E}\frac{Q}{(Q+n\lambda)^2},
+
+    evaluated by one-dimensional quadrature over the :math:`\chi^2_n` density.  At
+    :math:`\lambda = 0` it is Eq. 10 (:func:`linear_transfer_risk`); as
+    :math:`n\to\infty` it tends to Eq. 13 (:func:`ridge_linear_transfer_risk`), which
+    drops the :math:`O(1/n)` terms
+    :math:`[(\sin^2\theta+\sigma^2)(1+\lambda)^2 + 6\lambda^2\cos^2\theta]/(n(1+\lambda)^4)`
+    (label noise, and the fluctuation of :math:`Q` in the shrinkage bias).  The first
+    decreases with :math:`\lambda`, so at finite :math:`n` the risk has its minimum at
+    :math:`\lambda^\star \approx (\sin^2\theta + \sigma^2)/(n\cos^2\theta) > 0`, not at 0.
+    Unit feature scale is assumed (for features :math:`s\,X\beta_s` use
+    :math:`\lambda/s^2`, see :func:`transferkit.trainers.ridge_linear_transfer`).
+
+    Parameters
+    ----------
+    n : int or array_like
+        Number of target samples, integer :math:`\ge 1`.
+    theta : float or array_like
+        Source-target angle in :math:`[0, \pi]`.
+    sigma : float or array_like
+        Label-noise standard deviation :math:`\ge 0`.
+    lam : float or array_like
+        Ridge strength :math:`\lambda \ge 0` of Eq. 12.
+
+    Returns
+    -------
+    float or ndarray
+        Expected excess risk (``inf`` only at :math:`\lambda = 0`, :math:`n \le 2`).
+    """
+    scalar, (n_, t, s, lm) = _prepare(n=n, theta=theta, sigma=sigma, lam=lam)
+    sin2, cos2 = _sin2(t), _cos(t) ** 2
+
+    def _ridge(m):
+        out = np.empty(int(np.count_nonzero(m)))
+        for i, (nn, c2, s2, ss, ll) in enumerate(zip(n_[m], cos2[m], sin2[m], s[m], lm[m])):
+            nl = nn * ll
+            bias = _chi2_expect(lambda q: (nl / (q + nl)) ** 2, nn)
+            var = _chi2_expect(lambda q: q / (q + nl) ** 2, nn)
+            out[i] = s2 + c2 * bias + (s2 + ss * ss) * var
+        return out
+
+    out = _piecewise(n_.shape, [
+        (lm > 0, _ridge),
+        (lm == 0, lambda m: _linear_transfer(n_[m], t[m], s[m])),
+    ])
+    return _finish(out, scalar)
+
+
+def _mp_m(psi: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """Stieltjes transform of Marchenko-Pastur (ratio ``psi``) at ``-mu < 0``, cancellation-free."""
+    b = 1 - psi + mu
+    root = np.sqrt(b * b + 4 * psi * mu)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        neg = (root - b) / (2 * psi * mu)
+        pos = 2 / (b + root)
+    return np.where(b > 0, pos, neg)
+
+
+def _mp_dm(psi: np.ndarray, mu: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """:math:`\\int (s+\\mu)^{-2}\\,dF_\\psi(s) = m(1+\\psi m)/\\sqrt{b^2 + 4\\psi\\mu}`."""
+    b = 1 - psi + mu
+    return m * (1 + psi * m) / np.sqrt(b * b + 4 * psi * mu)
+
+
+@_overflow_to_inf
+def mp_stieltjes(gamma, mu):
+    r"""Stieltjes transform of the Marchenko-Pastur law of :math:`X^\top X/n` at :math:`-\mu`.
+
+    For :math:`X \in \mathbb R^{n\times d}` with i.i.d. standard entries and
+    :math:`\psi = d/n = 1/\gamma` (paper 000 uses :math:`\gamma = n/d`), the spectral
+    distribution :math:`F_\psi` of :math:`X^\top X/n` has
+
+    .. math::
+
+        m(-\mu) = \int\frac{dF_\psi(s)}{s+\mu}
+        = \frac{-(1-\psi+\mu) + \sqrt{(1-\psi+\mu)^2 + 4\psi\mu}}{2\psi\mu},
+
+    the root of :math:`\psi\mu m^2 + (1-\psi+\mu)m - 1 = 0` (Marchenko and Pastur 1967;
+    Hastie et al. 2022, Sec. 5).  Requires :math:`\mu > 0`.
+    """
+    scalar, (g, mu_) = _prepare(gamma=gamma, mu=mu)
+    if np.any(mu_ == 0):
+        raise ValueError("mu must be > 0 for mp_stieltjes (got 0.0)")
+    return _finish(_mp_m(1 / g, mu_), scalar)
+
+
+def _ridge_parts(g, s, mu):
+    r"""Asymptotic (risk, ||beta||^2) of ridge with parameter ``mu > 0``, unit signal.
+
+    For :math:`\psi > 1` the law has an atom :math:`1 - 1/\psi` at 0, so :math:`m` and
+    :math:`\int(s+\mu)^{-2}dF` grow like :math:`1/\mu` and :math:`1/\mu^2` and
+    :math:`m - \mu\,m'` cancels catastrophically for small :math:`\mu`: the atom is taken
+    out in closed form, :math:`m = (1-1/\psi)/\mu + \tilde m` with
+    :math:`\tilde m = [N/D - 1]/(2\psi)`, :math:`N = 2(\psi+1)+\mu`, :math:`D = R+\psi-1`,
+    :math:`R = \sqrt{(\psi-1)^2 + 2\mu(\psi+1) + \mu^2}`.
+    """
+    g, s, mu = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (g, s, mu)))
+    psi = 1 / g
+    m = _mp_m(psi, mu)
+    dm = _mp_dm(psi, mu, m)
+    mu_m, mu2_dm, reg = mu * m, mu * mu * dm, m - mu * dm
+    atom = psi > 1
+    if np.any(atom):
+        p, u = psi[atom], mu[atom]
+        R = np.sqrt((p - 1) ** 2 + 2 * u * (p + 1) + u * u)
+        D, N = R + p - 1, 2 * (p + 1) + u
+        mt = (N / D - 1) / (2 * p)                        # regular part of m
+        dmt = -(D - N * (p + 1 + u) / R) / (2 * p * D * D)  # its -d/dmu
+        w = 1 - 1 / p
+        mu_m, mu2_dm, reg = (np.array(a, dtype=float) for a in (mu_m, mu2_dm, reg))
+        mu_m[atom] = w + u * mt
+        mu2_dm[atom] = w + u * u * dmt
+        reg[atom] = mt - u * dmt
+    var = s * s * psi * reg                   # sigma^2 psi int s/(s+mu)^2
+    risk = mu2_dm + var                       # bias + variance
+    norm2 = 1 - 2 * mu_m + mu2_dm + var       # int s^2/(s+mu)^2 + variance
+    return risk, norm2
+
+
+@_overflow_to_inf
+def ridge_risk(gamma, sigma, mu):
+    r"""Asymptotic excess risk of ridge regression on isotropic data (Dobriban and Wager 2018).
+
+    The estimator :math:`\hat\beta_\mu = (X^\top X/n + \mu I)^{-1}X^\top y/n` (objective
+    :math:`\frac1{2n}\|y - X\beta\|^2 + \frac\mu2\|\beta\|^2`) with
+    :math:`\|\beta_t\| = 1` has, as :math:`n, d\to\infty` with
+    :math:`\gamma = n/d` (paper 000's convention; :math:`\psi = 1/\gamma = d/n`),
+
+    .. math::
+
+        \mathcal R(\mu) = \mu^2\, m'(-\mu) + \sigma^2\psi\,\big(m(-\mu) - \mu\, m'(-\mu)\big),
+        \qquad m'(-\mu) = \int\frac{dF_\psi(s)}{(s+\mu)^2}
+        = \frac{m(1+\psi m)}{\sqrt{(1-\psi+\mu)^2+4\psi\mu}},
+
+    with :math:`m` from :func:`mp_stieltjes` (Dobriban and Wager 2018, Thm 2.1; Hastie et
+    al. 2022, Thm 5).  At :math:`\mu = 0` it is the minimum-norm risk, Eq. 8 of paper 000
+    (:func:`scratch_risk`).
+
+    Parameters
+    ----------
+    gamma : float or array_like
+        :math:`\gamma = n/d > 0`.
+    sigma : float or array_like
+        Label-noise standard deviation :math:`\ge 0`.
+    mu : float or array_like
+        Ridge parameter :math:`\mu \ge 0`.
+    """
+    scalar, (g, s, mu_) = _prepare(gamma=gamma, sigma=sigma, mu=mu)
+    out = _piecewise(g.shape, [
+        (mu_ > 0, lambda m: _ridge_parts(g[m], s[m], mu_[m])[0]),
+        (mu_ == 0, lambda m: _scratch(g[m], s[m])),
+    ])
+    return _finish(out, scalar)
+
+
+@_overflow_to_inf
+def ridge_norm2(gamma, sigma, mu):
+    r"""Asymptotic squared norm :math:`\|\hat\beta_\mu\|^2` of the ridge estimator (:func:`ridge_risk`).
+
+    .. math::
+
+        \|\hat\beta_\mu\|^2 \to \int\frac{s^2\,dF_\psi}{(s+\mu)^2}
+        + \sigma^2\psi\int\frac{s\,dF_\psi}{(s+\mu)^2}
+        = 1 - 2\mu m + \mu^2 m' + \sigma^2\psi(m - \mu m'),
+
+    for :math:`\mu > 0` (:math:`m, m'` at :math:`-\mu`, :math:`\psi = 1/\gamma`).
+    """
+    scalar, (g, s, mu_) = _prepare(gamma=gamma, sigma=sigma, mu=mu)
+    if np.any(mu_ == 0):
+        raise ValueError("mu must be > 0 for ridge_norm2 (got 0.0)")
+    return _finish(_ridge_parts(g, s, mu_)[1], scalar)
+
+
+@_overflow_to_inf
+def optimal_ridge_risk(gamma, sigma):
+    r"""Asymptotic excess risk of optimally tuned ridge on isotropic data.
+
+    With :math:`\|\beta_t\| = 1` the optimal ridge parameter is
+    :math:`\mu^\star = \sigma^2\psi = \sigma^2/\gamma` (Dobriban and Wager 2018, Thm 2.1;
+    Hastie et al. 2022, Thm 5 and Cor. 5, with signal :math:`r^2 = 1`, :math:`\psi = d/n`).
+    At :math:`\mu^\star` the bias and variance terms of :func:`ridge_risk` combine to
+    :math:`\mathcal R^\star = \sigma^2\psi\, m(-\mu^\star)`, which in paper 000's
+    :math:`\gamma = n/d` reads
+
+    .. math::
+
+        \mathcal R^\star(\gamma, \sigma)
+        = \tfrac12\Big[\sqrt{(\gamma - 1 + \sigma^2)^2 + 4\sigma^2} - (\gamma - 1 + \sigma^2)\Big].
+
+    It is finite for every :math:`\gamma` (no double descent), tends to :math:`1-\gamma`
+    for :math:`\gamma < 1` and to :math:`0` for :math:`\gamma > 1` as :math:`\sigma\to0`,
+    and to :math:`\sigma^2/\gamma` as :math:`\gamma\to\infty`.  It is a lower bound on
+    the limiting risk of every ridge or (depth-2) weight-decay estimator of this data.
+
+    Parameters
+    ----------
+    gamma : float or array_like
+        :math:`\gamma = n/d > 0`.
+    sigma : float or array_like
+        Label-noise standard deviation :math:`\ge 0`.
+    """
+    scalar, (g, s) = _prepare(gamma=gamma, sigma=sigma)
+    a = g - 1 + s * s
+    root = np.sqrt(a * a + 4 * s * s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pos = 2 * s * s / (root + a)
+    out = np.where(a > 0, pos, 0.5 * (root - a))
+    return _finish(out, scalar)
+
+
+_WD_NEGLIGIBLE = 1e-100
+
+
+def _wd_mu(g, s, wd):
+    """Solve mu * ||beta_mu|| = wd by bisection in log(mu) (vectorised, wd > 0 below threshold)."""
+    psi = 1 / g
+    smax = (1 + np.sqrt(psi)) ** 2
+    G = np.sqrt(1 + psi + s * s * psi)             # lim ||X^T y / n||
+    lo = np.log(wd) - 50.0
+    hi = np.log(wd * smax / (G - wd)) + 1.0
+    for _ in range(120):
+        mid = 0.5 * (lo + hi)
+        mu = np.exp(mid)
+        f = mu * np.sqrt(_ridge_parts(g, s, mu)[1]) - wd
+        hi = np.where(f > 0, mid, hi)
+        lo = np.where(f > 0, lo, mid)
+    return np.exp(0.5 * (lo + hi))
+
+
+@_overflow_to_inf
+def weight_decay_ridge_parameter(gamma, sigma, weight_decay):
+    r"""Effective ridge parameter of a weight-decay-trained two-layer linear network.
+
+    Training :math:`f(x) = x^\top W_1 w_2` on
+    :math:`\frac1{2n}\|y - XW_1w_2\|^2 + \frac{\lambda_{wd}}2(\|W_1\|_F^2 + \|w_2\|^2)`
+    (paper 000, App. E, Fig. 5) reaches a balanced minimum, where the penalty equals
+    :math:`\lambda_{wd}\|\beta\|` (:math:`\min_{W_1w_2=\beta}\frac12(\|W_1\|^2+\|w_2\|^2)
+    = \|\beta\|`).  The stationarity condition
+    :math:`\Sigma(\beta - \hat\beta) + \lambda_{wd}\beta/\|\beta\| = 0` makes :math:`\beta`
+    the ridge estimator with the data-dependent parameter :math:`\mu = \lambda_{wd}/\|\beta\|`:
+
+    .. math:: \mu\,\|\hat\beta_\mu\| = \lambda_{wd},
+
+    which, with the limit of :math:`\|\hat\beta_\mu\|` (:func:`ridge_norm2`), has a unique
+    root for :math:`0 < \lambda_{wd} < \sqrt{1 + \psi + \sigma^2\psi}` (the limit of
+    :math:`\|X^\top y/n\|`); above that threshold :math:`\beta = 0` and ``inf`` is returned.
+    ``0`` for :math:`\lambda_{wd} = 0`.
+    """
+    scalar, (g, s, w) = _prepare(gamma=gamma, sigma=sigma, weight_decay=weight_decay)
+    G = np.sqrt(1 + 1 / g + s * s / g)
+    # below _WD_NEGLIGIBLE the root mu ~ weight_decay is beyond what the Marchenko-Pastur
+    # forms resolve in float64 (m(-mu) ~ mu^(-1/2) at gamma = 1 overflows its derivative):
+    # treated as 0, whose risk it equals to far below float resolution for gamma != 1
+    inner = (w > _WD_NEGLIGIBLE) & (w < G)
+    out = _piecewise(g.shape, [
+        (inner, lambda m: _wd_mu(g[m], s[m], w[m])),
+        (w <= _WD_NEGLIGIBLE, lambda m: np.zeros(int(np.count_nonzero(m)))),
+        (w >= G, lambda m: np.full(int(np.count_nonzero(m)), np.inf)),
+    ])
+    return _finish(out, scalar)
+
+
+@_overflow_to_inf
+def weight_decay_scratch_risk(gamma, sigma, weight_decay):
+    r"""Asymptotic excess risk of a two-layer linear network trained with weight decay.
+
+    :func:`ridge_risk` at the effective ridge parameter
+    :math:`\mu = \lambda_{wd}/\|\beta\|` of :func:`weight_decay_ridge_parameter`; equal to
+    :func:`scratch_risk` (Eq. 8) at :math:`\lambda_{wd} = 0` and to ``1`` (the zero
+    predictor) above the threshold :math:`\sqrt{1 + \psi + \sigma^2\psi}`.
+    Depth 2 only: for depth :math:`L` the penalty at a balanced minimum is
+    :math:`\frac{L\lambda_{wd}}2\|\beta\|^{2/L}`, not convex for :math:`L > 2`.
+    """
+    scalar, (g, s, w) = _prepare(gamma=gamma, sigma=sigma, weight_decay=weight_decay)
+    mu = np.asarray(weight_decay_ridge_parameter(g, s, w), dtype=float).reshape(g.shape)
+    out = _piecewise(g.shape, [
+        (np.isfinite(mu) & (mu > 0), lambda m: _ridge_parts(g[m], s[m], mu[m])[0]),
+        (mu == 0, lambda m: _scratch(g[m], s[m])),
+        (np.isinf(mu), lambda m: np.ones(int(np.count_nonzero(m)))),
+    ])
+    return _finish(out, scalar)

@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from . import config
 
-from ._validate import check_int
+from ._validate import check_int, check_positive
 from .models import curvature_bound, feature_map, layer_gradients, right_products
 
 __all__ = [
@@ -177,7 +177,7 @@ class TrainInfo:
 def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: int = 100_000,
                      step_scale: float = 1.0, method: str = "gd", check_every: int = 10,
                      progress: bool | None = False, desc: str = "gradient descent",
-                     warn: bool = True):
+                     warn: bool = True, weight_decay: float = 0.0):
     r"""Full-batch gradient descent on all layers until :math:`\ell-\ell_{\min} \le` ``loss_tol``.
 
     Parameters
@@ -205,6 +205,19 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
         space of :math:`X`, so the limit point is :math:`X^+y + O(\alpha)` exactly as for
         gradient flow (the argument of Thm 3.5); use it when only the limit matters
         (scratch training).  ``tests/test_trainers.py`` checks that both reach the same point.
+    weight_decay : float >= 0
+        Weight decay :math:`\lambda_{wd}`: the objective becomes
+        :math:`\ell(\beta) + \frac{\lambda_{wd}}2\sum_l \|W_l\|_F^2` (the convention of
+        ``torch.optim.SGD(weight_decay=...)``, which adds :math:`\lambda_{wd} W_l` to each
+        gradient; paper 000, App. E, Fig. 5).  The step uses the curvature bound plus
+        :math:`\lambda_{wd}`.  The minimum of this objective is not known to the trainer,
+        so with ``weight_decay > 0`` it stops when the **squared gradient norm** of the
+        regularised objective (summed over layers, all instances separately) falls below
+        ``loss_tol``, and ``TrainInfo.excess_loss`` holds that squared norm.  The rows of
+        :math:`W_1` outside the data span receive only the decay and shrink by the factor
+        :math:`\prod_t(1-\eta_t\lambda_{wd})`, tracked exactly.  ``0`` (the default) gives
+        bit-for-bit the iterates of plain (un-regularised) training.
+        For the closed-form limit at depth 2 see :func:`weight_decay_minimiser`.
 
     Returns
     -------
@@ -218,6 +231,7 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
     if method not in ("gd", "nesterov"):
         raise ValueError(f"method must be 'gd' or 'nesterov' (got {method!r})")
     max_steps = check_int("max_steps", max_steps, 0)
+    wd = check_positive("weight_decay", weight_decay, allow_zero=True)
     for i, W in enumerate(Ws):
         if not bool(torch.isfinite(W).all()):
             raise ValueError(f"Ws[{i}] (initial weights) must be finite; it holds NaN or inf")
@@ -250,6 +264,13 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
     sq = sq_norms()
     excess = None
     nesterov = method == "nesterov"
+    if wd > 0:
+        # the part of W_1 outside the data span only decays: it is c * W1_null(0), track c
+        one = torch.ones(B, dtype=work[0].dtype, device=dev)
+        c_x, c_prev, c_pt = one.clone(), one.clone(), one.clone()
+        null_sq = (torch.linalg.vector_norm(W1, dim=(1, 2)) ** 2
+                   - torch.linalg.vector_norm(work[0], dim=(1, 2)) ** 2).clamp_min(0) \
+            if obj.V is not None else torch.zeros(B, dtype=work[0].dtype, device=dev)
     if nesterov:
         prev = [W.clone() for W in work]      # x_{t-1}
         ybuf = [torch.empty_like(W) for W in work]
@@ -265,13 +286,28 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
                 torch.lerp(work[l], prev[l], -mu, out=ybuf[l])  # x + mu (x - x_prev), fused
             point = ybuf
             sq = sq_norms()
+            if wd > 0:
+                c_pt = c_x + mu[:, 0, 0] * (c_x - c_prev)
         else:
             point = work
+            if wd > 0:
+                c_pt = c_x
         r = right_products(point)
         beta = (point[0] @ r[0])[..., 0]
         diff = beta - target
         g = lam * diff
         excess = 0.5 * (g * diff).sum(1)
+        fval = excess
+        if wd > 0:
+            # regularised objective (for the restart test) and its squared gradient norm
+            # (the stopping quantity); the gradient of layer l is a_l r_l^T + wd W_l
+            fval = excess + 0.5 * wd * (sq.sum(0) + c_pt ** 2 * null_sq)
+            a, _ = layer_gradients(point, g, r)
+            if t % check_every == 0 or t == max_steps:
+                excess = (wd * c_pt) ** 2 * null_sq
+                for l in range(L):
+                    excess = excess + torch.baddbmm(point[l], a[l], r[l].transpose(1, 2),
+                                                    beta=wd).pow(2).sum((1, 2))
         if t % check_every == 0 or t == max_steps:
             if not torch.isfinite(excess).all():
                 raise DivergenceError(
@@ -285,25 +321,40 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
             bar.set_postfix(converged=f"{int((~active).sum())}/{B}")
             if t % 1000 == 0 and not nesterov:
                 sq = sq_norms()  # refresh the incrementally updated norms
-        eta = step_scale / curvature_bound(sq, lam_max, g.norm(dim=1))
+        eta = step_scale / (curvature_bound(sq, lam_max, g.norm(dim=1)) + wd)
         eta = torch.where(active, eta, torch.zeros_like(eta))
-        a, _ = layer_gradients(point, g, r)
+        if wd == 0:
+            a, _ = layer_gradients(point, g, r)
+        else:
+            shrink = 1 - eta * wd
         if nesterov:
             # function-value restart: drop the momentum where the loss went up
-            k = torch.where(excess > last, torch.zeros_like(k), k + 1)
-            last = excess
+            k = torch.where(fval > last, torch.zeros_like(k), k + 1)
+            last = fval
             for l in range(L):
+                if wd > 0:
+                    ybuf[l].mul_(shrink[:, None, None])
                 ybuf[l].baddbmm_(a[l] * (-eta)[:, None, None], r[l].transpose(1, 2))
+            if wd > 0:
+                c_prev, c_x = c_x, c_pt * shrink
             # frozen (converged) instances keep x: y = x there because eta = 0 and mu -> 0
             k = torch.where(active, k, torch.zeros_like(k))
             prev, work, ybuf = work, ybuf, prev
         else:
             gb = (g * beta).sum(1)
             for l in range(L):
-                # ||W - eta a r^T||^2 = ||W||^2 - 2 eta a^T W r + eta^2 ||a||^2 ||r||^2, a^T W r = g.beta
-                sq[l] = (sq[l] - 2 * eta * gb
-                         + eta ** 2 * a[l].pow(2).sum((1, 2)) * r[l].pow(2).sum((1, 2)))
+                if wd > 0:
+                    # W <- (1 - eta wd) W - eta a r^T
+                    sq[l] = (shrink ** 2 * sq[l] - 2 * eta * shrink * gb
+                             + eta ** 2 * a[l].pow(2).sum((1, 2)) * r[l].pow(2).sum((1, 2)))
+                    work[l].mul_(shrink[:, None, None])
+                else:
+                    # ||W - eta a r^T||^2 = ||W||^2 - 2 eta a^T W r + eta^2 ||a||^2 ||r||^2, a^T W r = g.beta
+                    sq[l] = (sq[l] - 2 * eta * gb
+                             + eta ** 2 * a[l].pow(2).sum((1, 2)) * r[l].pow(2).sum((1, 2)))
                 work[l].baddbmm_(a[l] * (-eta)[:, None, None], r[l].transpose(1, 2))
+            if wd > 0:
+                c_x = c_x * shrink
         steps += active
         t += 1
     bar.close()
@@ -315,7 +366,11 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
                       f"{float(excess.max()):.3g}); they are flagged in TrainInfo.converged",
                       ConvergenceWarning, stacklevel=2)
     if obj.V is not None:
-        work[0] = W1 + obj.V @ (work[0] - W1_act0)
+        if wd > 0:  # the null-space rows decayed by the factor c (c = 1 without decay)
+            c = c_pt[:, None, None]
+            work[0] = c * W1 + obj.V @ (work[0] - c * W1_act0)
+        else:
+            work[0] = W1 + obj.V @ (work[0] - W1_act0)
     return work, info
 
 
@@ -431,3 +486,306 @@ def finetune(Ws, X: torch.Tensor, y: torch.Tensor, **kwargs):
     kwargs.setdefault("method", "gd")
     return gradient_descent(Ws, empirical_objective(X, y), desc=kwargs.pop("desc", "fine-tuning"),
                             **kwargs)
+
+
+__all__ += ["weight_decay_minimiser"]
+
+
+def weight_decay_minimiser(obj: Quadratic, weight_decay: float, iters: int = 200):
+    r"""Closed-form limit of a depth-2 linear network trained with weight decay.
+
+    For :math:`\ell(\beta) + \frac{\lambda_{wd}}2(\|W_1\|_F^2 + \|w_2\|^2)` with
+    :math:`\beta = W_1w_2` (:func:`gradient_descent` with ``weight_decay``), the penalty of
+    the cheapest factorisation of :math:`\beta` is :math:`\lambda_{wd}\|\beta\|`
+    (:math:`\|W_1\|_F^2 + \|w_2\|^2 \ge 2\|W_1\|_F\|w_2\| \ge 2\|\beta\|`, equality for the
+    balanced rank-one factorisation; weight decay drives :math:`W_1^\top W_1 - w_2w_2^\top`
+    to zero, so every stationary point is balanced).  The end-to-end problem
+    :math:`\min_\beta \frac12(\beta-\hat\beta)^\top\Sigma(\beta-\hat\beta) +
+    \lambda_{wd}\|\beta\|` is convex; its minimiser is zero when
+    :math:`\|\Sigma\hat\beta\| \le \lambda_{wd}` and otherwise the ridge solution
+
+    .. math::
+
+        \beta = (\Sigma + \mu I)^{-1}\Sigma\hat\beta
+              = V\,\mathrm{diag}\!\Big(\frac{\lambda_i}{\lambda_i+\mu}\Big)V^\top\hat\beta,
+        \qquad \mu\,\|\beta(\mu)\| = \lambda_{wd},
+
+    a shrinkage of :math:`\hat\beta` along the eigenbasis of the data, whose parameter
+    :math:`\mu = \lambda_{wd}/\|\beta\|` is the unique root of the increasing function
+    :math:`\mu \mapsto \mu\|\beta(\mu)\|` (found by bisection in :math:`\log\mu`).  From a
+    small initialisation gradient descent escapes the saddle at the origin and reaches this
+    global minimum; the component of :math:`W_1(0)` outside the data span decays to zero, so
+    unlike unregularised training (Thm 3.5) the limit does not depend on :math:`\alpha`.
+
+    Returns ``(beta, mu)``: the end-to-end vectors ``(B, d)`` and the effective ridge
+    parameters ``(B,)`` (``inf`` where :math:`\beta = 0`).
+    """
+    wd = check_positive("weight_decay", weight_decay)
+    lam, b = obj.lam, obj.beta_hat
+    grad0 = (lam * b).norm(dim=1)                   # ||Sigma beta_hat||, the gradient at 0
+    alive = grad0 > wd
+    lo = torch.log(wd / b.norm(dim=1).clamp_min(1e-300))
+    hi = torch.log(wd * lam.max(dim=1).values / (grad0 - wd).clamp_min(1e-300)) + 1
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        mu = mid.exp()[:, None]
+        f = (mu * lam * b / (lam + mu)).norm(dim=1) - wd
+        hi = torch.where(f > 0, mid, hi)
+        lo = torch.where(f > 0, lo, mid)
+    mu = (0.5 * (lo + hi)).exp()
+    coef = lam * b / (lam + mu[:, None]) * alive[:, None]
+    beta = coef if obj.V is None else (obj.V @ coef[..., None])[..., 0]
+    mu = torch.where(alive, mu, torch.full_like(mu, float("inf")))
+    return beta, mu
+
+
+# ---------------------------------------------------------------------------
+# fine-tuning from the rank-one pretrained chain (paper 000, Sec. 3.4; paper 001, Thm 5.2)
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class RankOneChain:
+    r"""A deep linear network whose layers form a rank-one chain.
+
+    :math:`W_1 = \mathbf w\,\mathbf q_1^\top`, :math:`W_l = c_l\,\mathbf q_{l-1}\mathbf q_l^\top`
+    (:math:`1<l<L`), :math:`W_L = c_L\,\mathbf q_{L-1}` with unit :math:`\mathbf q_l`, so that
+    :math:`\beta = W_1\cdots W_L = (c_2\cdots c_L)\,\mathbf w`.  Pretraining from a small
+    initialisation converges to such a chain up to :math:`O(\alpha)` (paper 000, Thm 3.4:
+    the features collapse to rank one; the layers are balanced, so
+    :math:`\|\mathbf w\| = |c_l| = \|\beta_s\|^{1/L}`).
+
+    Attributes
+    ----------
+    w : tensor ``(B, d)``, the first layer's column :math:`W_1\mathbf q_1`.
+    c : tensor ``(B, L-1)``, the scalars :math:`c_2, \dots, c_L`.
+    residual : tensor ``(B,)``, :math:`\big(\sum_l\|W_l - \hat W_l\|_F^2\big)^{1/2}`, the size
+        of what the rank-one chain :math:`\hat W` leaves out of the weights it was taken from.
+    """
+
+    w: torch.Tensor
+    c: torch.Tensor
+    residual: torch.Tensor
+
+    @property
+    def beta(self) -> torch.Tensor:
+        r"""End-to-end vector :math:`(c_2\cdots c_L)\,\mathbf w`, ``(B, d)``."""
+        return self.c.prod(1)[:, None] * self.w
+
+    def weights(self):
+        r"""The full layers :math:`\hat W_l` of the chain (for checks at small ``d``).
+
+        The unit vectors :math:`\mathbf q_l` are the first canonical basis vector (any unit
+        vectors give the same end-to-end function and the same gradient-descent path).
+        """
+        B, d = self.w.shape
+        L = self.c.shape[1] + 1
+        e = torch.zeros(B, d, 1, dtype=self.w.dtype, device=self.w.device)
+        e[:, 0] = 1.0
+        Ws = [self.w[..., None] @ e.transpose(1, 2)]
+        for l in range(L - 2):
+            Ws.append(self.c[:, l, None, None] * (e @ e.transpose(1, 2)))
+        Ws.append(self.c[:, -1, None, None] * e)
+        return Ws
+
+
+def rank_one_chain(Ws) -> RankOneChain:
+    r"""The rank-one chain nearest to pretrained weights ``Ws`` along their own product.
+
+    With :math:`\mathbf r_l = W_{l+1}\cdots W_L` (:func:`~transferkit.models.right_products`)
+    and :math:`\mathbf q_l = \mathbf r_l/\|\mathbf r_l\|`, the chain has
+    :math:`\mathbf w = W_1\mathbf q_1`, :math:`c_l = \mathbf q_{l-1}^\top W_l\mathbf q_l` and
+    :math:`c_L = \mathbf q_{L-1}^\top W_L`.  Its end-to-end vector equals that of ``Ws``
+    exactly when :math:`W_l\mathbf q_l \parallel \mathbf q_{l-1}` (true for the pretrained
+    networks up to :math:`O(\alpha)`); ``residual`` measures what is left out.
+    """
+    L = len(Ws)
+    if L < 2:
+        raise ValueError(f"Ws must hold at least 2 layers (got {L})")
+    r = right_products(Ws)
+    q = []
+    for l in range(L - 1):
+        nrm = r[l].norm(dim=(1, 2), keepdim=True)
+        if not bool((nrm > 0).all()):
+            raise ValueError("Ws has a zero right product W_{l+1}...W_L: not a pretrained network")
+        q.append(r[l] / nrm)                                       # (B, p_l, 1)
+    w = (Ws[0] @ q[0])[..., 0]
+    cs, res = [], (Ws[0] - w[..., None] @ q[0].transpose(1, 2)).pow(2).sum((1, 2))
+    for l in range(1, L):
+        left = q[l - 1]
+        if l < L - 1:
+            c = (left.transpose(1, 2) @ Ws[l] @ q[l])[:, 0, 0]
+            hat = c[:, None, None] * (left @ q[l].transpose(1, 2))
+        else:
+            c = (left.transpose(1, 2) @ Ws[l])[:, 0, 0]
+            hat = c[:, None, None] * left
+        cs.append(c)
+        res = res + (Ws[l] - hat).pow(2).sum((1, 2))
+    return RankOneChain(w, torch.stack(cs, 1), res.sqrt())
+
+
+def _imbalances(z, c):
+    r"""Layer imbalances :math:`\|V^\top W_1\|^2 - c_2^2,\ c_l^2 - c_{l+1}^2` of a chain, ``(B, L-1)``.
+
+    (:math:`\|W_1\|_F^2 = \|\mathbf z\|^2 + \|P_\perp\mathbf w\|^2` and the second term never
+    changes, so differences of these are differences of the invariants of gradient flow.)
+    """
+    sq = torch.cat([z.pow(2).sum(1, keepdim=True), c.pow(2)], 1)
+    return sq[:, :-1] - sq[:, 1:]
+
+
+def finetune_chain(chain: RankOneChain, lam: torch.Tensor, z0: torch.Tensor,
+                   target: torch.Tensor, *, loss_tol: float = 1e-10, max_steps: int = 1_000_000,
+                   step_scale: float = 1.0, flow_tol: float | None = 1e-3, check_every: int = 10,
+                   compact: float = 0.5, progress: bool | None = False, desc: str = "fine-tuning",
+                   warn: bool = True):
+    r"""Gradient descent on every layer of a rank-one chain, in the eigenbasis of the data.
+
+    Paper 000, Sec. 3.4 (fine-tuning: all layers trained from the pretrained weights on
+    :math:`\frac1{2n}\|y - XW_1\cdots W_L\|^2`, Eq. 3).  From a rank-one chain
+    (:class:`RankOneChain`) the full-network gradients
+    :math:`\nabla_{W_l}\ell = \mathbf a_l\mathbf r_l^\top` (see :mod:`transferkit.models`) are
+
+    .. math::
+        \nabla_{W_1}\ell = C\,\mathbf g\,\mathbf q_1^\top, \qquad
+        \nabla_{W_l}\ell = (\mathbf g^\top\mathbf w)\textstyle\prod_{k\ne l}c_k\;
+        \mathbf q_{l-1}\mathbf q_l^\top ,\qquad C = c_2\cdots c_L ,
+
+    with :math:`\mathbf g = \Sigma(\beta - \hat\beta)`, so every step of gradient descent on
+    the *full* network maps a chain to a chain with the same :math:`\mathbf q_l`: plain
+    gradient descent on all :math:`L` layers is exactly gradient descent on
+    :math:`(\mathbf w, c_2, \dots, c_L)`, with the same curvature-based step
+    (:func:`~transferkit.models.curvature_bound` with :math:`\|V^\top W_1\|_F = \|\mathbf z\|`,
+    :math:`\|W_l\|_F = |c_l|`) and the same stopping rule as :func:`gradient_descent`.
+    Since :math:`\mathbf g` lies in the row space of :math:`X`, only the coordinates
+    :math:`\mathbf z = V^\top\mathbf w` move (the null-space part of :math:`\mathbf w`, hence
+    of :math:`\beta_s`, is never updated, paper 001 Sec. 5) and a step costs
+    :math:`O(k)` per instance instead of :math:`O(kd)`.
+
+    Parameters
+    ----------
+    chain : RankOneChain
+        Initial chain (``w`` is used only through its norm: pass the row-space coordinates
+        as ``z0``).
+    lam : tensor ``(B, k)``
+        Eigenvalues of :math:`\Sigma = X^\top X/n` (:class:`Quadratic` ``.lam``).
+    z0 : tensor ``(B, k)``
+        :math:`V^\top\mathbf w` at the start.
+    target : tensor ``(B, k)``
+        :math:`V^\top X^+ y` (:class:`Quadratic` ``.beta_hat``).
+    loss_tol, max_steps, step_scale, check_every, progress, desc, warn
+        As in :func:`gradient_descent`.
+    flow_tol : float or None
+        Budget for the departure from gradient flow.  Gradient flow conserves the
+        imbalances :math:`\|W_l\|_F^2 - \|W_{l+1}\|_F^2` (zero after pretraining from a
+        small initialisation), and with them the limit of fine-tuning (paper 001, Thm 5.2:
+        the rescaling of the null-space component depends on them).  A gradient step of size
+        :math:`\eta` changes them by exactly
+        :math:`\eta^2(\|\nabla_{W_l}\ell\|^2 - \|\nabla_{W_{l+1}}\ell\|^2)`, which adds up
+        to about :math:`\eta\,\ell(0)` at the largest stable step.  The step is therefore
+        also capped at :math:`\text{flow\_tol}/(\ell\,\log(\ell(0)/\text{loss\_tol}))`
+        (small steps while the loss is large, the curvature step afterwards), which keeps the
+        accumulated change of the imbalances near ``flow_tol``; the change actually
+        accumulated is measured (imbalances at the end minus at the start) and returned
+        (``info.imbalance_drift``).  ``None``:
+        no cap (plain curvature steps, as :func:`gradient_descent`).
+    compact : float in [0, 1)
+        When fewer than this fraction of the instances still train, the converged ones are
+        dropped from the working tensors (same iterates, less work); ``0`` never compacts.
+
+    Returns
+    -------
+    z : tensor ``(B, k)``, final :math:`V^\top\mathbf w`;
+    c : tensor ``(B, L-1)``, final scalars; the end-to-end vector is
+        :math:`c_2\cdots c_L\,(\mathbf w + V(\mathbf z - \mathbf z_0))`;
+    info : TrainInfo (``excess_loss`` per instance), with ``imbalance_drift`` (largest
+        accumulated change of a layer imbalance, per instance) and ``row_error``: the
+        certified bound :math:`\|V^\top(\beta-\beta_\star)\| \le \sqrt{2(\ell-\ell_{\min})/\lambda_{\min}}`
+        on the distance of the row-space part of :math:`\beta` to :math:`X^+y`.
+    """
+    if not (0 < step_scale < 2):
+        raise ValueError(f"step_scale must be in (0, 2) (got {step_scale!r})")
+    if not (loss_tol > 0):
+        raise ValueError(f"loss_tol must be > 0 (got {loss_tol!r})")
+    if flow_tol is not None and not (flow_tol > 0):
+        raise ValueError(f"flow_tol must be > 0 or None (got {flow_tol!r})")
+    if not (0 <= compact < 1):
+        raise ValueError(f"compact must be in [0, 1) (got {compact!r})")
+    max_steps = check_int("max_steps", max_steps, 0)
+    check_every = check_int("check_every", check_every, 1)
+    B, k = lam.shape
+    if z0.shape != (B, k) or target.shape != (B, k) or chain.w.shape[0] != B:
+        raise ValueError(f"lam, z0 and target must have the same shape (B, k) and the chain B "
+                         f"instances; got {tuple(lam.shape)}, {tuple(z0.shape)}, "
+                         f"{tuple(target.shape)} and B = {chain.w.shape[0]}")
+    for name, t in (("lam", lam), ("z0", z0), ("target", target), ("chain.w", chain.w),
+                    ("chain.c", chain.c)):
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{name} must be finite (found NaN or inf)")
+    L = chain.c.shape[1] + 1
+    z_out, c_out = z0.clone(), chain.c.clone()
+    excess_out = torch.zeros(B, dtype=lam.dtype, device=lam.device)
+    steps = torch.zeros(B, dtype=torch.long, device=lam.device)
+    idx = torch.arange(B, device=lam.device)              # instances in the working set
+    z, c, lm, tg = z_out.clone(), c_out.clone(), lam, target
+    rho = None
+    lam_max = lm.max(1).values
+    active = torch.ones(B, dtype=torch.bool, device=lam.device)
+    bar = tqdm(total=max_steps, desc=desc, disable=not config.progress(progress), leave=False)
+    t = 0
+    while True:
+        C = c.prod(1)
+        diff = C[:, None] * z - tg
+        g = lm * diff
+        excess = 0.5 * (g * diff).sum(1)
+        if rho is None and flow_tol is not None:
+            rho = flow_tol / torch.log(excess / loss_tol).clamp_min(1.0)
+        if t % check_every == 0 or t == max_steps:
+            if not bool(torch.isfinite(excess).all()):
+                raise DivergenceError(
+                    f"fine-tuning diverged (non-finite loss at step {t}): step_scale="
+                    f"{step_scale!r} is too large; use a value in (0, 1]")
+            active &= excess > loss_tol
+            n_act = int(active.sum())
+            if n_act == 0 or t >= max_steps:
+                break
+            bar.update(check_every if t else 0)
+            if compact and n_act < compact * idx.numel():
+                # store the finished instances, keep training the others only
+                done = ~active
+                z_out[idx[done]], c_out[idx[done]], excess_out[idx[done]] = z[done], c[done], excess[done]
+                z, c, lm, tg = z[active], c[active], lm[active], tg[active]
+                rho = rho[active] if rho is not None else None
+                idx, lam_max = idx[active], lam_max[active]
+                active = torch.ones(n_act, dtype=torch.bool, device=lam.device)
+                continue                      # recompute the loss of the smaller set
+        gz = (g * z).sum(1)                                             # g . w
+        # only the active block V^T W_1 enters the curvature (g lies in the row space),
+        # as in gradient_descent
+        sq = torch.cat([z.pow(2).sum(1)[None], c.T.pow(2)])             # (L, b)
+        eta = step_scale / curvature_bound(sq, lam_max, g.norm(dim=1))
+        if rho is not None:
+            eta = torch.minimum(eta, rho / excess)
+        eta = torch.where(active, eta, torch.zeros_like(eta))
+        others = torch.stack([torch.cat([c[:, :l], c[:, l + 1:]], 1).prod(1)
+                              for l in range(L - 1)], 1)                # prod_{k != l} c_k
+        z = z - (eta * C)[:, None] * g
+        c = c - (eta * gz)[:, None] * others
+        steps[idx] += active
+        t += 1
+    bar.close()
+    z_out[idx], c_out[idx], excess_out[idx] = z, c, excess
+    converged = (excess_out <= loss_tol).cpu().numpy()
+    info = TrainInfo(steps.cpu().numpy(), converged, excess_out.cpu().numpy())
+    drift = _imbalances(z_out, c_out) - _imbalances(z0, chain.c)
+    info.imbalance_drift = drift.abs().max(1).values.cpu().numpy()
+    info.row_error = (2 * excess_out / lam.min(1).values).sqrt().cpu().numpy()
+    if warn and not info.all_converged:
+        warnings.warn(f"{int((~converged).sum())} of {B} instances of '{desc}' did not reach "
+                      f"excess loss {loss_tol:g} within {max_steps} steps (largest excess "
+                      f"{float(excess_out.max()):.3g}); they are flagged in TrainInfo.converged",
+                      ConvergenceWarning, stacklevel=2)
+    return z_out, c_out, info
+
+
+__all__ += ["RankOneChain", "rank_one_chain", "finetune_chain"]
