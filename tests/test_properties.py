@@ -337,9 +337,21 @@ BROADCAST = {
     "finetune_risk": (theory.finetune_risk, ("gamma", "theta", "sigma")),
     "finetune_risk_finite": (theory.finetune_risk_finite, ("n", "d", "theta", "sigma")),
     "finetune_transferability": (theory.finetune_transferability, ("gamma", "theta")),
+    # ridge and weight decay (paper 000, Sec. 3.3.1, Figs. 5-6)
+    "ridge_linear_transfer_risk_finite": (theory.ridge_linear_transfer_risk_finite,
+                                          ("n", "theta", "sigma", "lam")),
+    "mp_stieltjes": (theory.mp_stieltjes, ("gamma", "mu")),
+    "ridge_risk": (theory.ridge_risk, ("gamma", "sigma", "mu")),
+    "ridge_norm2": (theory.ridge_norm2, ("gamma", "sigma", "mu")),
+    "optimal_ridge_risk": (theory.optimal_ridge_risk, ("gamma", "sigma")),
+    "weight_decay_ridge_parameter": (theory.weight_decay_ridge_parameter,
+                                     ("gamma", "sigma", "weight_decay")),
+    "weight_decay_scratch_risk": (theory.weight_decay_scratch_risk,
+                                  ("gamma", "sigma", "weight_decay")),
 }
 VALID = {"gamma": gammas, "sigma": sigmas, "theta": thetas, "lam": lams,
-         "n": st.integers(1, 200), "d": st.integers(1, 200)}
+         "n": st.integers(1, 200), "d": st.integers(1, 200),
+         "mu": st.floats(1e-6, 10.0), "weight_decay": st.floats(0.0, 1.0)}  # mp_stieltjes: mu > 0
 
 
 @pytest.mark.parametrize("name", sorted(BROADCAST))
@@ -378,7 +390,9 @@ INVALID = {
                    st.floats(1.0, 1e6).filter(lambda x: x != math.floor(x))),
 }
 INVALID["d"] = INVALID["n"]
-DEFAULTS = {"gamma": 0.5, "sigma": 0.2, "theta": 1.0, "lam": 0.1, "n": 50, "d": 100}
+INVALID["mu"] = INVALID["weight_decay"] = INVALID["lam"]
+DEFAULTS = {"gamma": 0.5, "sigma": 0.2, "theta": 1.0, "lam": 0.1, "n": 50, "d": 100,
+            "mu": 0.1, "weight_decay": 0.01}
 ALL_FUNCS = {**BROADCAST,
              "linear_transferability_finite": (theory.linear_transferability_finite,
                                                ("n", "d", "theta", "sigma")),

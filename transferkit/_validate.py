@@ -1,6 +1,7 @@
 """Argument checks shared by the package: a clear ``ValueError`` naming the parameter."""
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -11,8 +12,12 @@ def check_int(name: str, value, minimum: int) -> int:
 
     Booleans, NaN, infinities, strings and non-integral floats are rejected.
     """
-    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool)
-          and np.isfinite(value) and float(value) == int(value) and value >= minimum)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        ok = False
+    elif isinstance(value, numbers.Integral):  # any size: np.isfinite fails beyond int64
+        ok = int(value) >= minimum
+    else:
+        ok = math.isfinite(value) and float(value).is_integer() and value >= minimum
     if not ok:
         raise ValueError(f"{name} must be an integer >= {minimum} (got {value!r})")
     return int(value)

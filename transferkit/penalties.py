@@ -161,8 +161,12 @@ def relu_ptft_u_star(m, rho, m0, gamma):
     best = np.argmin(pv, axis=-1)
     u_star = np.take_along_axis(U, best[..., None], -1)[..., 0]
     n_min = np.sum(np.isfinite(pv) & (curv > 0), axis=-1)
-    # m = 0, or m so small that (m / s^2)^2 underflows: the m -> 0 limit (p is continuous)
-    zero = (m == 0) | (c_scaled == 0)
+    # m = 0, or |m| so small against the root scale that it cannot change p in float64: the
+    # m -> 0 limit (p is continuous). Near m = 0, p(u*) moves by O(|m|/s^2) when m0 rho > 0
+    # and by O(sqrt(|gamma m|)) otherwise, so below |m|/s^2 = 1e-40 the change is < 1e-19
+    # relative; the quartic's smallest root (~ sqrt|gamma m|) is not resolvable there.
+    with np.errstate(all="ignore"):
+        zero = (m == 0) | (c_scaled == 0) | (np.abs(m) / s / s <= 1e-40)
     u_star = np.where(zero, np.maximum(a, 0.0), u_star)
     n_min = np.where(zero, 1, np.maximum(n_min, 1))
     if np.any(~zero & ~np.isfinite(u_star)):  # cannot happen: p -> inf at 0 and inf
