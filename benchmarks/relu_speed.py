@@ -1,0 +1,85 @@
+"""Speed of the ReLU student-teacher trainers (paper 000, Fig. 3) at the paper's size.
+
+Run with ``python benchmarks/relu_speed.py [--steps N] [--n N] [--seeds S]``.
+
+Measures iterations per second (one iteration = one loss + gradient evaluation at the
+trial point of the backtracking step; about 80 % of iterations are accepted steps) of
+
+* population pretraining (:func:`transferkit.relu.train_population`): exact closed-form
+  loss and gradient, m = 1000, d = 100, m* = 100;
+* scratch training (:func:`transferkit.relu.train_samples`): full-batch autograd on n
+  samples, m = 1000, d = 100;
+
+both for ``--seeds`` seeds batched in one tensor program, and the number of iterations
+the backtracking step needs to reach the gradient-flow time ``--horizon`` against the
+``horizon / 0.01`` steps of the paper's fixed learning rate 0.01 m (App. D). Both wall-clock and process
+(CPU) time are printed: on a shared machine the CPU time is the better estimate of what
+an idle core would do. From these rates it estimates the time of the chapter
+``notebooks/relu_student_teacher.py`` at ``paper`` scale (step caps times rates; linear
+transfer and the projections are measured separately and are minor).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+import torch
+
+from transferkit import relu
+
+
+def _rate(fn, steps):
+    w0, c0 = time.perf_counter(), time.process_time()
+    fn(steps)
+    return steps / (time.perf_counter() - w0), steps / (time.process_time() - c0)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--n", type=int, default=800)
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--horizon", type=float, default=100.0)
+    ap.add_argument("--max-step", type=float, default=1.0, help="step cap (the chapter's: 1)")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    d, m, m_star, S = 100, 1000, 100, args.seeds
+    rng = np.random.default_rng(0)
+    T = relu.make_teachers(S, m_star, d, rng)
+    src, _ = relu.ablate(T, 0.5, rng)
+    W0 = relu.random_sphere((S, m, d), rng)
+    c0 = np.full((S, m), 1e-7)
+    # tol = 0 so that no run stops early
+    pre = _rate(lambda k: relu.train_population(W0, c0, src, tol=0.0, max_steps=k), args.steps)
+    X = rng.standard_normal((S, args.n, d))
+    y = relu._targets(X, T.W, T.a)
+    sc = _rate(lambda k: relu.train_samples(W0, c0, X, y, tol=0.0, max_steps=k), args.steps)
+    w0, c0_ = time.perf_counter(), time.process_time()
+    Xl = rng.standard_normal((S, args.n, d))
+    relu.linear_transfer_risk(W0, Xl, T)
+    relu.rkhs_norms(W0, T)
+    lt = (time.perf_counter() - w0, time.process_time() - c0_)
+    # iterations to reach gradient-flow time `horizon` vs the paper's fixed step 0.01 m
+    _, _, info = relu.train_population(W0, c0, src, tol=0.0, max_steps=100_000,
+                                       max_time=args.horizon, record_every=1,
+                                       max_step=args.max_step)
+    its = int(np.isfinite(info["history"][:, 0]).sum())
+    paper_steps = args.horizon / 0.01
+    print(f"pretraining to gradient-flow time {args.horizon:g}: {its} iterations "
+          f"with step cap {args.max_step:g} (paper's lr 0.01 m: {paper_steps:.0f} steps; "
+          f"ratio {paper_steps / its:.0f}x); "
+          f"relative loss {info['loss'][0] / info['teacher_norm'][0]:.2e}")
+    print(f"load average {os.getloadavg()[0]:.1f}, torch threads {args.threads}, seeds {S}")
+    print(f"population pretraining m={m}, d={d}, m*={m_star}: "
+          f"{pre[0]:.2f} it/s wall, {pre[1]:.2f} it/s CPU (per seed x{S})")
+    print(f"scratch training n={args.n}: {sc[0]:.2f} it/s wall, {sc[1]:.2f} it/s CPU (x{S})")
+    print(f"one linear transfer (n={args.n}) + one projection: {lt[0]:.2f} s wall, "
+          f"{lt[1]:.2f} s CPU (x{S})")
+    return pre, sc, lt
+
+
+if __name__ == "__main__":
+    main()
