@@ -1,0 +1,258 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Task similarity in the NTK regime
+#
+# This chapter checks Theorems 1 and 2 of Liu et al. {cite:p}`liu2019transferability`
+# (paper 002, Sec. 6) where they live: a wide two-layer ReLU network
+# $f(x) = m^{-1/2}\sum_r a_r\,\mathrm{relu}(w_r^\top x)$ in the regime of Du et al.
+# {cite:p}`du2019gradient`, with the readout $a_r = \pm1$ fixed, inputs on the unit sphere,
+# full-batch gradient descent on the squared loss, pretrained on a binary MNIST task $P$
+# and fine-tuned on other binary tasks $Q$.
+#
+# **Theory** (Sec. 6.1). With the infinite-width Gram matrices
+# $H^\infty_{ij} = x_i^\top x_j(\pi - \arccos x_i^\top x_j)/(2\pi)$ on $P$, on $Q$ and
+# across, the pretrained network predicts the *transformed labels*
+# $y_{P\to Q} = H_{PQ}^\top H_P^{-1} y_P$ on the target inputs, and
+#
+# * Thm 1 (Eq. 1): the squared gradient of the target loss with respect to the hidden
+#   activations at $W(P)$ is $\|y_Q - y_{P\to Q}\|^2$ to leading order (for the squared loss
+#   and $a_r = \pm 1$ it is exactly $\|u_Q(P) - y_Q\|^2$, the residual at the start of
+#   fine-tuning);
+# * Thm 2 (Eq. 2): fine-tuning travels
+#   $\|W(Q) - W(P)\|_F \le \sqrt{(y_Q - y_{P\to Q})^\top H_Q^{-1}(y_Q - y_{P\to Q})}$ plus
+#   terms that vanish as $\kappa \to 0$, $m \to \infty$. The proof (App. C, Eq. 45) shows
+#   this leading term is the limit itself, not only a bound, so we compare it with the
+#   measured distance. Training from scratch is the case $y_{P\to Q} = 0$.
+#
+# The tasks range from similar to unrelated: the same digits (new images), neighbouring
+# digit pairs, an unrelated digit pair, Fashion-MNIST, and the same digits with swapped
+# labels.
+
+# %% tags=["hide-input"]
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from scipy import stats
+
+import transferkit as tk
+from transferkit import analysis, data, ntk, plotting, provenance
+
+plotting.use_style()
+SCALE = tk.scale()
+print(f"TRANSFERKIT_SCALE = {SCALE}")
+
+# %% [markdown]
+# ## Parameters
+#
+# The paper gives no numbers for this setting (its theorems hold for $m$ larger than a
+# polynomial in $n, 1/\lambda, 1/\kappa$). Ours: inputs are MNIST / Fashion-MNIST images
+# centred with the mean of 10,000 MNIST training images, projected on their top $d$
+# principal directions and normalised to the unit sphere; $n$ images per task; width $m$;
+# $\kappa = 1$ with the **symmetric initialisation** (units in pairs with opposite $a_r$,
+# so $f_{W(0)} = 0$): this removes the $O(\kappa)$ initial output that the $\kappa\to0$
+# assumption of the paper exists to suppress, without making the network less lazy
+# (a small $\kappa$ at fixed $m$ makes activation patterns flip more, Lemma 4). Step size
+# $\eta = 1/\lambda_{\max}(H^\infty)$ of the task trained on; training stops when
+# $\|u - y\| \le 10^{-3}\|y\|$. Draws are independent initialisations; the data are fixed.
+
+# %%
+if SCALE == "paper":
+    D, N, M, SEEDS, MAX_STEPS = 64, 80, 1024, (0, 1, 2), 3000
+else:  # smoke
+    D, N, M, SEEDS, MAX_STEPS = 32, 30, 512, (0, 1), 2000
+KAPPA, TOL = 1.0, 1e-3
+DEVICE = torch.device("cpu") if SCALE == "smoke" else None
+PARAMS = (f"d = {D}, n_P = n_Q = {N}, m = {M}, kappa = {KAPPA}, symmetric init, "
+          f"{len(SEEDS)} initialisations, tol = {TOL}")
+print(PARAMS)
+
+# %%
+xtr, ytr, _, _ = data.load_mnist()
+fx, fy, _, _ = data.load_fashion_mnist()
+to_sphere = ntk.fit_sphere_map(xtr[:10000], D)
+
+
+def task(x, y, a, b, draw):
+    """n images of classes a (+1) and b (-1), drawn without overlap across `draw`."""
+    xa, t = data.binary_task(x, y, a, b)
+    idx = np.random.default_rng([draw, 2]).permutation(len(t))[:N]
+    return to_sphere(xa[idx]), t[idx].astype(np.float64)
+
+
+XP, yP = task(xtr, ytr, 0, 1, 1)                      # P: MNIST 0 vs 1
+same = task(xtr, ytr, 0, 1, 2)
+TASKS = {"MNIST 0/1 (new images)": same,
+         "MNIST 6/7": task(xtr, ytr, 6, 7, 3),
+         "MNIST 3/8": task(xtr, ytr, 3, 8, 4),
+         "Fashion T-shirt/trouser": task(fx, fy, 0, 1, 5),
+         "MNIST 0/1 swapped labels": (same[0], -same[1])}
+
+# %% [markdown]
+# ## Simulation
+
+# %%
+t0 = time.perf_counter()
+res = ntk.transfer_experiment(XP, yP, TASKS, m=M, kappa=KAPPA, seeds=SEEDS, tol=TOL,
+                              max_steps=MAX_STEPS, record_every=5, device=DEVICE)
+print(f"{time.perf_counter() - t0:.0f} s; pretraining: {res['pretrain']['steps']} steps, "
+      f"converged {res['pretrain']['converged'].all()}")
+rows = []
+for name in TASKS:
+    r = res[name]
+    print(f"{name:26s} lam_Q = {r['lam_Q']:.3f}  steps (ft, scratch) = {r['steps']}  "
+          f"converged {r['converged']}  flipped signs {100 * r['flips'].mean():.1f} %")
+
+# %% [markdown]
+# ## Measured agreement
+#
+# For each task we compare the mean over initialisations with the closed form. The
+# tolerance is the Bonferroni-corrected Student $t$ critical value times the Monte Carlo
+# standard error of the mean (1 % family-wise over all cells of a check), plus, for the
+# distances, the optimisation error certified by the stopping rule,
+# $\|u - y\|/\sqrt{\lambda_{\min}(H_Q)}$ (an upper bound on the distance still to travel in
+# the linearised dynamics).
+
+# %%
+names = list(TASKS)
+grad2 = np.stack([res[k]["grad2"] for k in names])
+dev = np.stack([res[k]["dev"] for k in names])
+dev_sc = np.stack([res[k]["dev_scratch"] for k in names])
+thm1 = np.array([res[k]["thm1"] for k in names])
+thm2 = np.array([res[k]["thm2"] for k in names])
+scr = np.array([res[k]["scratch"] for k in names])
+atol = np.array([res[k]["atol"] for k in names])
+A1 = analysis.agreement(grad2, thm1)
+A2 = analysis.agreement(np.concatenate([dev, dev_sc]), np.r_[thm2, scr], atol=np.r_[atol, atol])
+print(A1.summary("Thm 1, ||u_Q(P) - y_Q||^2 vs ||y_Q - y_P->Q||^2"))
+print(A2.summary("Thm 2, ||W(Q) - W(P)||_F vs leading term (fine-tune and scratch)"))
+print(f"\n{'task':26s} {'Thm 1':>8s} {'sim':>8s} | {'Thm 2':>7s} {'sim':>7s} {'rel':>6s} "
+      f"| {'scratch':>7s} {'sim':>7s}")
+for i, k in enumerate(names):
+    print(f"{k:26s} {thm1[i]:8.2f} {grad2[i].mean():8.2f} | {thm2[i]:7.3f} "
+          f"{dev[i].mean():7.3f} {dev[i].mean() / thm2[i] - 1:+6.1%} | {scr[i]:7.3f} "
+          f"{dev_sc[i].mean():7.3f}")
+rho1 = stats.spearmanr(thm1, grad2.mean(1))[0]
+rho2 = stats.spearmanr(thm2, dev.mean(1))[0]
+print(f"rank agreement across tasks (Spearman): Thm 1 {rho1:.2f}, Thm 2 {rho2:.2f}")
+
+# %% [markdown]
+# ## Thm 2 across task pairs
+
+# %%
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.2))
+for i, k in enumerate(names):
+    ax1.errorbar(thm2[i], dev[i].mean(), yerr=dev[i].std(ddof=1), fmt="o", c=f"C{i}",
+                 capsize=2, label=k)
+    ax1.errorbar(scr[i], dev_sc[i].mean(), yerr=dev_sc[i].std(ddof=1), fmt="s", c=f"C{i}",
+                 mfc="none", capsize=2)
+lim = [0, 1.1 * max(thm2.max(), scr.max(), dev.max(), dev_sc.max())]
+ax1.plot(lim, lim, "k--", lw=1, label="theory = simulation")
+ax1.set_xlim(lim)
+ax1.set_ylim(lim)
+ax1.set_xlabel(r"theory $\sqrt{(y_Q - y_{P\to Q})^\top H_Q^{-1}(y_Q - y_{P\to Q})}$")
+ax1.set_ylabel(r"measured $\|W(Q) - W(P)\|_F$")
+ax1.set_title("(a) Thm 2: fine-tuning (dots), scratch (squares)")
+ax1.legend(fontsize=7, loc="upper left")
+for i, k in enumerate(names):
+    ax2.errorbar(thm1[i], grad2[i].mean(), yerr=grad2[i].std(ddof=1), fmt="o", c=f"C{i}",
+                 capsize=2)
+lim = [0, 1.1 * max(thm1.max(), grad2.max())]
+ax2.plot(lim, lim, "k--", lw=1)
+ax2.set_xlabel(r"theory $\|y_Q - y_{P\to Q}\|^2$")
+ax2.set_ylabel(r"measured $\|u_Q(P) - y_Q\|^2$")
+ax2.set_title("(b) Thm 1: squared loss gradient at $W(P)$")
+fig.tight_layout()
+provenance.record(fig, "p002-thm12", seeds=list(SEEDS),
+                  params=dict(d=D, n=N, m=M, kappa=KAPPA, tol=TOL, max_steps=MAX_STEPS),
+                  caption="paper 002 Thms 1-2: NTK task similarity against measured fine-tuning")
+
+# %% [markdown]
+# *Thms 1-2.* (a) Distance travelled by gradient descent on the target task, from the
+# pretrained weights (dots) and from the initialisation (open squares, $y_{P\to Q} = 0$),
+# against Eq. 2's leading term; (b) squared gradient of the target loss with respect to the
+# hidden activations at $W(P)$ against Eq. 1's task-similarity term. Means over the
+# initialisations with one standard deviation; the closed forms use only the data. Pretraining
+# on MNIST 0 vs 1; parameters as printed above (ours, the paper has no numerical
+# experiment for Sec. 6). The swapped-label task, with inputs identical to the first task,
+# travels farther than training from scratch: pretraining hurts when the labels disagree.
+
+# %% [markdown]
+# ## Fig. 2 in the NTK regime: deviation during fine-tuning
+#
+# Fig. 2 of the paper plots $\|W - W_0\|_F/\sqrt n$ during fine-tuning of ImageNet
+# networks. In the wide network the whole trajectory has a closed form: after $k$ steps
+# the weights have moved by $Z_Q\sum_{j<k}\eta(I - \eta H_Q)^j r$ (App. C, Eq. 42) with
+# $r = y_Q - y_{P\to Q}$, so the deviation rises monotonically to Eq. 2's leading term
+# (`ntk.deviation_path`).
+
+# %%
+fig, ax = plt.subplots(figsize=(6.5, 4))
+for i, k in enumerate(names):
+    r = res[k]
+    n = r["n"]
+    ax.plot(r["path_steps"], r["path"].mean(0) / np.sqrt(n), c=f"C{i}", label=k)
+    ax.plot(r["path_steps"], r["path_theory"] / np.sqrt(n), c=f"C{i}", ls=":", lw=2)
+ax.set_xscale("symlog", linthresh=10)
+ax.set_xlabel("gradient-descent step $k$ of fine-tuning")
+ax.set_ylabel(r"$\|W_k - W(P)\|_F / \sqrt{n}$")
+ax.legend(fontsize=7)
+ax.set_title("Fig. 2 (NTK regime): simulation (solid), linearised theory (dotted)")
+fig.tight_layout()
+provenance.record(fig, "p002-fig2-deviation", seeds=list(SEEDS),
+                  params=dict(d=D, n=N, m=M, kappa=KAPPA, tol=TOL, max_steps=MAX_STEPS),
+                  caption="paper 002 Fig. 2 analogue: weight deviation during fine-tuning")
+
+# %% [markdown]
+# *Fig. 2 analogue.* Deviation from the pretrained weights during fine-tuning, divided by
+# $\sqrt{n}$ as in the paper, mean over initialisations (solid) and the infinite-width
+# trajectory (dotted), same parameters as above. As in the paper's Fig. 2 the deviation
+# increases monotonically and converges; tasks more similar to the pretraining task
+# converge to a smaller deviation.
+
+# %% [markdown]
+# ## Checks
+#
+# Thm 1 must agree within Monte Carlo error; the order of the tasks by measured distance
+# must be the order predicted by Eq. 2 (the rank agreement the theory implies); and no
+# measured distance may lie below Eq. 2's leading term by more than the tolerance.
+#
+# **Finding.** The measured distances are not *equal* to the leading term within Monte
+# Carlo error: they exceed it by a few per cent (column `rel` above), the same for every
+# initialisation, so that the excess is many standard errors (the `max |z|` of the Thm 2
+# summary). With few initialisations the Student critical value is so large that the
+# comparison may still print "agree"; the $z$ values are the honest measure. This is the
+# finite-width remainder of Eq. 2, $\mathrm{poly}(n, 1/\lambda)/m^{1/4}$: it is positive
+# here, largest for the worst-conditioned tasks (smallest $\lambda_Q$: gradient descent moves
+# the weights farthest per unit of label) and for those whose activation signs flip most
+# (printed below). In our exploratory runs ($d = 64$, $n = 100$, same tasks) it decreased
+# with the width: on MNIST 3/8 the excess was 1-4 % at $m = 512$ and 0.4-1 % at
+# $m = 2048$; on Fashion T-shirt/trouser ($\lambda_Q \approx 0.013$) 16-18 % at $m = 512$ and
+# 10-13 % at $m = 2048$.
+# Eq. 2 is an upper bound only up to this remainder; its leading term orders the tasks
+# correctly.
+
+# %%
+assert A1.ok, A1.summary("Thm 1")
+assert rho1 > 1 - 1e-9 and rho2 > 1 - 1e-9, (rho1, rho2)
+assert res["pretrain"]["converged"].all()
+below = (dev.mean(1) - thm2) < -(A2.critical * A2.se[:len(names)] + atol)
+assert not below.any(), "a measured distance lies below Eq. 2's leading term"
+for i, k in enumerate(names):
+    ok = not (A2.disagree[i] or A2.disagree[len(names) + i])
+    print(f"{k:26s} Thm 2 {'agrees' if ok else 'DISAGREES'} "
+          f"(fine-tune excess {A2.excess[i]:.2f}, scratch {A2.excess[len(names) + i]:.2f}, "
+          f"lam_Q = {res[k]['lam_Q']:.3f}, flipped {100 * res[k]['flips'].mean():.1f} %)")
