@@ -53,3 +53,29 @@ def hessian_norm(Ws, Sig, bhat) -> float:
 
     H = torch.autograd.functional.hessian(loss, torch.cat([W.reshape(-1) for W in Ws]))
     return float(torch.linalg.eigvalsh(H).abs().max())
+
+
+# ---------------------------------------------------------------------------
+# hypothesis: one deterministic profile for every property test
+# ---------------------------------------------------------------------------
+
+def _hypothesis_home():
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    # hypothesis keeps a cache (constants found in the code) in ./.hypothesis: keep it in _build/
+    set_hypothesis_home_dir(str(REPO / "_build" / ".hypothesis"))
+
+
+_hypothesis_home()
+HYPOTHESIS_EXPLORE = os.environ.get("TRANSFERKIT_HYPOTHESIS") == "explore"
+
+
+def cfg(max_examples: int):
+    """Hypothesis settings: derandomized, no database, no deadline (CI); ten times the
+    examples and random draws with ``TRANSFERKIT_HYPOTHESIS=explore``."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(derandomize=not HYPOTHESIS_EXPLORE, database=None, deadline=None,
+                    max_examples=max_examples * (10 if HYPOTHESIS_EXPLORE else 1),
+                    print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+

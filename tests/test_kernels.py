@@ -5,27 +5,17 @@ parameter for bad input."""
 from __future__ import annotations
 
 import math
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.extra import numpy as hnp
+from _helpers import cfg
 
 from transferkit import kernels
 from transferkit.analysis import critical_value
 
-set_hypothesis_home_dir(str(Path(__file__).resolve().parents[1] / "_build" / ".hypothesis"))
-_EXPLORE = os.environ.get("TRANSFERKIT_HYPOTHESIS") == "explore"
-
-
-def cfg(max_examples: int) -> settings:
-    return settings(derandomize=not _EXPLORE, database=None, deadline=None,
-                    max_examples=max_examples * (10 if _EXPLORE else 1), print_blob=True,
-                    suppress_health_check=[HealthCheck.too_slow])
 
 
 # ---------------------------------------------------------------------------

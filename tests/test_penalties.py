@@ -10,23 +10,18 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.configuration import set_hypothesis_home_dir
+from _helpers import cfg
 from scipy.optimize import minimize_scalar
 
 from transferkit import penalties as P
 
-set_hypothesis_home_dir(str(Path(__file__).resolve().parents[1] / "_build" / ".hypothesis"))
 
 
-def cfg(n):
-    return settings(derandomize=True, database=None, deadline=None, max_examples=n,
-                    suppress_health_check=[HealthCheck.too_slow])
 
 
 def brute_min_p(m, rho, m0, gamma):

@@ -21,36 +21,21 @@ ten times the examples for local bug hunting.  The file runs in well under a min
 from __future__ import annotations
 
 import math
-import os
 import types
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from _helpers import hessian_norm
-from hypothesis import HealthCheck, assume, given, settings
+from _helpers import cfg, hessian_norm
+from hypothesis import assume, given
 from hypothesis import strategies as st
-
-from hypothesis.configuration import set_hypothesis_home_dir
 
 import transferkit.theory as theory
 from transferkit import analysis, models
 from transferkit.simulate import simulate_transfer
 
-# hypothesis keeps a cache (constants found in the code) in ./.hypothesis: keep it in _build/
-set_hypothesis_home_dir(str(Path(__file__).resolve().parents[1] / "_build" / ".hypothesis"))
-
 PI = math.pi
-_EXPLORE = os.environ.get("TRANSFERKIT_HYPOTHESIS") == "explore"
-
-
-def cfg(max_examples: int) -> settings:
-    """Deterministic in CI: derandomized, no database, no deadline."""
-    return settings(derandomize=not _EXPLORE, database=None, deadline=None,
-                    max_examples=max_examples * (10 if _EXPLORE else 1), print_blob=True,
-                    suppress_health_check=[HealthCheck.too_slow])
 
 
 # ---------------------------------------------------------------------------
