@@ -23,6 +23,16 @@ def check_int(name: str, value, minimum: int) -> int:
     return int(value)
 
 
+def check_int_or_inf(name: str, value, minimum: int):
+    """``value`` as an ``int`` >= ``minimum``, or ``inf`` (e.g. a network depth), else ``ValueError``."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and value == math.inf:
+        return math.inf
+    try:
+        return check_int(name, value, minimum)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer >= {minimum} or inf (got {value!r})") from None
+
+
 def check_positive(name: str, value, allow_zero: bool = False) -> float:
     """``value`` as a ``float`` if finite and > 0 (or >= 0), else ``ValueError``."""
     ok = (isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)

@@ -28,6 +28,8 @@ import numbers
 
 import numpy as np
 
+from ._validate import check_int_or_inf
+
 __all__ = [
     "row_space_solution",
     "null_space_projection",
@@ -247,13 +249,8 @@ def bartlett_bound(delta_vec, lam, n, delta=1.0, c=3.0):
 
 
 def _check_depth(depth):
-    if isinstance(depth, bool) or not isinstance(depth, numbers.Real):
-        raise ValueError(f"depth must be an integer >= 1 or inf (got {depth!r})")
-    if depth == np.inf:
-        return np.inf
-    if not (np.isfinite(depth) and float(depth) == int(depth) and depth >= 1):
-        raise ValueError(f"depth must be an integer >= 1 or inf (got {depth!r})")
-    return int(depth)
+    """``depth`` as an int >= 1 or ``inf``, else ``ValueError``."""
+    return check_int_or_inf("depth", depth, 1)
 
 
 def deep_finetune_scale(perp_norm, par_norm, src_norm, depth, rtol=1e-14):

@@ -56,6 +56,8 @@ from typing import Callable
 
 import numpy as np
 
+from ._validate import check_int_or_inf
+
 __all__ = [
     "scratch_risk",
     "scratch_risk_finite",
@@ -817,13 +819,7 @@ def finetune_transferability(gamma, theta):
 
 def _check_depth(depth):
     """``depth`` as an int >= 2 or ``inf``, else ``ValueError``."""
-    if isinstance(depth, bool) or not isinstance(depth, Real):
-        raise ValueError(f"depth must be an integer >= 2 or inf (got {depth!r})")
-    if depth == np.inf:
-        return np.inf
-    if not (np.isfinite(depth) and float(depth) == int(depth) and depth >= 2):
-        raise ValueError(f"depth must be an integer >= 2 or inf (got {depth!r})")
-    return int(depth)
+    return check_int_or_inf("depth", depth, 2)
 
 
 def _deep_scale(p, m, depth):
