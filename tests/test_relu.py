@@ -125,6 +125,32 @@ def test_autograd_gradient_of_the_risk_is_the_analytic_one(small):
     assert np.all(np.isfinite(gW_auto.numpy()))
 
 
+def test_tangent_gradient_on_the_sphere_is_the_projected_full_gradient(small):
+    """population_risk_tangent_grad (the fast path of train_population for units on the
+    sphere) equals population_risk_grad followed by the tangent projection, also at
+    parallel, antiparallel and student-on-teacher units; train_population takes it for
+    unit teachers and gives the same iterates as the general path."""
+    _, T, W, a = small
+    Wu = relu.unit_rows(W)
+    Wt, at = _t(T.W), _t(T.a)
+    r0, ga0, gW0 = relu.population_risk_grad(_t(Wu), _t(a), Wt, at)
+    r1, ga1, gW1 = relu.population_risk_tangent_grad(_t(Wu), _t(a), Wt, at)
+    np.testing.assert_allclose(r1.numpy(), r0.numpy(), rtol=1e-13)
+    np.testing.assert_allclose(ga1.numpy(), ga0.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gW1.numpy(), relu._tangent(_t(Wu), gW0).numpy(),
+                               rtol=1e-11, atol=1e-14)
+    # whole training runs: the fast path against the general one (teacher rows scaled by
+    # 1 + 1e-9 are "not on the sphere" for the check but give the same kernel to 1e-9)
+    rng = np.random.default_rng(3)
+    W0 = relu.random_sphere((2, 8, 5), rng)
+    c0 = np.full((2, 8), 1e-3)
+    Wf, cf, _ = relu.train_population(W0, c0, T, max_steps=40)
+    Tn = relu.Teacher(T.W * (1 + 1e-9), T.a)
+    Wg, cg, _ = relu.train_population(W0, c0, Tn, max_steps=40)
+    np.testing.assert_allclose(Wf, Wg, atol=1e-7)
+    np.testing.assert_allclose(cf, cg, atol=1e-7)
+
+
 def test_student_equal_to_teacher_has_zero_risk():
     rng = np.random.default_rng(1)
     T = relu.make_teachers(3, 5, 7, rng)

@@ -47,7 +47,7 @@ from .kernels import check_rows, relu_kernel
 from .models import default_device
 
 __all__ = ["Teacher", "make_teachers", "ablate", "unit_rows", "relu_kernel_torch",
-           "population_risk", "population_risk_grad", "sample_risk", "train_population", "train_samples",
+           "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "train_population", "train_samples",
            "linear_transfer_risk", "rkhs_norms", "gram", "kernel_distance", "fit_power_law",
            "random_sphere"]
 
@@ -233,6 +233,39 @@ def population_risk_grad(W, a, Wt, at, cross_t=None):
     return risk, ga, gW
 
 
+def _sphere_parts(W, V):
+    r"""``K`` and ``Q = (pi - t) / 2pi`` of :func:`_kernel_parts` for rows of unit norm
+    (no norms, no division: :math:`\cos t = w\cdot v`), in place where possible."""
+    u = (W @ V.transpose(-1, -2)).clamp_(-1.0, 1.0)
+    Q = torch.arccos(u).neg_().add_(math.pi).div_(TWO_PI)
+    K = (1.0 - u * u).clamp_(min=0.0).sqrt_().div_(TWO_PI).addcmul_(Q, u).clamp_(min=0.0)
+    return K, Q
+
+
+def population_risk_tangent_grad(W, a, Wt, at, cross_t=None):
+    r""":func:`population_risk_grad` for units on the sphere, with the ``W`` gradient
+    projected on the tangent space of the sphere at each row (what Riemannian gradient
+    descent uses). Rows of ``W`` and ``Wt`` must have unit norm (not checked here:
+    :func:`train_population` checks the teacher and keeps ``W`` on the sphere).
+
+    The radial term :math:`\|v\|\frac{\sin t}{2\pi}\hat w` of :math:`\nabla_w K` is
+    parallel to :math:`w` and vanishes under the projection
+    :math:`g\mapsto g - (g\cdot w)w`, so only :math:`K` and
+    :math:`Q = \frac{\pi-t}{2\pi}` are needed: about half the work of the general form.
+    """
+    if cross_t is None:
+        cross_t = _teacher_norm(Wt, at)
+    Kww, Qww = _sphere_parts(W, W)
+    Kwt, Qwt = _sphere_parts(W, Wt)
+    Ka = torch.einsum("sij,sj->si", Kww, a)
+    Kt = torch.einsum("sij,sj->si", Kwt, at)
+    risk = torch.einsum("si,si->s", a, Ka) - 2 * torch.einsum("si,si->s", a, Kt) + cross_t
+    ga = 2 * (Ka - Kt)
+    lin = Qww.mul_(a[:, None, :]) @ W - Qwt.mul_(at[:, None, :]) @ Wt
+    gW = 2 * a[..., None] * lin
+    return risk, ga, _tangent(W, gW)
+
+
 def sample_risk(W, a, Wt, at, X):
     r"""Monte Carlo estimate of the risk on inputs ``X (S, n, d)``: the per-sample squared
     errors ``(S, n)`` (for tests of :func:`population_risk`)."""
@@ -340,9 +373,11 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
     m = W.shape[-2]
     Wt, at = _to_t(teacher.W, dev), _to_t(teacher.a, dev)
     cross = _teacher_norm(Wt, at)
+    on_sphere = bool(torch.all((Wt.norm(dim=-1) - 1.0).abs() <= 1e-12))
+    grad = population_risk_tangent_grad if on_sphere else population_risk_grad
 
     def lg(W, c):
-        r, ga, gW = population_risk_grad(W, c / m, Wt, at, cross)
+        r, ga, gW = grad(W, c / m, Wt, at, cross)
         return r, ga / m, gW  # chain rule a = c / m
 
     W, c, info = _descend(lg, W, c, m, lr, tol, max_steps, record_every, max_time=max_time,
