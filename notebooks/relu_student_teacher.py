@@ -47,7 +47,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import transferkit as tk
-from transferkit import plotting, provenance, relu
+from transferkit import analysis, plotting, provenance, relu
 
 plotting.use_style()
 SCALE = tk.scale()
@@ -66,15 +66,18 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # accepted step) capped at $h = 1$ (100 times the paper's; the readout's curvature bound
 # is $h \approx 6$ for random units and $2$ for fully aligned ones), and stop at $t = 10^3$, at a relative loss $10^{-6}$ or at the step
 # cap. (At `smoke` scale, removing the cap changes the numbers of panels (a)-(d) by less
-# than 2 %.) The number of teachers, data draws and seeds and the grids are reduced to
-# fit the book's CPU budget, as printed below; the loss curves at the end show where
-# each run stopped.
+# than 2 %.) The paper's 10 teachers x 100 data draws are reduced to 1 teacher, 8 target
+# draws per $(\mu, n)$ for linear transfer and 4 scratch runs per $n$ (each its own data
+# and initialisation), so that the chapter runs in about 15 minutes on 2 cores; the
+# standard errors printed and drawn come from these draws, and the loss curves at the end
+# show where each run stopped. The $n$ grid reaches $6400 = 6.4\,m$ because the paper's
+# boundary is a large-$n$ statement (see panel (f)).
 
 # %%
 if SCALE == "paper":
     P = dict(d=100, m=1000, m_star=100, teachers=1, draws=8, scratch_seeds=4,
              mus=np.array([0.0, 0.1, 0.3, 0.5, 0.7, 0.9]),
-             ns=np.array([100, 200, 400, 800, 1600]),
+             ns=np.array([100, 200, 400, 800, 1600, 3200, 6400]),
              pretrain_steps=1200, scratch_steps=1200)
 else:  # smoke: the same pipeline at a small size
     P = dict(d=10, m=100, m_star=10, teachers=2, draws=4, scratch_seeds=2,
@@ -158,6 +161,16 @@ provenance.record(fig, "fig3c-scratch-power-law", params=P, seeds=P["seed"],
 # and seeds, error bars one standard error) against $n$, with the weighted least-squares
 # power law $A n^{-\nu}$ and the standard error of $\nu$ (paper: $\nu = 1.18$; there is no
 # theory for this curve, the fit is empirical as in the paper).
+#
+# **Finding.** Our exponent is not the paper's. In the run behind the published book
+# (`paper` scale, $n$ from 100 to 6400) we measure $\nu = 0.47\pm0.02$, and the local
+# slope does not steepen towards 1.18 over the grid (the fit over $n\ge 800$ alone gives
+# $\nu \approx 0.5$); at `smoke` scale ($d = 10$, $m = 100$) it is about 1.4. The teacher
+# has $m_* d = 10^4$ parameters, so at $n\le 6400$ the scratch network is in the
+# under-sampled regime where a slow decay is expected; the paper does not state its $n$
+# range, its teacher readouts or its averaging over $n$, and we could not find settings
+# of ours that give 1.18. The boundary of panel (e) uses *our* fitted law, so it remains a
+# test of the paper's argument.
 
 # %%
 assert np.all(np.diff(Rsc_mean) < 0), Rsc_mean   # more data, lower scratch risk
@@ -269,7 +282,59 @@ provenance.record(
 perp_abs = res["perp_sim"] * res["teacher_norm"][None, :]
 assert np.all(res["R_lt"] >= perp_abs[:, None, :, None] * (1 - 1e-8))
 pred_neg = perp_var > A * res["ns"][-1] ** -nu
+print("largest n: observed negative transfer", (Tmap[:, -1] < 0).astype(int),
+      "predicted", pred_neg.astype(int))
 assert np.mean((Tmap[:, -1] < 0) == pred_neg) >= 0.75, (Tmap[:, -1], pred_neg)
+
+# %% [markdown]
+# ## Fig. 3 (f), not in the paper: the term $C(n)$ the boundary neglects
+#
+# The paper predicts the linear-transfer risk by $\|P_\perp f_t^*\|^2$ alone and says the
+# $n$-dependent rest vanishes at large $n$. For $n > m$ the readout is fitted by least
+# squares on $m$ features, and the part of the target outside their span acts as noise
+# uncorrelated with them; for *Gaussian* features the mean risk is then exactly
+# $\|P_\perp f_t^*\|^2 (n-1)/(n-m-1)$ (`relu.least_squares_factor`). ReLU features are
+# not Gaussian, so this is an approximation; we measure how good it is. Below $n = m$ the
+# readout interpolates and the ratio has the interpolation peak at $n \approx m$.
+
+# %%
+ratio = res["R_lt"] / perp_abs[:, None, :, None]                 # (mu, n, teachers, draws)
+ratio = ratio.transpose(1, 0, 2, 3).reshape(len(res["ns"]), len(res["mus"]), -1)  # (n, mu, draws)
+factor = relu.least_squares_factor(res["ns"], res["m"])
+fig, ax = plt.subplots(figsize=(4.5, 3.4))
+for i, mu in enumerate(res["mus"]):
+    r = ratio[:, i]
+    ax.errorbar(res["ns"] * (1 + 0.02 * i), r.mean(-1), yerr=r.std(-1, ddof=1) / np.sqrt(r.shape[-1]),
+                fmt="o", ms=3, label=rf"$\mu = {mu:g}$")
+nn = np.geomspace(res["m"] + 2, res["ns"].max() * 1.1, 200)
+ax.plot(nn, relu.least_squares_factor(nn, res["m"]), "k-", lw=1, label="$(n-1)/(n-m-1)$")
+ax.axvline(res["m"], color="0.6", ls=":", lw=1)
+ax.set(xscale="log", yscale="log", xlabel="$n$",
+       ylabel=r"$\mathcal{R}_{lt} / \|P_\perp f_t^*\|^2$")
+ax.legend(fontsize=7, ncol=2)
+provenance.record(fig, "fig3f-least-squares-factor", params=P, seeds=P["seed"],
+                  caption="not in paper 000: linear-transfer risk over the out-of-span norm "
+                  "against n, with the Gaussian least-squares factor (n-1)/(n-m-1)")
+big = res["ns"] >= 2 * res["m"]
+if big.any():
+    CHECK_F = analysis.agreement(ratio[big], np.broadcast_to(factor[big, None], ratio[big].shape[:-1]))
+    print(CHECK_F.summary("R_lt / ||P_perp f||^2 against (n-1)/(n-m-1), n >= 2m"))
+print("mean ratio per n:", dict(zip(res["ns"], ratio.mean(axis=(1, 2)).round(3))))
+print("(n-1)/(n-m-1):   ", dict(zip(res["ns"], np.round(factor, 3))))
+
+# %% [markdown]
+# *Fig. 3 (f).* Linear-transfer risk divided by $\|P_\perp f_t^*\|^2$ for every $\mu$
+# (markers, mean and standard error over the target draws; slightly offset in $n$ for
+# legibility) and the Gaussian least-squares factor (line); dotted: $n = m$. Where
+# $n\ge 2m$ the printed agreement check compares them at the Bonferroni-corrected 1 %
+# level. At the largest $n$ the factor is still about $1 + m/n$: the paper's boundary
+# (which sets it to 1) is only reached for $n\gg m$, which is why its predicted signs
+# match the observed ones at the largest $n$ of the grid and miss at $n$ near $m$.
+
+# %%
+# check: where n >= 2m the ReLU features behave like Gaussian ones for least squares
+if big.any():
+    assert CHECK_F.ok, CHECK_F.summary("least-squares factor")
 
 # %% [markdown]
 # ## Convergence of the reduced runs

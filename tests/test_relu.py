@@ -287,3 +287,23 @@ def test_time_horizon_stops_training():
     assert np.all(info["time"] >= 5.0) and np.all(info["time"] < 5.0 * 1.2 + 10)
     t = info["time_history"]
     assert np.all(np.diff(t, axis=0)[np.isfinite(np.diff(t, axis=0))] >= 0)
+
+
+def test_least_squares_factor_against_gaussian_regression():
+    """Gaussian features, target = a feature combination plus an orthogonal part of
+    variance v: the mean risk of least squares over v is (n-1)/(n-m-1) (Monte Carlo,
+    critical value from the draws)."""
+    rng = np.random.default_rng(11)
+    m, n, draws, v = 5, 12, 4000, 0.3
+    ratios = np.empty(draws)
+    for k in range(draws):
+        F = rng.standard_normal((n, m))
+        y = F @ np.ones(m) + np.sqrt(v) * rng.standard_normal(n)
+        a = np.linalg.lstsq(F, y, rcond=None)[0]
+        ratios[k] = ((a - 1) ** 2).sum() / v + 1.0        # population risk / v
+    se = ratios.std(ddof=1) / np.sqrt(draws)
+    assert abs(ratios.mean() - relu.least_squares_factor(n, m)) < critical_value(1, draws) * se
+    assert relu.least_squares_factor(6, 5) == np.inf
+    assert np.isnan(relu.least_squares_factor(4, 5))
+    with pytest.raises(ValueError, match="n and m"):
+        relu.least_squares_factor(0, 5)

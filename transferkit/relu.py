@@ -49,6 +49,7 @@ from .models import default_device
 __all__ = ["Teacher", "make_teachers", "ablate", "unit_rows", "relu_kernel_torch",
            "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "train_population", "train_samples",
            "linear_transfer_risk", "rkhs_norms", "gram", "kernel_distance", "fit_power_law",
+           "least_squares_factor",
            "random_sphere"]
 
 TWO_PI = 2 * math.pi
@@ -486,6 +487,28 @@ def gram(W, a_or_none, X) -> np.ndarray:
 def kernel_distance(A, B) -> float:
     r"""Relative Frobenius distance $\|A - B\|_F / \|B\|_F$ of two Gram matrices."""
     return float(np.linalg.norm(A - B) / np.linalg.norm(B))
+
+
+def least_squares_factor(n, m):
+    r"""Risk of least squares on ``m`` features over the part of the target outside their
+    span, for Gaussian features (the Breiman-Freedman / inverse-Wishart identity):
+
+    $$\frac{\mathbb E\,\mathcal R_{lt}}{\|P_\perp f_t\|^2} = 1 + \frac{m}{n-m-1}
+      = \frac{n-1}{n-m-1}, \qquad n > m + 1,$$
+
+    the out-of-span part acting as noise of variance $\|P_\perp f_t\|^2$ uncorrelated with
+    the features. This is the $n$-dependent term $C(n)$ that paper 000 (Sec. 4, Eq. 18)
+    neglects at large $n$; here it is the approximation we test against the ReLU
+    features (which are not Gaussian). ``inf`` at ``n = m + 1``; ``nan`` below (the
+    minimum-norm interpolant of ``n <= m`` points has no such form). Broadcasts."""
+    n = np.asarray(n, dtype=float)
+    m = np.asarray(m, dtype=float)
+    if np.any(n < 1) or np.any(m < 1):
+        raise ValueError(f"n and m must be >= 1 (got n = {n!r}, m = {m!r})")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(n > m + 1, (n - 1) / (n - m - 1),
+                       np.where(n == m + 1, np.inf, np.nan))
+    return float(out) if out.ndim == 0 else out
 
 
 def fit_power_law(n, R, R_se=None):
