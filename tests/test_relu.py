@@ -307,3 +307,36 @@ def test_least_squares_factor_against_gaussian_regression():
     assert np.isnan(relu.least_squares_factor(4, 5))
     with pytest.raises(ValueError, match="n and m"):
         relu.least_squares_factor(0, 5)
+
+
+def test_anchor_penalty_of_fig9():
+    """lambda = 0 is plain pretraining (same iterates); the penalty pulls the units towards
+    their start monotonically in lambda; the reported loss is risk + lambda sum ||w - w0||^2."""
+    rng = np.random.default_rng(5)
+    T = relu.make_teachers(1, 4, 5, rng)
+    W0 = relu.random_sphere((3, 8, 5), rng)
+    c0 = np.full((3, 8), 1e-3)
+    Tr = relu.Teacher(np.tile(T.W, (3, 1, 1)), np.tile(T.a, (3, 1)))
+    Wa, ca, _ = relu.train_population(W0, c0, Tr, max_steps=60)
+    Wb, cb, info = relu.train_population(W0, c0, Tr, max_steps=60, anchor_weight=0.0)
+    np.testing.assert_array_equal(Wa, Wb)
+    np.testing.assert_array_equal(ca, cb)
+    _, _, info = relu.train_population(W0, c0, Tr, max_steps=200,
+                                       anchor_weight=[0.0, 1e-2, 1.0])
+    assert np.all(np.diff(info["anchor_dist"]) < 0), info["anchor_dist"]
+    np.testing.assert_allclose(info["loss"], info["risk"] + [0.0, 1e-2, 1.0] * info["anchor_dist"],
+                               rtol=1e-10)
+    for bad in (-1.0, np.nan):
+        with pytest.raises(ValueError, match="anchor_weight"):
+            relu.train_population(W0, c0, Tr, max_steps=2, anchor_weight=bad)
+
+
+def test_anchored_experiment_checks_mu():
+    res = relu.fig3_experiment(d=4, m=6, m_star=3, mus=[0.0, 0.5], ns=[8, 12, 16], draws=2,
+                               scratch_seeds=2, pretrain_steps=20, scratch_steps=20)
+    an = relu.anchored_experiment(res, [0.0, 1.0], 0.5, draws=2)
+    assert an["R_lt"].shape == (2, 3, 1, 2) and np.isfinite(an["R_lt"]).all()
+    with pytest.raises(ValueError, match="mu must be one of"):
+        relu.anchored_experiment(res, [0.0], 0.3)
+    with pytest.raises(ValueError, match="lambdas"):
+        relu.anchored_experiment(res, [-1.0], 0.5)

@@ -49,7 +49,7 @@ from .models import default_device
 __all__ = ["Teacher", "make_teachers", "ablate", "unit_rows", "relu_kernel_torch",
            "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "train_population", "train_samples",
            "linear_transfer_risk", "rkhs_norms", "gram", "kernel_distance", "fit_power_law",
-           "least_squares_factor",
+           "least_squares_factor", "anchored_experiment",
            "random_sphere"]
 
 TWO_PI = 2 * math.pi
@@ -355,7 +355,7 @@ def _to_t(x, device):
 
 def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-6,
                      max_steps: int = 5000, record_every: int = 10, max_time: float = math.inf,
-                     max_step: float = math.inf):
+                     max_step: float = math.inf, anchor_weight=None):
     r"""Pretrain the mean-field student $f = \frac1m\sum c_i\sigma(w_i\cdot x)$ on the exact
     population loss $E(f - f_s^*)^2$ of a teacher (paper 000, Sec. 4: "train the source
     task on the population loss, which can be computed exactly"), by Riemannian gradient
@@ -366,6 +366,13 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
     (``history``: loss every ``record_every`` iterations, NaN once a seed has stopped;
     ``time_history``: the gradient-flow time at those points; ``steps``: accepted
     steps; ``converged``: stopped by the tolerance; ``horizon``: stopped at ``max_time``).
+
+    ``anchor_weight`` :math:`\lambda` (a number >= 0 or one per seed, ``(S,)``): add the
+    penalty of paper 000, App. E (Fig. 9),
+    $\lambda\sum_{i=1}^m\|w_i - w_i^{(0)}\|^2$ with $w_i^{(0)}$ the initial units, which
+    keeps the features near their random start (lazy as $\lambda\to\infty$). The info dict
+    then also holds ``risk`` (the population risk alone) and ``anchor_dist``
+    ($\sum_i\|w_i - w_i^{(0)}\|^2$), both at the end; ``loss`` is risk plus penalty.
     """
     W0 = check_rows("W0", W0)
     dev = default_device()
@@ -377,13 +384,29 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
     on_sphere = bool(torch.all((Wt.norm(dim=-1) - 1.0).abs() <= 1e-12))
     grad = population_risk_tangent_grad if on_sphere else population_risk_grad
 
+    lam = None
+    if anchor_weight is not None:
+        lam = np.array(np.broadcast_to(np.asarray(anchor_weight, dtype=float), (W.shape[0],)))
+        if not np.all(np.isfinite(lam) & (lam >= 0)):
+            raise ValueError(f"anchor_weight must be finite numbers >= 0 (got {anchor_weight!r})")
+        lam = _to_t(lam, dev)
+        Wa = W.clone()
+
     def lg(W, c):
         r, ga, gW = grad(W, c / m, Wt, at, cross)
+        if lam is not None:
+            dW = W - Wa
+            r = r + lam * (dW * dW).sum((-1, -2))
+            gW = gW + 2 * lam[:, None, None] * dW
         return r, ga / m, gW  # chain rule a = c / m
 
     W, c, info = _descend(lg, W, c, m, lr, tol, max_steps, record_every, max_time=max_time,
                           max_step=max_step)
     info["teacher_norm"] = cross.cpu().numpy()
+    if lam is not None:
+        dW = W - Wa
+        info["anchor_dist"] = (dW * dW).sum((-1, -2)).cpu().numpy()
+        info["risk"] = population_risk(W, c / m, Wt, at, cross).cpu().numpy()
     return W.cpu().numpy(), c.cpu().numpy(), info
 
 
@@ -636,6 +659,9 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
         info["train_loss_rel"] = info["loss"] / np.mean(ys ** 2, axis=1)
         sc_info.append(info)
     return {"d": d, "m": m, "m_star": m_star, "mus": mus, "ns": ns, "teacher_norm": tn,
+            "target": T, "source": source, "seed": seed, "readout_init": readout_init,
+            "lr": lr, "tol": tol, "pretrain_steps": pretrain_steps, "max_time": max_time,
+            "max_step": max_step,
             "pretrain": pinfo, "pretrain_rel": (pinfo["loss"] / pinfo["teacher_norm"]).reshape(shape),
             "perp_sim": out_sim.reshape(shape) / tn, "perp_theory": out_th.reshape(shape) / tn,
             "perp_source": out_src.reshape(shape) / pinfo["teacher_norm"].reshape(shape),
@@ -646,3 +672,66 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
             "teacher_var": tn - teacher_mean(T) ** 2,
             "R_lt": R_lt, "R_sc": R_sc,
             "scratch": sc_info}
+
+
+def anchored_experiment(res: dict, lambdas, mu: float, draws: int = 8, seed: int = 1,
+                        progress: bool | None = None) -> dict:
+    r"""Paper 000, App. E, Fig. 9: pretraining with the penalty
+    $\lambda\sum_i\|w_i - w_i^{(0)}\|^2$ (:func:`train_population` with ``anchor_weight``),
+    then linear transfer, on the teachers of a :func:`fig3_experiment` result ``res``.
+
+    For every $\lambda$ in ``lambdas`` and every target teacher of ``res``: a fresh student
+    (random units on the sphere, readout ``res["readout_init"]``) is pretrained on the
+    source of ablation ``mu`` (which must be one of ``res["mus"]``) with the training
+    settings of ``res``; then $\|P_\perp f_t\|^2$ of its units and its linear-transfer risk
+    (:func:`linear_transfer_risk`) on ``draws`` fresh target sets for every $n$ of
+    ``res["ns"]``. Scratch training does not depend on $\lambda$: compare with
+    ``res["R_sc"]``.
+
+    Returns dict ``lambdas, mu, ns``, ``R_lt`` ``(len(lambdas), len(ns), teachers, draws)``,
+    ``perp`` ``(len(lambdas), teachers)`` (normalised by $\|f_t\|^2$), ``anchor_dist``
+    (:math:`\sum_i\|w_i-w_i^{(0)}\|^2 / m`), ``source_rel`` (pretraining source risk over
+    $\|f_s\|^2$) and the pretraining ``info``.
+    """
+    lambdas = np.atleast_1d(np.asarray(lambdas, dtype=float))
+    if lambdas.ndim != 1 or not np.all(np.isfinite(lambdas) & (lambdas >= 0)):
+        raise ValueError(f"lambdas must be finite numbers >= 0 (got {lambdas!r})")
+    hit = np.flatnonzero(np.isclose(res["mus"], mu))
+    if hit.size != 1:
+        raise ValueError(f"mu must be one of res['mus'] = {list(res['mus'])} (got {mu!r})")
+    draws = check_int("draws", draws, 1)
+    i = int(hit[0])
+    T = res["target"]
+    nt = T.W.shape[0]
+    m, d = res["m"], res["d"]
+    src = Teacher(res["source"].W[i * nt:(i + 1) * nt], res["source"].a[i * nt:(i + 1) * nt])
+    L = len(lambdas)
+    rng = np.random.default_rng([int(seed), 9])
+    W0 = random_sphere((L * nt, m, d), rng)
+    c0 = np.full((L * nt, m), float(res["readout_init"]))
+    src_rep = Teacher(np.tile(src.W, (L, 1, 1)), np.tile(src.a, (L, 1)))
+    Wp, cp, info = train_population(W0, c0, src_rep, lr=res["lr"], tol=res["tol"],
+                                    max_steps=res["pretrain_steps"], max_time=res["max_time"],
+                                    max_step=res["max_step"],
+                                    anchor_weight=np.repeat(lambdas, nt))
+    T_rep = Teacher(np.tile(T.W, (L, 1, 1)), np.tile(T.a, (L, 1)))
+    _, perp = rkhs_norms(Wp, T_rep)
+    tn = np.tile(res["teacher_norm"], L)
+    ns = res["ns"]
+    R_lt = np.zeros((L, len(ns), nt, draws))
+    it = list(enumerate(ns))
+    from .config import progress as _progress
+    if _progress(progress):
+        from tqdm.auto import tqdm
+        it = tqdm(it, desc="n (anchored)")
+    Trep = Teacher(np.repeat(T.W[:, None], draws, 1).reshape(-1, *T.W.shape[1:]),
+                   np.repeat(T.a[:, None], draws, 1).reshape(-1, T.a.shape[1]))
+    for j, n in it:
+        for k in range(L):          # one lambda at a time: the features are (draws, n, m)
+            Wk = np.repeat(Wp[k * nt:(k + 1) * nt, None], draws, 1).reshape(-1, m, d)
+            X = rng.standard_normal((nt * draws, int(n), d))
+            R_lt[k, j] = linear_transfer_risk(Wk, X, Trep).reshape(nt, draws)
+    return {"lambdas": lambdas, "mu": float(res["mus"][i]), "ns": ns, "R_lt": R_lt,
+            "perp": (perp / tn).reshape(L, nt),
+            "anchor_dist": info["anchor_dist"].reshape(L, nt) / m,
+            "source_rel": (info["risk"] / info["teacher_norm"]).reshape(L, nt), "info": info}
