@@ -306,3 +306,14 @@ def test_mathjax_is_local_on_pages_with_math(pages, book):
     assert not problems, "\n".join(problems)
     fonts = book / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2"
     assert (fonts / "MathJax_Main-Regular.woff").is_file(), f"MathJax CHTML fonts missing in {fonts}"
+
+
+def test_markdown_output_tables_are_rendered(pages, book):
+    """The predictor chapter displays its score tables as text/markdown outputs: they must
+    come out as HTML tables (myst-nb parses them with nb_render_markdown_format: myst),
+    not as a paragraph of pipes."""
+    page = book / "notebooks" / "predictors.html"
+    assert page in pages, "the predictor chapter is missing from the build"
+    html = pages[page]
+    assert html.count("<table") >= 4, "the predictor score tables are not rendered as tables"
+    assert "| predictor |" not in html
