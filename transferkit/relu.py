@@ -49,7 +49,7 @@ from .models import default_device
 __all__ = ["Teacher", "make_teachers", "ablate", "unit_rows", "relu_kernel_torch",
            "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "train_population", "train_samples",
            "linear_transfer_risk", "rkhs_norms", "gram", "kernel_distance", "fit_power_law",
-           "least_squares_factor", "anchored_experiment",
+           "least_squares_factor", "anchored_experiment", "tile_teacher", "repeat_teacher",
            "random_sphere"]
 
 TWO_PI = 2 * math.pi
@@ -109,6 +109,18 @@ def ablate(target: Teacher, mu: float, rng) -> tuple[Teacher, np.ndarray]:
         keep[s, rng.choice(m_star, size=n_abl, replace=False)] = False
     a = np.where(keep, target.a * m_star / (m_star - n_abl), 0.0)
     return Teacher(target.W.copy(), a), keep
+
+
+def tile_teacher(t: Teacher, reps: int) -> Teacher:
+    """``reps`` copies of a batch of teachers, the whole batch after itself
+    (``np.tile`` on the seed axis: index ``r * S + s``)."""
+    return Teacher(np.tile(t.W, (reps, 1, 1)), np.tile(t.a, (reps, 1)))
+
+
+def repeat_teacher(t: Teacher, reps: int) -> Teacher:
+    """Each teacher of a batch ``reps`` times in a row (``np.repeat`` on the seed axis:
+    index ``s * reps + r``)."""
+    return Teacher(np.repeat(t.W, reps, axis=0), np.repeat(t.a, reps, axis=0))
 
 
 # ---------------------------------------------------------------------------
@@ -615,7 +627,7 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     c0 = np.full((len(mus) * teachers, m), float(readout_init))
     Wp, cp, pinfo = train_population(W0, c0, source, lr=lr, tol=tol, max_steps=pretrain_steps,
                                      max_time=max_time, max_step=max_step)
-    TT = Teacher(np.tile(T.W, (len(mus), 1, 1)), np.tile(T.a, (len(mus), 1)))
+    TT = tile_teacher(T, len(mus))
     _, out_sim = rkhs_norms(Wp, TT)
     kept_units = np.where(keep[..., None], SW, 0.0)            # zero rows drop out of the span
     _, out_th = rkhs_norms(kept_units, TT)
@@ -639,16 +651,14 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     if _progress(progress):
         from tqdm.auto import tqdm
         it = tqdm(ns, desc="n")
+    Trep = repeat_teacher(T, draws)
+    Ts = repeat_teacher(T, scratch_seeds)
     for j, n in enumerate(it):
         X = rng.standard_normal((len(mus), teachers, draws, n, d))
         for i in range(len(mus)):
             Wrep = np.repeat(Wp[i * teachers:(i + 1) * teachers, None], draws, 1)
-            Trep = Teacher(np.repeat(T.W[:, None], draws, 1).reshape(-1, m_star, d),
-                           np.repeat(T.a[:, None], draws, 1).reshape(-1, m_star))
             R_lt[i, j] = linear_transfer_risk(Wrep.reshape(-1, m, d), X[i].reshape(-1, n, d),
                                               Trep).reshape(teachers, draws)
-        Ts = Teacher(np.repeat(T.W[:, None], scratch_seeds, 1).reshape(-1, m_star, d),
-                     np.repeat(T.a[:, None], scratch_seeds, 1).reshape(-1, m_star))
         Xs = rng.standard_normal((teachers * scratch_seeds, n, d))
         ys = _targets(Xs, Ts.W, Ts.a)
         Ws0 = random_sphere((teachers * scratch_seeds, m, d), rng)
@@ -709,12 +719,12 @@ def anchored_experiment(res: dict, lambdas, mu: float, draws: int = 8, seed: int
     rng = np.random.default_rng([int(seed), 9])
     W0 = random_sphere((L * nt, m, d), rng)
     c0 = np.full((L * nt, m), float(res["readout_init"]))
-    src_rep = Teacher(np.tile(src.W, (L, 1, 1)), np.tile(src.a, (L, 1)))
+    src_rep = tile_teacher(src, L)
     Wp, cp, info = train_population(W0, c0, src_rep, lr=res["lr"], tol=res["tol"],
                                     max_steps=res["pretrain_steps"], max_time=res["max_time"],
                                     max_step=res["max_step"],
                                     anchor_weight=np.repeat(lambdas, nt))
-    T_rep = Teacher(np.tile(T.W, (L, 1, 1)), np.tile(T.a, (L, 1)))
+    T_rep = tile_teacher(T, L)
     _, perp = rkhs_norms(Wp, T_rep)
     tn = np.tile(res["teacher_norm"], L)
     ns = res["ns"]
@@ -724,8 +734,7 @@ def anchored_experiment(res: dict, lambdas, mu: float, draws: int = 8, seed: int
     if _progress(progress):
         from tqdm.auto import tqdm
         it = tqdm(it, desc="n (anchored)")
-    Trep = Teacher(np.repeat(T.W[:, None], draws, 1).reshape(-1, *T.W.shape[1:]),
-                   np.repeat(T.a[:, None], draws, 1).reshape(-1, T.a.shape[1]))
+    Trep = repeat_teacher(T, draws)
     for j, n in it:
         for k in range(L):          # one lambda at a time: the features are (draws, n, m)
             Wk = np.repeat(Wp[k * nt:(k + 1) * nt, None], draws, 1).reshape(-1, m, d)
