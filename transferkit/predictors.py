@@ -35,6 +35,7 @@ from scipy import stats
 
 from . import config, distances, ntk, teachers
 from ._validate import check_int, check_positive
+from .data import binary_task
 
 __all__ = ["PREDICTORS", "OUTCOMES", "score", "score_table", "gaussian_kl", "draw_pairs",
            "markdown_table", "scatter_figure",
@@ -392,11 +393,6 @@ def synthetic_benchmark(d, gammas, thetas, sigmas, norms, depth=2, draws=20, see
 # the real benchmark: binary tasks of MNIST and Fashion-MNIST (paper 001's protocol)
 # ---------------------------------------------------------------------------------------
 
-def _task_pool(x, y, a, b):
-    keep = (y == a) | (y == b)
-    return np.asarray(x[keep], float), np.where(y[keep] == a, 1.0, -1.0)
-
-
 def real_benchmark(datasets: dict, pairs, ns, draws, seed=0, m=2, delta=1.0, c=3.0,
                    w1_samples=1000, kl_dims=20, ntk_source=500, rcond=1e-6,
                    progress=None) -> dict:
@@ -454,8 +450,8 @@ def real_benchmark(datasets: dict, pairs, ns, draws, seed=0, m=2, delta=1.0, c=3
             pred[name][:, k] = meas[name]
         Sig = (V * lam) @ V.T
         pred["feature"][:, k] = feature_fraction(ts[:, None], tt, Sig)
-        xs, ys = _task_pool(datasets[sn][0], datasets[sn][1], a, b)
-        xt, yt = _task_pool(datasets[tn][0], datasets[tn][1], cc, dd)
+        xs, ys = binary_task(datasets[sn][0], datasets[sn][1], a, b)
+        xt, yt = binary_task(datasets[tn][0], datasets[tn][1], cc, dd)
         rng = np.random.default_rng([int(seed), 41, k])
         ia = rng.choice(len(xs), min(w1_samples, len(xs)), replace=False)
         ib = rng.choice(len(xt), min(w1_samples, len(xt)), replace=False)
@@ -464,19 +460,16 @@ def real_benchmark(datasets: dict, pairs, ns, draws, seed=0, m=2, delta=1.0, c=3
         pred["kl"][:, k] = gaussian_kl(A, B, kl_dims)
         pred["w1"][:, k] = distances.wasserstein1(A, B)
         iP = rng.choice(len(xs), min(ntk_source, len(xs)), replace=False)
-        xte, yte = _task_pool(datasets[tn][2], datasets[tn][3], cc, dd)
+        xte, yte = binary_task(datasets[tn][2], datasets[tn][3], cc, dd)
         for j, n in enumerate(ns):
             ft[j, k] = teachers.finetune_test_error(xt, yt, ts, xte, yte, n, (draws,),
                                                     seed=int(seed) * 1000 + k)
             sc[j, k] = teachers.finetune_test_error(xt, yt, np.zeros_like(ts), xte, yte, n,
                                                     (draws,), seed=int(seed) * 1000 + k)
-            # the same target samples as finetune_test_error draws (same generator key)
-            g = teachers._rng(int(seed) * 1000 + k, 21, n)
-            vals = []
-            for _ in range(draws):
-                idx = g.choice(len(xt), n, replace=False)
-                vals.append(ntk_discrepancy(xs[iP], ys[iP], xt[idx], yt[idx]))
-            pred["ntk"][j, k] = np.mean(vals)
+            # on the target samples finetune_test_error drew
+            idx = teachers.sample_indices(len(xt), n, draws, int(seed) * 1000 + k)
+            pred["ntk"][j, k] = np.mean([ntk_discrepancy(xs[iP], ys[iP], xt[i], yt[i])
+                                         for i in idx])
     return {"pairs": list(pairs), "ns": np.array(ns), "pred": pred, "finetune": ft,
             "scratch": sc, "draws": draws, "m": m, "delta": delta, "c": c,
             "w1_samples": w1_samples, "kl_dims": kl_dims, "ntk_source": ntk_source}

@@ -29,6 +29,7 @@ import numbers
 import numpy as np
 
 from ._validate import check_int_or_inf
+from .data import binary_task
 
 __all__ = [
     "row_space_solution",
@@ -790,14 +791,20 @@ def mnist_measures(theta_s, theta_t, lam, V, ns, m=2, delta=1.0, c=3.0):
             "eq3": eq3_bound(dv, V, lam, m, ns, delta, c)}
 
 
+def sample_indices(pool_size, n, count, seed):
+    r"""Row indices ``(count, n)`` of ``count`` independent draws of ``n`` of ``pool_size``
+    rows without replacement: the target samples of :func:`finetune_test_error` for the
+    same ``seed`` and ``n`` (so other quantities can be computed on the same samples)."""
+    rng = _rng(seed, 21, n)
+    return np.stack([rng.choice(pool_size, n, replace=False) for _ in range(int(count))])
+
+
 def finetune_test_error(x_pool, t_pool, theta_s, x_test, t_test, n, shape, seed):
     r"""0-1 test error of :func:`finetune_predictor` (Thm 4.1, the limit of gradient
     descent from :math:`\theta_S` on the square loss) fitted on ``n`` target samples drawn
-    without replacement from ``(x_pool, t_pool)``, for a batch of independent draws of
-    shape ``shape``.  Returns errors of shape ``shape``."""
-    rng = _rng(seed, 21, n)
-    B = int(np.prod(shape))
-    idx = np.stack([rng.choice(len(x_pool), n, replace=False) for _ in range(B)])
+    without replacement from ``(x_pool, t_pool)`` (:func:`sample_indices`), for a batch of
+    independent draws of shape ``shape``.  Returns errors of shape ``shape``."""
+    idx = sample_indices(len(x_pool), n, int(np.prod(shape)), seed)
     X = np.asarray(x_pool, dtype=np.float64)[idx]                    # (B, n, d)
     gamma = finetune_predictor(X, np.asarray(t_pool, dtype=np.float64)[idx], theta_s)
     pred = np.asarray(x_test, dtype=np.float64) @ gamma.T           # (N_test, B)
@@ -841,10 +848,8 @@ def mnist_table_sim(x_train, y_train, x_test, y_test, pairs, ns, draws, reps, se
             for name, v in mnist_measures(ts, tt, lam, V, ns, m, delta, c2).items():
                 if name != "dist":
                     measures[f"{name}_c{c2:g}"][:, k] = v
-        keep = (y_train == cc) | (y_train == dd)
-        x_pool, t_pool = x_train[keep], np.where(y_train[keep] == cc, 1.0, -1.0)
-        keep_t = (y_test == cc) | (y_test == dd)
-        x_t, t_t = x_test[keep_t], np.where(y_test[keep_t] == cc, 1.0, -1.0)
+        x_pool, t_pool = binary_task(x_train, y_train, cc, dd)
+        x_t, t_t = binary_task(x_test, y_test, cc, dd)
         for j, n in enumerate(ns):
             e = finetune_test_error(x_pool, t_pool, ts, x_t, t_t, int(n), (reps, draws),
                                     seed=int(seed) * 1000 + k)
