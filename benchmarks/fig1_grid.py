@@ -23,6 +23,8 @@ import numpy as np
 import torch
 
 import transferkit as tk
+from transferkit.experiments.linear_transfer import FIG1
+from transferkit.models.device import default_device
 
 
 def authors_epoch_time(d=500, n=250, instances=20, epochs=200, seed=0):
@@ -57,20 +59,21 @@ def main():
     ap.add_argument("--quick", action="store_true", help="a 5 x 5 sub-grid instead of the full grid")
     args = ap.parse_args()
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    d, draws, sigma = 500, 20, 0.2
-    gammas = np.round(np.r_[np.arange(1, 10) / 10, 0.95, 1.05, np.arange(11, 21) / 10], 3)
-    thetas = np.linspace(0, np.pi / 2, 19)
+    P = FIG1["paper"]  # the book's Fig. 1 grid at paper scale
+    d, draws, sigma = P.d, P.draws, P.sigma
+    gammas, thetas = np.array(P.gammas), np.array(P.thetas)
     if args.quick:
         gammas, thetas = gammas[::4], thetas[::4]
     cells = len(gammas) * len(thetas)
-    print(f"threads: {torch.get_num_threads()}, device: {tk.models.default_device()}")
+    print(f"threads: {torch.get_num_threads()}, device: {default_device()}")
 
     t0 = time.perf_counter()
-    pre = tk.pretrain(d, 2, draws, seed=0)
+    pre = tk.pretrain(d, P.depth, draws, seed=P.seed, alpha=P.alpha)
     t_pre = time.perf_counter() - t0
     t0 = time.perf_counter()
-    res = tk.simulate_grid(d, gammas, thetas, sigma, draws=draws, methods=("scratch", "linear"),
-                           pretrained=pre, progress=True)
+    res = tk.simulate_grid(d, gammas, thetas, sigma, depth=P.depth, draws=draws, seed=P.seed,
+                           alpha=P.alpha, methods=("scratch", "linear"), pretrained=pre,
+                           progress=True)
     t_grid = time.perf_counter() - t0
     total = t_pre + t_grid
     steps = res["scratch_steps"][:, 0]

@@ -5,7 +5,7 @@ Run with ``python benchmarks/fig2_grid.py [--quick] [--threads 2]``.
 transferkit: L = 2, d = 500, sigma = 0.2, alpha = 1e-5, 20 draws per cell, the book's grid
 of 21 gamma x 19 theta = 399 cells (the grid of Fig. 1), every cell and draw a full
 fine-tuning run of all layers from the pretrained weights (7,980 runs), trained to an
-excess loss of 1e-10 (:func:`transferkit.trainers.finetune_chain`: all angles and draws of a
+excess loss of 1e-10 (:func:`transferkit.models.deep_linear.finetune_chain`: all angles and draws of a
 gamma row in one batch, curvature steps capped while the loss is large for gradient-flow
 fidelity, converged runs dropped from the batch).  Pretraining is done once and reused by
 every cell.  The scratch risks that the transferability also needs are the Fig. 1 sweep
@@ -30,9 +30,10 @@ import numpy as np
 import torch
 
 import transferkit as tk
+from transferkit.experiments.finetuning import FIG2
+from transferkit.models.device import default_device
 
-BOOK_GAMMAS = np.round(np.r_[np.arange(1, 10) / 10, 0.95, 1.05, np.arange(11, 21) / 10], 3)
-BOOK_THETAS = np.linspace(0, np.pi / 2, 19)
+BOOK = FIG2["paper"].grid  # the book's Fig. 2 grid at paper scale (the grid of Fig. 1)
 EPOCHS, LR = 5000, 0.01
 
 
@@ -68,24 +69,25 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a 4 x 5 sub-grid with 4 draws")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
-    ap.add_argument("--d", type=int, default=500)
+    ap.add_argument("--d", type=int, default=BOOK.d)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    d, draws, sigma = args.d, 20, 0.2
-    gammas, thetas = BOOK_GAMMAS, BOOK_THETAS
+    d, draws, sigma = args.d, BOOK.draws, BOOK.sigma
+    gammas, thetas = np.array(BOOK.gammas), np.array(BOOK.thetas)
     if args.quick:
         gammas, thetas, draws = gammas[[1, 5, 9, 15]], thetas[::4], 4
     cells = len(gammas) * len(thetas)
-    print(f"threads: {torch.get_num_threads()}, device: {tk.models.default_device()}")
+    print(f"threads: {torch.get_num_threads()}, device: {default_device()}")
 
     w0, c0 = time.perf_counter(), time.process_time()
-    pre = tk.pretrain(d, 2, draws, seed=0)
+    pre = tk.pretrain(d, BOOK.depth, draws, seed=BOOK.seed, alpha=BOOK.alpha)
     t_pre, c_pre = time.perf_counter() - w0, time.process_time() - c0
     rows = []
     for g in gammas:        # row by row, to report where the time goes
         w0, c0 = time.perf_counter(), time.process_time()
-        r = tk.simulate_grid(d, [g], thetas, sigma, draws=draws, methods=("finetune",),
-                             pretrained=pre, max_steps=2_000_000, progress=False)
+        r = tk.simulate_grid(d, [g], thetas, sigma, depth=BOOK.depth, draws=draws, seed=BOOK.seed,
+                             alpha=BOOK.alpha, methods=("finetune",), pretrained=pre,
+                             max_steps=2_000_000, progress=False)
         rows.append((g, time.perf_counter() - w0, time.process_time() - c0, r))
         st = r["finetune_steps"]
         print(f"  gamma = {g:4.2f} (n = {r['n'][0]:4d}): {rows[-1][1]:6.1f} s wall, "

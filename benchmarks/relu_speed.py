@@ -5,9 +5,9 @@ Run with ``python benchmarks/relu_speed.py [--steps N] [--n N] [--seeds S]``.
 Measures iterations per second (one iteration = one loss + gradient evaluation at the
 trial point of the backtracking step; about 80 % of iterations are accepted steps) of
 
-* population pretraining (:func:`transferkit.relu.train_population`): exact closed-form
+* population pretraining (:func:`transferkit.models.relu.train_population`): exact closed-form
   loss and gradient, m = 1000, d = 100, m* = 100;
-* scratch training (:func:`transferkit.relu.train_samples`): full-batch autograd on n
+* scratch training (:func:`transferkit.models.relu.train_samples`): full-batch autograd on n
   samples, m = 1000, d = 100;
 
 both for ``--seeds`` seeds batched in one tensor program, and the number of iterations
@@ -27,7 +27,7 @@ import time
 import numpy as np
 import torch
 
-from transferkit import relu
+from transferkit import experiments, models
 
 
 def _rate(fn, steps):
@@ -48,22 +48,22 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     d, m, m_star, S = 100, 1000, 100, args.seeds
     rng = np.random.default_rng(0)
-    T = relu.make_teachers(S, m_star, d, rng)
-    src, _ = relu.ablate(T, 0.5, rng)
-    W0 = relu.random_sphere((S, m, d), rng)
+    T = models.relu.make_teachers(S, m_star, d, rng)
+    src, _ = models.relu.ablate(T, 0.5, rng)
+    W0 = models.relu.random_sphere((S, m, d), rng)
     c0 = np.full((S, m), 1e-7)
     # tol = 0 so that no run stops early
-    pre = _rate(lambda k: relu.train_population(W0, c0, src, tol=0.0, max_steps=k), args.steps)
+    pre = _rate(lambda k: models.relu.train_population(W0, c0, src, tol=0.0, max_steps=k), args.steps)
     X = rng.standard_normal((S, args.n, d))
-    y = relu._targets(X, T.W, T.a)
-    sc = _rate(lambda k: relu.train_samples(W0, c0, X, y, tol=0.0, max_steps=k), args.steps)
+    y = experiments.relu_student_teacher._targets(X, T.W, T.a)
+    sc = _rate(lambda k: models.relu.train_samples(W0, c0, X, y, tol=0.0, max_steps=k), args.steps)
     w0, c0_ = time.perf_counter(), time.process_time()
     Xl = rng.standard_normal((S, args.n, d))
-    relu.linear_transfer_risk(W0, Xl, T)
-    relu.rkhs_norms(W0, T)
+    models.relu.readout_transfer_risk(W0, Xl, T)
+    models.relu.rkhs_norms(W0, T)
     lt = (time.perf_counter() - w0, time.process_time() - c0_)
     # iterations to reach gradient-flow time `horizon` vs the paper's fixed step 0.01 m
-    _, _, info = relu.train_population(W0, c0, src, tol=0.0, max_steps=100_000,
+    _, _, info = models.relu.train_population(W0, c0, src, tol=0.0, max_steps=100_000,
                                        max_time=args.horizon, record_every=1,
                                        max_step=args.max_step)
     its = int(np.isfinite(info["history"][:, 0]).sum())

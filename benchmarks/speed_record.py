@@ -7,7 +7,7 @@ paper 000 (L = 2, d = 500, sigma = 0.2, alpha = 1e-5, 20 draws; default slice: t
 gamma = 0.5, 0.95, 1.5), with the *same* teachers, target samples and initial weights
 (transferkit's random streams), so that the generalization errors are paired.
 
-* **transferkit**: :func:`transferkit.sweep.linear_transfer_cell` through
+* **transferkit**: :func:`transferkit.experiments.linear_transfer.linear_transfer_cell` through
   :func:`transferkit.sweep.run` (no cache): pretraining once, then per gamma one scratch
   model per draw (Nesterov, curvature step, stopped at an excess loss of 1e-10) and linear
   transfer for all 19 angles of the book's grid at once.
@@ -43,10 +43,16 @@ import numpy as np
 import torch
 
 import transferkit as tk
-from transferkit import sweep, theory
-from transferkit.models import init_deep_linear
+from transferkit import experiments, sweep, theory
+
 # transferkit's random streams, so that both sides see the same draws (private helpers)
-from transferkit.simulate import _DATA, _SCRATCH_INIT, _TEACHER, _rng
+from transferkit.experiments.deep_linear import (
+    DATA_STREAM,
+    SCRATCH_STREAM,
+    TEACHER_STREAM,
+)
+from transferkit.models.deep_linear import init_deep_linear
+from transferkit.streams import keyed_rng
 
 BOOK_GAMMAS = np.round(np.r_[np.arange(1, 10) / 10, 0.95, 1.05, np.arange(11, 21) / 10], 3)
 BOOK_THETAS = np.linspace(0, np.pi / 2, 19)
@@ -61,12 +67,12 @@ CONV_TOL = 1e-6          # App. D: "until the training loss reaches 1e-6"
 
 def cell_data(pre, d, gamma, theta, sigma, draws, seed):
     """Target samples of one cell, exactly as transferkit draws them (float64 numpy)."""
-    n = tk.simulate.sample_size(gamma, d)
+    n = tk.experiments.deep_linear.sample_size(gamma, d)
     bs, nu = pre.beta_s.cpu().numpy(), pre.nu.cpu().numpy()
     beta_t = math.cos(theta) * bs + math.sin(theta) * nu
     X, y = [], []
     for b in range(draws):
-        rng = _rng(seed, b, _DATA, n)
+        rng = keyed_rng(seed, b, DATA_STREAM, n)
         Xb = rng.standard_normal((n, d))
         eps = sigma * rng.standard_normal(n)
         X.append(Xb)
@@ -76,7 +82,7 @@ def cell_data(pre, d, gamma, theta, sigma, draws, seed):
 
 def initial_weights(d, draws, seed, purpose, n=0):
     """alpha-scale LeCun initialisation, transferkit's streams, as float32 (B, d, d), (B, d, 1)."""
-    W = init_deep_linear(d, DEPTH, ALPHA, [_rng(seed, b, purpose, n) for b in range(draws)],
+    W = init_deep_linear(d, DEPTH, ALPHA, [keyed_rng(seed, b, purpose, n) for b in range(draws)],
                          device=torch.device("cpu"), dtype=torch.float32)
     return W[0], W[1]
 
@@ -144,7 +150,7 @@ def authors_cell(seed, W_pre, d, X, y, beta_t, epochs):
     W1, W2 = batched_gd("linear", *W_pre, X=X32, y=y32, epochs=epochs)     # last layer only
     b_lt = (W1 @ W2)[..., 0].double().numpy()
     n = X.shape[1]
-    W1, W2 = batched_gd("scratch", *initial_weights(d, X.shape[0], seed, _SCRATCH_INIT, n),
+    W1, W2 = batched_gd("scratch", *initial_weights(d, X.shape[0], seed, SCRATCH_STREAM, n),
                         X=X32, y=y32, epochs=epochs)
     b_sc = (W1 @ W2)[..., 0].double().numpy()
     return summarise(X, y, beta_t, b_sc, b_lt)
@@ -153,8 +159,8 @@ def authors_cell(seed, W_pre, d, X, y, beta_t, epochs):
 def authors_cell_autograd(seed, d, X, y, beta_t, beta_s, epochs):
     """The authors' loop itself, instance by instance, all three phases (``--authors-full``)."""
     B, n = X.shape[:2]
-    W1p, W2p = initial_weights(d, B, seed, _TEACHER, 1)
-    W1s, W2s = initial_weights(d, B, seed, _SCRATCH_INIT, n)
+    W1p, W2p = initial_weights(d, B, seed, TEACHER_STREAM, 1)
+    W1s, W2s = initial_weights(d, B, seed, SCRATCH_STREAM, n)
     X32 = torch.as_tensor(X, dtype=torch.float32)
     y32 = torch.as_tensor(y, dtype=torch.float32)[..., None]
     bs = torch.as_tensor(beta_s, dtype=torch.float32)[..., None]
@@ -175,7 +181,7 @@ def time_autograd(d, ns, draws, seed, pre, instances, epochs, sigma=SIGMA, block
     ``block`` epochs after a warm-up; the fastest block is kept (the least disturbed by
     other processes on a shared machine; an epoch costs the same throughout training).
     """
-    W1p, W2p = initial_weights(d, instances, seed, _TEACHER, 1)
+    W1p, W2p = initial_weights(d, instances, seed, TEACHER_STREAM, 1)
     bs = torch.as_tensor(pre.beta_s[:instances].cpu().numpy(), dtype=torch.float32)[..., None]
 
     def fastest(phase, A, B, **kw):
@@ -194,7 +200,7 @@ def time_autograd(d, ns, draws, seed, pre, instances, epochs, sigma=SIGMA, block
         rng = np.random.default_rng([seed, n])
         X = torch.as_tensor(rng.standard_normal((n, d)), dtype=torch.float32)
         y = X @ bs[0] + sigma * torch.as_tensor(rng.standard_normal((n, 1)), dtype=torch.float32)
-        W1s, W2s = initial_weights(d, instances, seed, _SCRATCH_INIT, n)
+        W1s, W2s = initial_weights(d, instances, seed, SCRATCH_STREAM, n)
         out["scratch"][n] = fastest("scratch", W1s, W2s, X=X, y=y)
         out["linear"][n] = fastest("linear", W1p, W2p, X=X, y=y)
     return out
@@ -209,7 +215,7 @@ def check_batched_matches_autograd(d, seed, pre, epochs=30):
     worst = 0.0
     bs = torch.as_tensor(pre.beta_s[:2].cpu().numpy(), dtype=torch.float32)[..., None]
     for n in (d // 2, 3 * d // 2):
-        W1, W2 = initial_weights(d, 2, seed, _SCRATCH_INIT, n)
+        W1, W2 = initial_weights(d, 2, seed, SCRATCH_STREAM, n)
         W1 = W1 + 0.5 * bs @ bs.transpose(1, 2)
         W2 = W2 + 0.5 * bs
         rng = np.random.default_rng([seed, n, 1])
@@ -267,7 +273,7 @@ def profile_row(d, gamma, draws, seed, top=8):
     """cProfile of one transferkit row (one gamma, all angles), pretraining memoised."""
     prof = cProfile.Profile()
     prof.enable()
-    sweep.linear_transfer_cell(d=d, gamma=gamma, theta=BOOK_THETAS, sigma=SIGMA, depth=DEPTH,
+    experiments.linear_transfer.linear_transfer_cell(d=d, gamma=gamma, theta=BOOK_THETAS, sigma=SIGMA, depth=DEPTH,
                                draws=draws, seed=seed, alpha=ALPHA)
     prof.disable()
     st = pstats.Stats(prof)
@@ -314,7 +320,7 @@ def main():
     gammas = args.gammas or ([0.5, 1.5] if args.quick else [0.5, 0.95, 1.5])
     timed_epochs = args.timed_epochs or (20 if args.quick else 50)
     repeat = args.repeat or (1 if args.quick else 2)
-    ns = [tk.simulate.sample_size(g, d) for g in gammas]
+    ns = [tk.experiments.deep_linear.sample_size(g, d) for g in gammas]
     j = int(np.argmin(np.abs(BOOK_THETAS - theta)))
     theta = float(BOOK_THETAS[j])
     n_cells = len(BOOK_GAMMAS) * len(BOOK_THETAS)
@@ -326,7 +332,7 @@ def main():
 
     # ------------------------------------------------------------- transferkit
     # every timing of transferkit is the fastest of --repeat runs (a shared machine is noisy)
-    pre = sweep._pretrained(d, DEPTH, draws, seed, ALPHA)        # memoised: the cells reuse it
+    pre = experiments.deep_linear.pretrain_cached(d, DEPTH, draws, seed, ALPHA)        # memoised: the cells reuse it
     t_pre = np.inf
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -334,7 +340,7 @@ def main():
         t_pre = min(t_pre, time.perf_counter() - t0)
     row_s = np.inf
     for _ in range(repeat):
-        res = sweep.run(sweep.linear_transfer_cell, sweep.Grid(gamma=gammas, theta=BOOK_THETAS),
+        res = sweep.run(experiments.linear_transfer.linear_transfer_cell, sweep.Grid(gamma=gammas, theta=BOOK_THETAS),
                         fixed=dict(d=d, sigma=SIGMA, depth=DEPTH, draws=draws, seed=seed,
                                    alpha=ALPHA),
                         vectorize="theta", cache=False, desc="transferkit rows")
@@ -348,7 +354,7 @@ def main():
                  for n in ns}
     auth_how = f"extrapolated from the fastest of {timed_epochs // 10} blocks of 10 timed epochs x {args.timed_instances} instances"
     worst = check_batched_matches_autograd(d, seed, pre)
-    W1p, W2p = initial_weights(d, draws, seed, _TEACHER, 1)
+    W1p, W2p = initial_weights(d, draws, seed, TEACHER_STREAM, 1)
     bs32 = torch.as_tensor(pre.beta_s.cpu().numpy(), dtype=torch.float32)[..., None]
     print(f"running the authors' protocol on the slice ({epochs} epochs, "
           f"{'autograd loop' if args.authors_full else 'batched iterates'}) ...", flush=True)
@@ -408,8 +414,8 @@ def main():
           f"{'X^+y, same draws':>17} {'theory (finite d)':>18}")
     for i, (g, n) in enumerate(zip(gammas, ns)):
         a = auth[n]
-        th_sc = float(theory.scratch_risk_finite(n, d, SIGMA))
-        th_lt = float(theory.linear_transfer_risk(n, theta, SIGMA))
+        th_sc = float(theory.deep_linear.scratch_risk_finite(n, d, SIGMA))
+        th_lt = float(theory.deep_linear.linear_transfer_risk(n, theta, SIGMA))
         tk_sc, tk_lt = res["scratch"][i, j], res["linear"][i, j]
         rows = [("scratch", tk_sc, a["scratch"], mean_se(a["minnorm"]), th_sc),
                 ("linear", tk_lt, a["linear"], "", th_lt),
@@ -433,7 +439,7 @@ def main():
           "scratch risks are not paired draw by draw)")
 
     # ------------------------------------------------------------- (c) full grid
-    all_ns = np.array([tk.simulate.sample_size(g, d) for g in BOOK_GAMMAS])
+    all_ns = np.array([tk.experiments.deep_linear.sample_size(g, d) for g in BOOK_GAMMAS])
     sc_fit = fit_linear(ns, [tim["scratch"][n] for n in ns])
     lt_fit = fit_linear(ns, [tim["linear"][n] for n in ns])
     auth_full = len(BOOK_THETAS) * draws * EPOCHS * float(
@@ -443,7 +449,7 @@ def main():
     print(f"    authors' protocol: {ms(auth_full)} = {auth_full / 86400:.1f} days (extrapolated: "
           f"timed cost per epoch, linear in n, fitted on n = {ns})")
     if args.full_grid:
-        full = sweep.run(sweep.linear_transfer_cell, sweep.Grid(gamma=BOOK_GAMMAS, theta=BOOK_THETAS),
+        full = sweep.run(experiments.linear_transfer.linear_transfer_cell, sweep.Grid(gamma=BOOK_GAMMAS, theta=BOOK_THETAS),
                          fixed=dict(d=d, sigma=SIGMA, depth=DEPTH, draws=draws, seed=seed,
                                     alpha=ALPHA),
                          vectorize="theta", cache=False, desc="transferkit full grid")

@@ -40,7 +40,7 @@
 # measures, the estimator of {cite:t}`sriperumbudur2009integral` used by the paper),
 # and bracketed by closed-form bounds: above by
 # $\min\{\sqrt{2/\pi}\,\|\beta_s-\beta_t\|, W_2\}$, below by the largest $W_1$ of a
-# one-dimensional projection (`transferkit.distances.w1_bounds_linear`).
+# one-dimensional projection (`transferkit.theory.distances.w1_bounds_linear`).
 #
 # **Why the distances fail here.** Linear transfer depends on the source only through the
 # *direction* of the pretrained feature, $\pm u$ (Thm 3.4): its risk is
@@ -55,9 +55,9 @@ import time
 import numpy as np
 
 import transferkit as tk
-from transferkit import analysis, distances, plotting, provenance
+from transferkit import experiments, figures, provenance, stats, theory
 
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -95,7 +95,7 @@ print(f"L = {DEPTH}, d = {D}, sigma = {SIGMA}, alpha = {ALPHA:g}, {DRAWS} draws 
 
 # %%
 t0 = time.perf_counter()
-res = distances.simulate_pairs(D, GAMMAS, THETAS, NORMS, SIGMA, depth=DEPTH, draws=DRAWS,
+res = experiments.dataset_distances.simulate_pairs(D, GAMMAS, THETAS, NORMS, SIGMA, depth=DEPTH, draws=DRAWS,
                                seed=SEED, alpha=ALPHA, w1_samples=W1_SAMPLES)
 print(f"wall time {time.perf_counter() - t0:.0f} s; n = {res['n']}")
 print(f"scratch runs converged: {res['scratch_converged'].sum()} / "
@@ -109,8 +109,8 @@ print(f"scratch runs converged: {res['scratch_converged'].sum()} / "
 # Monte Carlo tolerances plus the certified optimisation error of scratch training.
 
 # %%
-opt = analysis.risk_error_bound(res["scratch"][0], res["scratch_minnorm_dist"][:, None, :])
-AGREE = analysis.agreement(res["T"], res["T_theory"], atol=opt.mean(-1))  # cells (r, gamma, theta)
+opt = stats.risk_error_bound(res["scratch"][0], res["scratch_minnorm_dist"][:, None, :])
+AGREE = stats.agreement(res["T"], res["T_theory"], atol=opt.mean(-1))  # cells (r, gamma, theta)
 print(AGREE.summary("transferability"))
 
 # %% [markdown]
@@ -127,17 +127,17 @@ kl_checks = []
 for k, r in enumerate(NORMS):
     bt = np.zeros(D); bt[0] = 1.0
     bs = np.zeros(D); bs[1] = r
-    mc, se = distances.kl_monte_carlo(bs, bt, SIGMA, n=200_000, seed=k)
-    exact = distances.kl_divergence(bs, bt, SIGMA)
+    mc, se = theory.distances.kl_monte_carlo(bs, bt, SIGMA, n=200_000, seed=k)
+    exact = theory.distances.kl_divergence(bs, bt, SIGMA)
     kl_checks.append((exact, mc, se))
     print(f"r = {r}: Eq. 31 = {exact:.4f}, Monte Carlo = {mc:.4f} ± {se:.4f}")
-KL_CRIT = analysis.critical_value(len(NORMS), None)
+KL_CRIT = stats.critical_value(len(NORMS), None)
 bias = float(res["w1_null"].mean())
 print(f"W1 estimator between two samples of the same law: {np.round(res['w1_null'], 3)} "
       f"(bias scale {bias:.3f})")
 # Monte Carlo tolerance of the mean of the repeated estimates (Bonferroni over the pairs)
 w1_se = res["w1_draws"].std(-1, ddof=1) / np.sqrt(res["w1_draws"].shape[-1])
-w1_crit = analysis.critical_value(res["w1"].size, res["w1_draws"].shape[-1])
+w1_crit = stats.critical_value(res["w1"].size, res["w1_draws"].shape[-1])
 below = res["w1"] < res["w1_lower"] - w1_crit * w1_se
 above = res["w1"] > res["w1_upper"] + bias + w1_crit * w1_se
 print(f"W1 estimates below the lower bound: {below.sum()}, above upper bound + bias scale: "
@@ -158,7 +158,7 @@ assert not below.any() and not above.any()
 # %%
 for g, gamma in enumerate(GAMMAS):
     provenance.record(
-        distances.distance_figure(res, AGREE, gamma_index=g, title=f"Fig. 4, $\\gamma = {gamma:g}$"),
+        figures.paper000.distance_figure(res, AGREE, gamma_index=g, title=f"Fig. 4, $\\gamma = {gamma:g}$"),
         f"fig4-gamma{gamma:g}", seeds=SEED,
         params=dict(depth=DEPTH, d=D, sigma=SIGMA, alpha=ALPHA, draws=DRAWS, gamma=gamma,
                     thetas=THETAS, norms=NORMS, w1_samples=W1_SAMPLES),
@@ -190,7 +190,7 @@ for g, gamma in enumerate(GAMMAS):
         x = np.broadcast_to(res[key], (len(NORMS), len(THETAS))).ravel()
         for what, y in (("theory", res["T_theory"][:, g].ravel()),
                         ("simulation", AGREE.mean[:, g].ravel())):
-            CORR[gamma, key, what] = distances.rank_correlation(x, y, seed=SEED)
+            CORR[gamma, key, what] = stats.rank_correlation(x, y, seed=SEED)
             rho, lo, hi = CORR[gamma, key, what]
             print(f"gamma = {gamma}, {key:>2}, {what:>10}: Spearman rho = {rho:+.2f} "
                   f"[{lo:+.2f}, {hi:+.2f}]")
@@ -206,7 +206,7 @@ for g, gamma in enumerate(GAMMAS):
 for g, gamma in enumerate(GAMMAS):
     kl = np.broadcast_to(res["kl"], (len(NORMS), len(THETAS)))
     mean, se = AGREE.mean[:, g], AGREE.se[:, g]
-    pairs = distances.opposite_sign_pairs(kl, mean, se, AGREE.critical)
+    pairs = experiments.dataset_distances.opposite_sign_pairs(kl, mean, se, AGREE.critical)
     print(f"gamma = {gamma}: {len(pairs)} pairs (farther positive, nearer negative)")
     if len(pairs):
         i, j = pairs[np.argmax(kl.ravel()[pairs[:, 0]] - kl.ravel()[pairs[:, 1]])]
@@ -237,9 +237,9 @@ for g, gamma in enumerate(GAMMAS):
 # %%
 bt = np.zeros(D); bt[0] = 1.0
 bs = np.zeros(D); bs[1] = 1.0
-full_same = distances.wasserstein1_linear(bt, bt, SIGMA, n=1000, reduce=False)
-full_diff = distances.wasserstein1_linear(bs, bt, SIGMA, n=1000, reduce=False)
+full_same = theory.distances.wasserstein1_linear(bt, bt, SIGMA, n=1000, reduce=False)
+full_diff = theory.distances.wasserstein1_linear(bs, bt, SIGMA, n=1000, reduce=False)
 print(f"d = {D}: full-dimensional estimate, same law {full_same:.2f}, theta = pi/2 "
       f"{full_diff:.2f}; the true W1 for theta = pi/2 is in "
-      f"[{distances.w1_bounds_linear(bs, bt, SIGMA)[0]:.2f}, "
-      f"{distances.w1_bounds_linear(bs, bt, SIGMA)[1]:.2f}]")
+      f"[{theory.distances.w1_bounds_linear(bs, bt, SIGMA)[0]:.2f}, "
+      f"{theory.distances.w1_bounds_linear(bs, bt, SIGMA)[1]:.2f}]")

@@ -36,21 +36,20 @@
 # **Simulation.** Gradient descent with a small relative step (so that it follows gradient
 # flow) on sparse noiseless teachers, $x\sim\mathcal N(0, I_D)$; we compare every STL and
 # PT+FT solution with the minimiser of Eq. 22 computed by a convex solver
-# (`transferkit.diagonal.q_min_interpolant`), and measure generalisation
+# (`transferkit.models.diagonal.q_min_interpolant`), and measure generalisation
 # $\|\hat\beta-\beta\|^2$ against the number of samples.
 
 # %% tags=["hide-input"]
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
 import transferkit as tk
-from transferkit import diagonal, penalties, plotting, provenance
+from transferkit import experiments, figures, provenance, theory
 
 torch.set_num_threads(1)
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -89,13 +88,13 @@ print(PARAMS)
 t0 = time.perf_counter()
 RUNS = {}
 for name, ov in OVERLAPS.items():
-    RUNS[name] = diagonal.run_tasks(D, K, ov, NS, draws=DRAWS, n_aux=N_AUX, alpha=ALPHA,
+    RUNS[name] = experiments.diagonal_networks.run_tasks(D, K, ov, NS, draws=DRAWS, n_aux=N_AUX, alpha=ALPHA,
                                     gamma=GAMMA, seed=SEED, rel_step=REL_STEP,
                                     loss_tol=LOSS_TOL, max_steps=100_000)
 print(f"wall time {time.perf_counter() - t0:.0f} s")
 for name, r in RUNS.items():
-    print(name, {m: f"{r[m + '_converged'].mean():.0%} converged, max steps "
-                    f"{r[m + '_steps'].max()}" for m in ("stl", "ptft", "mtl")})
+    print(name, {m: f"{run.converged.mean():.0%} converged, max steps "
+                    f"{run.steps.max()}" for m, run in r.methods.items()})
 
 # %% [markdown]
 # ## Gradient descent reaches the minimiser of Eq. 22
@@ -111,45 +110,28 @@ for name, r in RUNS.items():
 # %%
 DIST = {}
 for name, r in RUNS.items():
-    for m in ("stl", "ptft"):
-        q = r["qmin_" + m]
-        d = np.linalg.norm(r[m] - q, axis=-1) / np.maximum(np.linalg.norm(q, axis=-1), 1e-300)
+    for m, qmin in r.qmin.items():
+        q = qmin.beta
+        d = np.linalg.norm(r.methods[m].beta - q, axis=-1) / np.maximum(np.linalg.norm(q, axis=-1), 1e-300)
         DIST[name, m] = d
         print(f"{name:12s} {m:5s}: largest distance to the Eq. 22 minimiser {d.max():.2e}; "
-              f"solver residual {r['qmin_' + m + '_residual'].max():.1e}")
+              f"solver residual {qmin.residual.max():.1e}")
 
 # %%
 # The checks nbval runs: every STL / PT+FT network converged and sits within the
 # discretisation tolerance of the minimiser of Eq. 22.
 for name, r in RUNS.items():
-    assert r["pre_converged"].all()
-    for m in ("stl", "ptft"):
-        assert r[m + "_converged"].all(), (name, m)
+    assert r.pre_converged.all()
+    for m, qmin in r.qmin.items():
+        assert r.methods[m].converged.all(), (name, m)
         assert DIST[name, m].max() < REL_STEP, (name, m, DIST[name, m].max())
-        assert r["qmin_" + m + "_residual"].max() < 1e-10
+        assert qmin.residual.max() < 1e-10
 
 # %% [markdown]
 # ## Generalisation against the number of samples
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-COL = {"stl": "C0", "ptft": "C1", "mtl": "C2"}
-LAB = {"stl": "STL", "ptft": "PT+FT", "mtl": "MTL"}
-for ax, (name, r) in zip(axes, RUNS.items()):
-    ns = r["ns"]
-    for m in ("stl", "ptft", "mtl"):
-        risk = r[m + "_risk"]
-        ax.errorbar(ns, risk.mean(1), risk.std(1, ddof=1) / np.sqrt(DRAWS), fmt="o",
-                    color=COL[m], label=f"{LAB[m]} (GD)", ms=4, capsize=2)
-    for m in ("stl", "ptft"):
-        ax.plot(ns, r["qmin_" + m + "_risk"].mean(1), "-", color=COL[m],
-                label=f"{LAB[m]}: Eq. 22 minimiser")
-    ax.set_yscale("symlog", linthresh=1e-3)
-    ax.set_xlabel("main-task samples $n$")
-    ax.set_title(f"{name} supports ({OVERLAPS[name]}/{K})")
-axes[0].set_ylabel(r"$\|\hat\beta - \beta\|^2$")
-axes[0].legend(fontsize=7)
-fig.tight_layout()
+fig = figures.paper003_004.diagonal_generalisation_figure(RUNS)
 provenance.record(fig, "p004-generalisation", seeds=SEED,
                   params=dict(D=D, k=K, draws=DRAWS, ns=NS, alpha=ALPHA, gamma=GAMMA, n_aux=N_AUX,
                               rel_step=REL_STEP, loss_tol=LOSS_TOL),
@@ -175,24 +157,15 @@ provenance.record(fig, "p004-generalisation", seeds=SEED,
 
 # %%
 r = RUNS["overlapping"]
-w1_ft = np.sqrt(np.abs(r["beta_pre"]))  # (draws, D)
-Qn = {m: penalties.diagonal_ptft_penalty(r[m], w1_ft[None], GAMMA) for m in ("stl", "ptft", "mtl")}
-Q_true = penalties.diagonal_ptft_penalty(r["beta_main"], w1_ft, GAMMA)  # (draws,)
-aux_of = {"stl": r["beta_pre"][None].repeat(len(NS), 0), "ptft": r["beta_pre"][None].repeat(len(NS), 0),
-          "mtl": r["mtl_aux"]}
-L12 = {m: penalties.l12_norm(np.stack([aux_of[m], r[m]], -2), axis=-2) for m in Qn}
-L12_true = penalties.l12_norm(np.stack([r["beta_aux"], r["beta_main"]], -2), axis=-2)
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
-for m in Qn:
-    axes[0].plot(r["ns"], (Qn[m] / Q_true).mean(1), "o-", color=COL[m], label=LAB[m])
-    axes[1].plot(r["ns"], (L12[m] / L12_true).mean(1), "o-", color=COL[m], label=LAB[m])
-for ax, t in zip(axes, [r"$\|\hat\beta\|_Q / \|\beta\|_Q$ (PT+FT penalty)",
-                        r"$\ell_{1,2}$ / ground truth"]):
-    ax.axhline(1, color="k", lw=0.8, ls=":")
-    ax.set_xlabel("main-task samples $n$")
-    ax.set_title(t)
-axes[0].legend(fontsize=8)
-fig.tight_layout()
+w1_ft = np.sqrt(np.abs(r.beta_pre))  # (draws, D)
+Qn = {m: theory.penalties.diagonal_ptft_penalty(run.beta, w1_ft[None], GAMMA) for m, run in r.methods.items()}
+Q_true = theory.penalties.diagonal_ptft_penalty(r.beta_main, w1_ft, GAMMA)  # (draws,)
+aux_of = {"stl": r.beta_pre[None].repeat(len(NS), 0), "ptft": r.beta_pre[None].repeat(len(NS), 0),
+          "mtl": r.mtl_aux}
+L12 = {m: theory.penalties.l12_norm(np.stack([aux_of[m], r.methods[m].beta], -2), axis=-2) for m in Qn}
+L12_true = theory.penalties.l12_norm(np.stack([r.beta_aux, r.beta_main], -2), axis=-2)
+fig = figures.paper003_004.diagonal_norms_figure(r.ns, {m: Qn[m] / Q_true for m in Qn},
+                                                  {m: L12[m] / L12_true for m in L12})
 provenance.record(fig, "p004-fig5a", seeds=SEED,
                   params=dict(D=D, k=K, draws=DRAWS, ns=NS, alpha=ALPHA, gamma=GAMMA),
                   caption="paper 004 Fig. 5a (reduced): Q and l1,2 norms of learned solutions")

@@ -51,14 +51,13 @@
 # %% tags=["hide-input"]
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 import transferkit as tk
-from transferkit import analysis, figures, plotting, provenance, sweep, theory
+from transferkit import experiments, figures, provenance, stats, theory
 from transferkit.cli import phase_diagram_command
 
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -71,23 +70,19 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # ($\gamma = 0.1, \dots, 2.0$ with $\gamma = 1$ replaced by $0.95$ and $1.05$, 19 angles in
 # $[0, \pi/2]$). The depth comparison adds $L = 3$ and $L = 4$ at the same $d$ and
 # $\sigma$ on $\gamma < 1$ and three angles.
+#
+# The values live in `experiments.finetuning.FIG2` (one preset per scale; its `grid` is the
+# linear-transfer chapter's `experiments.linear_transfer.FIG1` preset of the same scale).
 
 # %%
-if SCALE == "paper":
-    D, DRAWS = 500, 20
-    GAMMAS = np.round(np.r_[np.arange(1, 10) / 10, 0.95, 1.05,
-                            np.arange(11, 21) / 10], 3)
-    THETAS = np.linspace(0, np.pi / 2, 19)
-    DEPTH_GAMMAS = np.array([0.2, 0.4, 0.6, 0.8, 0.9, 0.95])
-else:  # smoke: the same pipeline, small enough for the tests
-    D, DRAWS = 60, 16
-    GAMMAS = np.array([0.25, 0.5, 0.75, 1.25, 1.5, 2.0])
-    THETAS = np.linspace(0, np.pi / 2, 7)
-    DEPTH_GAMMAS = np.array([0.5, 0.8])
-DEPTH, SIGMA, ALPHA, SEED = 2, 0.2, 1e-5, 0
-DEPTHS = (2, 3, 4)
-DEPTH_THETAS = np.array([0.0, np.pi / 3, np.pi / 2])
-SLICES = [0.0, np.pi / 6, np.pi / 3, np.pi / 2]
+P2 = experiments.finetuning.FIG2[SCALE]  # smoke: the same pipeline, small enough for the tests
+P = P2.grid
+D, DRAWS = P.d, P.draws
+GAMMAS, THETAS = np.array(P.gammas), np.array(P.thetas)
+DEPTH, SIGMA, ALPHA, SEED = P.depth, P.sigma, P.alpha, P.seed
+DEPTHS = P2.depths
+DEPTH_GAMMAS, DEPTH_THETAS = np.array(P2.depth_gammas), np.array(P2.depth_thetas)
+SLICES = list(P.slices)
 print(f"L = {DEPTH}, d = {D}, sigma = {SIGMA}, alpha = {ALPHA:g}, {DRAWS} draws, "
       f"{len(GAMMAS)} x {len(THETAS)} (gamma, theta) grid")
 
@@ -111,7 +106,7 @@ print(f"L = {DEPTH}, d = {D}, sigma = {SIGMA}, alpha = {ALPHA:g}, {DRAWS} draws,
 
 # %%
 t0 = time.perf_counter()
-sim = sweep.finetune_grid(D, GAMMAS, THETAS, SIGMA, depth=DEPTH, draws=DRAWS, seed=SEED,
+sim = experiments.finetuning.finetune_grid(D, GAMMAS, THETAS, SIGMA, depth=DEPTH, draws=DRAWS, seed=SEED,
                           alpha=ALPHA)
 elapsed = time.perf_counter() - t0
 ft_sec = sim["sweep"].seconds.sum()
@@ -142,15 +137,15 @@ print(f"distance to the Thm 5.2 limit on the same sample: max "
 # $X^+y$; fine-tuning: distance to the gradient-flow limit).
 
 # %%
-T_draws = analysis.transferability_draws(sim, "finetune")
+T_draws = experiments.linear_transfer.transferability_draws(sim, "finetune")
 n, th = sim["n"][:, None], THETAS[None, :]
-sc_fin = theory.scratch_risk_finite(n, D, SIGMA)
-opt = (analysis.risk_error_bound(sim["scratch"], sim["scratch_minnorm_dist"][:, None, :])
-       + analysis.risk_error_bound(sim["finetune"], sim["finetune_thm52_dist"])).mean(-1)
-T_eq15 = sc_fin - theory.finetune_risk_finite(n, D, th, SIGMA)
-T_thm52 = sc_fin - theory.finetune_risk_deep_finite(n, D, th, SIGMA, DEPTH)
-A15 = analysis.agreement(T_draws, T_eq15, atol=opt)
-A52 = analysis.agreement(T_draws, T_thm52, atol=opt)
+sc_fin = theory.deep_linear.scratch_risk_finite(n, D, SIGMA)
+opt = (stats.risk_error_bound(sim["scratch"], sim["scratch_minnorm_dist"][:, None, :])
+       + stats.risk_error_bound(sim["finetune"], sim["finetune_thm52_dist"])).mean(-1)
+T_eq15 = sc_fin - theory.deep_linear.finetune_risk_finite(n, D, th, SIGMA)
+T_thm52 = sc_fin - theory.deep_linear.finetune_risk_deep_finite(n, D, th, SIGMA, DEPTH)
+A15 = stats.agreement(T_draws, T_eq15, atol=opt)
+A52 = stats.agreement(T_draws, T_thm52, atol=opt)
 # per-sample Thm 5.2 limit: paired with the simulation draw by draw
 paired = sim["finetune"] - sim["finetune_thm52"]
 print(A15.summary("simulation vs Eq. 15 (finite d)"))
@@ -168,7 +163,7 @@ print(f"Eq. 15 departs in {int(A15.disagree.sum())} cells, at gamma = "
 # by less than half the Monte Carlo tolerance.
 assert sim["finetune_converged"].all() and sim["scratch_converged"].all()
 assert sim["finetune_imbalance_drift"][under].max() < 1e-2
-bound = analysis.risk_error_bound(sim["finetune"], sim["finetune_thm52_dist"])
+bound = stats.risk_error_bound(sim["finetune"], sim["finetune_thm52_dist"])
 assert (np.abs(paired) <= bound + 1e-12).all()
 assert A52.ok, A52.summary("Thm 5.2")
 close = np.abs(T_thm52 - T_eq15) < 0.5 * (A15.critical * A15.se + A15.atol)
@@ -178,7 +173,7 @@ assert not (A15.disagree & close).any(), "Eq. 15 fails where Thm 5.2 agrees with
 # ## Fig. 2: the fine-tuning phase diagram
 
 # %%
-provenance.record(figures.finetune_phase_figure(sim, A52, SLICES, "Fig. 2"), "fig2", seeds=SEED,
+provenance.record(figures.paper000.finetune_phase_figure(sim, A52, SLICES, "Fig. 2"), "fig2", seeds=SEED,
                   params=dict(d=D, depth=DEPTH, sigma=SIGMA, alpha=ALPHA, draws=DRAWS, gammas=GAMMAS, thetas=THETAS, slices=SLICES),
                   cli=phase_diagram_command("fig2.png", method="finetune", sigma=SIGMA, simulate=True,
                                             d=D, depth=DEPTH, draws=DRAWS, seed=SEED, alpha=ALPHA,
@@ -209,8 +204,8 @@ provenance.record(figures.finetune_phase_figure(sim, A52, SLICES, "Fig. 2"), "fi
 G2, TH2 = np.meshgrid(GAMMAS, THETAS, indexing="ij")
 g_fine, t_fine = np.linspace(0.01, 2.0, 120), np.linspace(0, np.pi / 2, 61)
 provenance.record(
-    plotting.plotly_surface(
-        g_fine, t_fine, theory.finetune_transferability(g_fine[:, None], t_fine[None, :]),
+    figures.plotting.plotly_surface(
+        g_fine, t_fine, theory.deep_linear.finetune_transferability(g_fine[:, None], t_fine[None, :]),
         points=dict(gamma=G2, theta=TH2, value=A52.mean, text=[
             f"simulated {m:.4f} ± {se:.4f}<br>Eq. 15 (d = {D}) {a:.4f}<br>Thm 5.2 {b:.4f}"
             for m, se, a, b in zip(A52.mean.ravel(), A52.se.ravel(), T_eq15.ravel(),
@@ -231,13 +226,13 @@ provenance.record(
 # (pretrained the same way) on $\gamma < 1$ and plot the fine-tuning risk **minus Eq. 14**.
 
 # %%
-deep = {L: sweep.finetune_grid(D, DEPTH_GAMMAS, DEPTH_THETAS, SIGMA, depth=L, draws=DRAWS,
+deep = {L: experiments.finetuning.finetune_grid(D, DEPTH_GAMMAS, DEPTH_THETAS, SIGMA, depth=L, draws=DRAWS,
                                seed=SEED, alpha=ALPHA, scratch=False) for L in DEPTHS}
 rows = []
 for L, r in deep.items():
     nL, thL = r["n"][:, None], DEPTH_THETAS[None, :]
-    a14 = analysis.agreement(r["finetune"], theory.finetune_risk_finite(nL, D, thL, SIGMA))
-    a52 = analysis.agreement(r["finetune"], theory.finetune_risk_deep_finite(nL, D, thL, SIGMA, L))
+    a14 = stats.agreement(r["finetune"], theory.deep_linear.finetune_risk_finite(nL, D, thL, SIGMA))
+    a52 = stats.agreement(r["finetune"], theory.deep_linear.finetune_risk_deep_finite(nL, D, thL, SIGMA, L))
     rows.append((L, a14, a52, r))
     print(f"L = {L}: {a14.summary('vs Eq. 14')}")
     print(f"       {a52.summary('vs Thm 5.2 (finite-d form)')}")
@@ -259,13 +254,13 @@ for L, a14, a52, r in rows:
 for L, a14, a52, r in rows:
     assert r["finetune_converged"].all()
     assert (np.abs(r["finetune"] - r["finetune_thm52"])
-            <= analysis.risk_error_bound(r["finetune"], r["finetune_thm52_dist"]) + 1e-12).all()
+            <= stats.risk_error_bound(r["finetune"], r["finetune_thm52_dist"]) + 1e-12).all()
     assert a52.ok, f"L = {L}: {a52.summary('Thm 5.2')}"
     close = np.abs(a52.theory - a14.theory) < 0.5 * a14.critical * a14.se
     assert not (a14.disagree & close).any(), f"L = {L}: Eq. 14 fails where Thm 5.2 agrees with it"
 
 # %%
-provenance.record(figures.finetune_depth_figure(deep, DEPTH_THETAS, "Depth"), "fig2-depth",
+provenance.record(figures.paper000.finetune_depth_figure(deep, DEPTH_THETAS, "Depth"), "fig2-depth",
                   seeds=SEED, params=dict(d=D, depths=DEPTHS, sigma=SIGMA, alpha=ALPHA, draws=DRAWS,
                                           gammas=DEPTH_GAMMAS, thetas=DEPTH_THETAS),
                   caption="fine-tuning risk minus Eq. 14 by depth, beside Thm 5.2 (paper 001)")

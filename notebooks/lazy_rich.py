@@ -74,9 +74,9 @@ import time
 import numpy as np
 
 import transferkit as tk
-from transferkit import analysis, lazy_rich, plotting, provenance
+from transferkit import experiments, figures, provenance, stats
 
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -109,7 +109,7 @@ print(f"d = {D}, m = {M}, m_* = {M_STAR}, mu = {MU}, {DRAWS} draws, alphas {ALPH
 
 # %%
 t0 = time.perf_counter()
-res = lazy_rich.sweep(D, M, M_STAR, MU, ALPHAS, NS, draws=DRAWS, seed=SEED,
+res = experiments.lazy_rich.init_scale_sweep(D, M, M_STAR, MU, ALPHAS, NS, draws=DRAWS, seed=SEED,
                       max_steps=MAX_STEPS, scratch_max_steps=4 * MAX_STEPS)
 print(f"wall time {time.perf_counter() - t0:.0f} s")
 for i, a in enumerate(ALPHAS):
@@ -137,9 +137,9 @@ for j, n in enumerate(NS):
 #   raises the scratch risk and so can only make transfer look better.
 
 # %%
-mc = lazy_rich.monte_carlo_check(D, M, M_STAR, MU, n=int(NS[0]), draws=DRAWS, seed=SEED,
+mc = experiments.lazy_rich.monte_carlo_check(D, M, M_STAR, MU, n=int(NS[0]), draws=DRAWS, seed=SEED,
                                  max_steps=MAX_STEPS, test=20_000)
-MC = analysis.agreement(mc["sq_err"], mc["exact"])
+MC = stats.agreement(mc["sq_err"], mc["exact"])
 print(MC.summary("exact risk vs Monte Carlo test set"))
 slack = 1e-8
 below_span = (res["transfer"] < res["span_floor"][:, None, :] - slack).sum()
@@ -165,7 +165,7 @@ assert res["scratch_converged"][0].all(), res["scratch_loss"][0]
 
 # %%
 provenance.record(
-    lazy_rich.lazy_rich_figure(res, "Fig. 9 (init-scale sweep)"), "fig9", seeds=SEED,
+    figures.paper000.lazy_rich_figure(res, "Fig. 9 (init-scale sweep)"), "fig9", seeds=SEED,
     params=dict(d=D, m=M, m_star=M_STAR, mu=MU, draws=DRAWS, alphas=ALPHAS, ns=NS,
                 max_steps=MAX_STEPS),
     caption="paper 000 Fig. 9: transferability from rich to lazy pretraining (init-scale sweep)")
@@ -191,7 +191,7 @@ provenance.record(
 # negative (paired over draws, Student $t$ Bonferroni-corrected over the $\alpha$ grid).
 
 # %%
-crit = analysis.critical_value(len(ALPHAS), DRAWS)
+crit = stats.critical_value(len(ALPHAS), DRAWS)
 WINDOWS = {}
 for j, n in enumerate(NS):
     m = res["T"][:, j].mean(-1)

@@ -32,21 +32,21 @@
 # **Theory.** LeNet has no closed form. The theory of Sec. 6 (see the chapter on task
 # similarity in the NTK regime) predicts the *ranking* of the sources: we compute the
 # task-similarity terms of Thms 1-2 between each source and the target on the pixels
-# (`transferkit.lenet.ntk_similarity`: rows normalised to the unit sphere, one-hot
+# (`transferkit.experiments.lenet_transfer.ntk_similarity`: rows normalised to the unit sphere, one-hot
 # centred labels), and compare their order with the measured one.
 
 # %% tags=["hide-input"]
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from scipy import stats
 
 import transferkit as tk
-from transferkit import analysis, lenet, plotting, provenance, sweep
+from transferkit import experiments, figures, models, provenance, sweep
+from transferkit import stats as tkstats
 
-plotting.use_style()
+figures.plotting.use_style()
 torch.set_num_threads(1)
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
@@ -86,9 +86,9 @@ print(PARAMS)
 
 # %%
 t0 = time.perf_counter()
-mn = sweep.run(lenet.transfer_cell, {"source": ["mnist"], "seed": list(SEEDS)},
+mn = sweep.run(experiments.lenet_transfer.transfer_cell, {"source": ["mnist"], "seed": list(SEEDS)},
                fixed={**FIXED, "snapshots": list(SNAPS)}, desc="MNIST, Fig. 9 snapshots")
-other = sweep.run(lenet.transfer_cell,
+other = sweep.run(experiments.lenet_transfer.transfer_cell,
                   {"source": ["mnist_upside_down", "fashion", "scratch"], "seed": list(SEEDS)},
                   fixed={**FIXED, "snapshots": [E8A]}, desc="other sources")
 print(f"{time.perf_counter() - t0:.0f} s ({mn.computed + other.computed} cells computed, "
@@ -103,7 +103,7 @@ for k, lab in enumerate(LABELS):
     extra = f", source test accuracy {pre_acc[k].mean():.3f}" if k < 3 else ""
     print(f"{lab:18s} target accuracy {acc[k].mean():.3f} +- {acc[k].std(ddof=1):.3f} "
           f"(before fine-tuning {acc0[k].mean():.3f}){extra}")
-print("relative deviation per layer", lenet.LAYERS)
+print("relative deviation per layer", models.lenet.LAYERS)
 for k, lab in enumerate(LABELS):
     print(f"{lab:18s}", np.round(dev[k].mean(0), 3), "+-", np.round(dev[k].std(0, ddof=1), 3))
 
@@ -112,7 +112,7 @@ for k, lab in enumerate(LABELS):
 
 # %%
 t0 = time.perf_counter()
-sim = {s: lenet.ntk_similarity(s, *N_SIM, seed=0)
+sim = {s: experiments.lenet_transfer.ntk_similarity(s, *N_SIM, seed=0)
        for s in ("mnist", "mnist_upside_down", "fashion", "scratch")}
 thm1 = np.array([v["thm1"] for v in sim.values()])
 thm2 = np.array([v["thm2"] for v in sim.values()])
@@ -124,33 +124,7 @@ for lab, a, b in zip(LABELS, thm1, thm2):
 # ## Fig. 8a
 
 # %%
-x = np.arange(4)
-fig, axes = plt.subplots(1, 3, figsize=(12, 4))
-ax = axes[0]
-ax.bar(x, acc.mean(1), yerr=acc.std(1, ddof=1), capsize=3, color=[f"C{k}" for k in x])
-for k in x:
-    ax.plot(np.full(len(SEEDS), k), acc[k], "k.", ms=4)
-ax.set_xticks(x, LABELS, rotation=20)
-ax.set_ylim(max(0, acc.min() - 0.1), 1)
-ax.set_ylabel("target test accuracy")
-ax.set_title("(a) simulation: accuracy after fine-tuning")
-ax = axes[1]
-w = 0.2
-for k in x:
-    ax.bar(np.arange(len(lenet.LAYERS)) + (k - 1.5) * w, dev[k].mean(0), w,
-           yerr=dev[k].std(0, ddof=1), capsize=2, color=f"C{k}", label=LABELS[k])
-ax.set_xticks(np.arange(len(lenet.LAYERS)), [r"$\psi_1$ conv1", r"$\psi_2$ conv2", "fc1",
-                                             "fc2", "fc3"])
-ax.set_ylabel(r"$\|W_l - W_l^{\rm start}\|_F / \|W_l^{\rm start}\|_F$")
-ax.set_title("(b) simulation: deviation of each layer")
-ax.legend(fontsize=7)
-ax = axes[2]
-ax.bar(x, thm1, color=[f"C{k}" for k in x])
-ax.set_xticks(x, LABELS, rotation=20)
-ax.set_ylim(0.9 * thm1.min(), 1.05 * thm1.max())
-ax.set_ylabel(r"$\|Y_Q - Y_{P\to Q}\|^2 / n_Q$")
-ax.set_title("(c) theory: Thm 1 task dissimilarity")
-fig.tight_layout()
+fig = figures.paper002.fig8a_figure(acc, dev, thm1, LABELS)
 provenance.record(fig, "p002-fig8a", seeds=list(SEEDS), params=dict(FIXED, pretrain_epochs=E8A),
                   caption="paper 002 Fig. 8a: LeNet transfer to 28x28 scikit-learn digits")
 
@@ -183,16 +157,7 @@ pa = mn["pre_acc"][0]
 for e, a, p in zip(ep, ft.T, np.r_[np.nan, pa.mean(0)]):
     print(f"{e} pretraining epochs: source accuracy {p:.3f}, target accuracy "
           f"{a.mean():.3f} +- {a.std(ddof=1):.3f}")
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
-ax1.errorbar(ep[1:], pa.mean(0), yerr=pa.std(0, ddof=1), fmt="o-", capsize=3)
-ax1.set_xlabel("pretraining epochs")
-ax1.set_ylabel("MNIST test accuracy")
-ax1.set_title("(a) pretraining task")
-ax2.errorbar(ep, ft.mean(0), yerr=ft.std(0, ddof=1), fmt="o-", capsize=3, c="C1")
-ax2.set_xlabel("pretraining epochs (0: scratch)")
-ax2.set_ylabel("target test accuracy")
-ax2.set_title("(b) after fine-tuning on digits")
-fig.tight_layout()
+fig = figures.paper002.fig9_figure(ep, pa, ft)
 provenance.record(fig, "p002-fig9", seeds=list(SEEDS), params=dict(FIXED, snapshots=SNAPS),
                   caption="paper 002 Fig. 9 in small: transfer accuracy against pretraining epochs")
 
@@ -225,7 +190,7 @@ def paired(a, b):
     return d.mean(), d.std(ddof=1) / np.sqrt(len(d))
 
 
-crit = analysis.critical_value(2, len(SEEDS))
+crit = tkstats.critical_value(2, len(SEEDS))
 gain, se_gain = paired(acc[0], acc[3])          # MNIST pretraining vs scratch
 print(f"MNIST - scratch accuracy: {gain:+.3f} +- {se_gain:.3f} (critical {crit:.1f} se)")
 fash, se_fash = paired(acc[0], acc[2])          # MNIST vs Fashion-MNIST pretraining

@@ -34,21 +34,19 @@
 #   source task.
 #
 # Every simulated mean is compared with theory within its Monte Carlo error (Student $t$,
-# Bonferroni-corrected at 1 % family-wise, `transferkit.analysis.agreement`) plus the
+# Bonferroni-corrected at 1 % family-wise, `transferkit.stats.agreement`) plus the
 # optimisation error certified by the stopping rule where one is available; the notebook
 # fails if they disagree.
 
 # %% tags=["hide-input"]
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 import transferkit as tk
-from transferkit import analysis, plotting, provenance
-from transferkit import teachers as TT
+from transferkit import experiments, figures, provenance, stats, theory
 
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -75,30 +73,17 @@ else:
     D, M_TOP, DRAWS1 = 200, 10, 10
     NS1 = np.array([5, 20, 50, 100, 150, 190])
 C_G, DELTA = 3.0, np.log(100)
-LAM = TT.spiked_spectrum(D, M_TOP, 1.5, 0.3)
+LAM = experiments.linear_teachers.spiked_spectrum(D, M_TOP, 1.5, 0.3)
 t0 = time.perf_counter()
-fig1 = TT.eigen_align_sim(LAM, M_TOP, NS1, DRAWS1, seed=0)
+fig1 = experiments.linear_teachers.eigen_align_sim(LAM, M_TOP, NS1, DRAWS1, seed=0)
 print(f"d = {D}, m = {M_TOP}, {DRAWS1} draws per n, n = {NS1.tolist()}: "
       f"{time.perf_counter() - t0:.1f} s")
 
 # %%
-SETTINGS = ("Top Eigen Align", "Bottom Eigen Align")
-g1 = TT.g_function(LAM, DELTA, NS1, c=C_G)
+g1 = theory.linear_teachers.g_function(LAM, DELTA, NS1, c=C_G)
 # the bound at ||Delta|| = 1: the top setting has all of Delta in the bottom span and vice versa
 bound1 = np.stack([2 * g1, 2 * g1 ** 3 / LAM[M_TOP - 1] ** 2])
-fig, ax = plt.subplots(figsize=(6, 4))
-for s, (name, col) in enumerate(zip(SETTINGS, ("C0", "C3"))):
-    r = fig1["risk_gd"][s]
-    ax.errorbar(NS1, r.mean(-1), yerr=r.std(-1, ddof=1) / np.sqrt(DRAWS1), fmt="o", color=col,
-                ms=4, capsize=2, label=f"{name}: gradient descent")
-    ax.plot(NS1, fig1["risk_thm41"][s].mean(-1), "-", color=col, label="Thm 4.1 (Eq. 2, same $X$)")
-    ax.plot(NS1, bound1[s], "--", color=col, lw=1, label=f"Thm 4.2 bound (Eq. 3, $m={M_TOP}$)")
-ax.set_yscale("log")
-ax.set_ylim(1e-4, 1e2)
-ax.set_xlabel("target samples $n$")
-ax.set_ylabel(r"population risk $R(\gamma)$")
-ax.legend(fontsize=7, ncol=1)
-ax.set_title(f"d = {D}, m = {M_TOP}: eigenvalues 1.5 / 0.3")
+fig = figures.paper001.eigen_align_figure(fig1, NS1, bound1, M_TOP, D)
 provenance.record(fig, "p001-fig1", seeds=0,
                   params=dict(d=D, m=M_TOP, draws=DRAWS1, ns=NS1, c=C_G, delta=DELTA),
                   caption="paper 001 Fig. 1: top vs bottom eigen-align, GD vs Thm 4.1 and the Thm 4.2 bound")
@@ -114,7 +99,7 @@ provenance.record(fig, "p001-fig1", seeds=0,
 
 # %%
 ok_opt = np.abs(fig1["risk_gd"] - fig1["risk_thm41"]) <= fig1["opt_err"] + 1e-12
-A1 = analysis.agreement(fig1["risk_gd"], fig1["risk_thm41"].mean(-1),
+A1 = stats.agreement(fig1["risk_gd"], fig1["risk_thm41"].mean(-1),
                         atol=fig1["opt_err"].max(-1))
 print(A1.summary("Fig. 1, gradient descent vs Thm 4.1"))
 print(f"per draw |GD - Eq. 2| within the certified optimisation error: {ok_opt.mean():.0%}")
@@ -167,41 +152,14 @@ else:
     DEPTHS = [1, 2, 7]
     ALPHAS = np.array([0.5, 1, 2, 4])
     SCALES = np.array([0.5, 1, 4])
-N2 = D2 // 10
+N2, DEPTH_B = D2 // 10, 7
 t0 = time.perf_counter()
-fig2a = TT.depth_alpha_sim(D2, N2, DEPTHS, ALPHAS, DRAWS2, seed=1)
-fig2b = TT.scaling_sim(D2, N2, 7, SCALES, DRAWS2, seed=2)
+fig2a = experiments.linear_teachers.depth_alpha_sim(D2, N2, DEPTHS, ALPHAS, DRAWS2, seed=1)
+fig2b = experiments.linear_teachers.scaling_sim(D2, N2, DEPTH_B, SCALES, DRAWS2, seed=2)
 print(f"d = {D2}, n = {N2}, {DRAWS2} draws, depths {DEPTHS}: {time.perf_counter() - t0:.1f} s")
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-ax = axes[0]
-for i, L in enumerate(DEPTHS):
-    r = fig2a["risk_gd"][i]
-    ax.errorbar(ALPHAS, r.mean(-1), yerr=r.std(-1, ddof=1) / np.sqrt(DRAWS2), fmt="o",
-                color=f"C{i}", ms=4, capsize=2, label=f"L = {L}: gradient descent")
-    ax.plot(ALPHAS, fig2a["risk_thm52"][i].mean(-1), "-", color=f"C{i}")
-ax.plot(ALPHAS, fig2a["risk_eq6"].mean(-1), "k:", label=r"$L\to\infty$ (Eq. 6)")
-ax.plot([], [], "k-", label="Thm 5.2 (Eq. 5, same $X$)")
-ax.set_xlabel(r"$\alpha$ in $\theta_T = \alpha\theta_S + \epsilon$")
-ax.set_ylabel(r"population risk $\|\beta-\theta_T\|^2$")
-ax.set_yscale("log")
-ax.set_title(f"(a) d = {D2}, n = {N2}")
-ax.legend(fontsize=7)
-ax = axes[1]
-for k, (name, col) in enumerate(zip(("target scaled", "source scaled"), ("C0", "C3"))):
-    r = fig2b["risk_gd"][k]
-    ax.errorbar(SCALES, r.mean(-1), yerr=r.std(-1, ddof=1) / np.sqrt(DRAWS2), fmt="o", color=col,
-                ms=4, capsize=2, label=f"{name}: gradient descent")
-    ax.plot(SCALES, fig2b["risk_thm52"][k].mean(-1), "-", color=col, label="Thm 5.2")
-    ax.plot(SCALES, fig2b["risk_thm41"][k].mean(-1), ":", color=col, label="Thm 4.1 (L = 1)")
-ax.set_xscale("log")
-ax.set_yscale("log")
-ax.set_xticks(SCALES, [f"{a:g}" for a in SCALES])
-ax.minorticks_off()
-ax.set_xlabel("scaling factor $a$")
-ax.set_title(f"(b) depth 7, d = {D2}, n = {N2}")
-ax.legend(fontsize=7)
+fig = figures.paper001.depth_figure(fig2a, fig2b, DEPTHS, ALPHAS, SCALES, D2, N2, DEPTH_B)
 provenance.record(fig, "p001-fig2", seeds=[1, 2],
                   params=dict(d=D2, n=N2, draws=DRAWS2, depths=DEPTHS, alphas=ALPHAS, scales=SCALES),
                   caption="paper 001 Fig. 2: fine-tuning risk against alpha by depth; depth 7 with scaled norms")
@@ -226,8 +184,8 @@ provenance.record(fig, "p001-fig2", seeds=[1, 2],
 # as in the paper.
 
 # %%
-A2a = analysis.agreement(fig2a["risk_gd"], fig2a["risk_thm52"].mean(-1))
-A2b = analysis.agreement(fig2b["risk_gd"], fig2b["risk_thm52"].mean(-1))
+A2a = stats.agreement(fig2a["risk_gd"], fig2a["risk_thm52"].mean(-1))
+A2b = stats.agreement(fig2b["risk_gd"], fig2b["risk_thm52"].mean(-1))
 print(A2a.summary("Fig. 2a, gradient descent vs Thm 5.2"))
 print(A2b.summary("Fig. 2b, gradient descent vs Thm 5.2"))
 rel = np.abs(fig2a["risk_gd"] - fig2a["risk_thm52"]) / fig2a["risk_thm52"]
@@ -282,28 +240,12 @@ else:
     NS3 = np.array([3, 10, 15, 20])
 COS3 = 0.7
 t0 = time.perf_counter()
-fig3 = TT.frozen_sim(D3, NS3, COS3, DRAWS3, seed=3)
+fig3 = experiments.linear_teachers.frozen_sim(D3, NS3, COS3, DRAWS3, seed=3)
 print(f"d = {D3}, {DRAWS3} draws, n = {NS3.tolist()}: {time.perf_counter() - t0:.1f} s; "
       f"rank of the frozen features: {sorted(set(fig3['rank'].tolist()))}")
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 4))
-r = fig3["risk_frozen"]
-ax.plot(NS3, r.mean(-1), "x", color="C3", ms=6, label="Frozen: rank-one least squares")
-for key, name, th, col in (("frozen_gd", "Frozen", "risk_thm55", "C3"),
-                           ("vanilla", "Vanilla (scratch)", None, "C0"),
-                           ("finetune", "Finetune", "risk_thm52", "C2")):
-    r = fig3[f"risk_{key}"]
-    ax.errorbar(NS3, r.mean(-1), yerr=r.std(-1, ddof=1) / np.sqrt(DRAWS3), fmt="o", color=col,
-                ms=4, capsize=2, label=f"{name}: gradient descent")
-    theory = fig3["risk_scratch_theory"] if th is None else fig3[th].mean(-1)
-    ax.plot(NS3, theory, "-", color=col)
-ax.axhline(1 - COS3 ** 2, color="C3", ls=":", lw=1, label=r"$\sin^2\angle$ (frozen, $n\to\infty$)")
-ax.plot([], [], "k-", label="theory: Thm 5.5 / $(1-n/d)$ / Thm 5.2")
-ax.set_xlabel("target samples $n$")
-ax.set_ylabel(r"population risk $\|\beta-\theta_T\|^2$")
-ax.set_title(f"two-layer linear networks, d = {D3}")
-ax.legend(fontsize=7)
+fig = figures.paper001.frozen_figure(fig3, NS3, COS3, D3)
 provenance.record(fig, "p001-fig3", seeds=3,
                   params=dict(d=D3, ns=NS3, draws=DRAWS3, cos=COS3),
                   caption="paper 001 Fig. 3: frozen, vanilla and fine-tuned two-layer linear networks")
@@ -322,11 +264,11 @@ provenance.record(fig, "p001-fig3", seeds=3,
 # $10^5$, the slow convergence the paper describes for approximately balanced weights.
 
 # %%
-A3 = {k: analysis.agreement(fig3[f"risk_{k}"], th)
+A3 = {k: stats.agreement(fig3[f"risk_{k}"], th)
       for k, th in (("frozen", fig3["risk_thm55"].mean(-1)),
                     ("vanilla", fig3["risk_scratch_theory"]),
                     ("finetune", fig3["risk_thm52"].mean(-1)))}
-A3["frozen_gd"] = analysis.agreement(fig3["risk_frozen_gd"], fig3["risk_thm55"].mean(-1))
+A3["frozen_gd"] = stats.agreement(fig3["risk_frozen_gd"], fig3["risk_thm55"].mean(-1))
 for k, a in A3.items():
     print(a.summary(f"Fig. 3, {k}"))
 gap55 = np.abs(fig3["risk_frozen"] - fig3["risk_thm55"]).max()

@@ -47,16 +47,13 @@
 # %% tags=["hide-input"]
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 import transferkit as tk
-from transferkit import analysis, figures, plotting, provenance, sweep, theory
+from transferkit import experiments, figures, provenance, theory
 from transferkit.cli import phase_diagram_command
-from transferkit.models import end_to_end, init_deep_linear
-from transferkit.trainers import empirical_objective, gradient_descent
 
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -78,20 +75,18 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # the local curvature. Scratch training uses Nesterov acceleration: its limit point is the
 # same minimum-norm interpolant as for gradient descent (checked at the end of this
 # chapter), and it needs $O(\sqrt\kappa)$ instead of $O(\kappa)$ steps near $\gamma = 1$.
+#
+# The values live in `experiments.linear_transfer.FIG1` (one preset per scale, with the
+# source of each value); the fine-tuning chapter and `benchmarks/fig1_grid.py` read the
+# same presets.
 
 # %%
-if SCALE == "paper":
-    D, DRAWS = 500, 20
-    GAMMAS = np.round(np.r_[np.arange(1, 10) / 10, 0.95, 1.05,
-                            np.arange(11, 21) / 10], 3)
-    THETAS = np.linspace(0, np.pi / 2, 19)
-else:  # smoke: the same pipeline, small enough for the tests
-    D, DRAWS = 60, 16
-    GAMMAS = np.array([0.25, 0.5, 0.75, 1.25, 1.5, 2.0])
-    THETAS = np.linspace(0, np.pi / 2, 7)
-DEPTH, SIGMA, ALPHA, SEED = 2, 0.2, 1e-5, 0
-SLICES = [0.0, np.pi / 6, np.pi / 3, np.pi / 2]
-NS = np.array([tk.simulate.sample_size(g, D) for g in GAMMAS])
+P = experiments.linear_transfer.FIG1[SCALE]  # smoke: the same pipeline, small enough for the tests
+D, DRAWS = P.d, P.draws
+GAMMAS, THETAS = np.array(P.gammas), np.array(P.thetas)
+DEPTH, SIGMA, ALPHA, SEED = P.depth, P.sigma, P.alpha, P.seed
+SLICES = list(P.slices)
+NS = np.array([tk.experiments.deep_linear.sample_size(g, D) for g in GAMMAS])
 PARAMS = (f"L = {DEPTH}, d = {D}, alpha = {ALPHA:g}, {DRAWS} draws per point, "
           f"{len(GAMMAS)} x {len(THETAS)} (gamma, theta) grid")
 print(PARAMS)
@@ -120,7 +115,7 @@ def fig_cli(sigma, title, out):
 
 # %%
 t0 = time.perf_counter()
-sim = {sigma: sweep.linear_transfer_grid(D, GAMMAS, THETAS, sigma,
+sim = {sigma: experiments.linear_transfer.linear_transfer_grid(D, GAMMAS, THETAS, sigma,
                                          depth=DEPTH, draws=DRAWS,
                                          seed=SEED, alpha=ALPHA)
        for sigma in (SIGMA, 0.0)}
@@ -152,7 +147,7 @@ for sigma, r in sim.items():
 # a $\chi^2_1$-shaped variable the sample standard deviation is too often far too small.
 
 # %%
-AGREE = {sigma: analysis.linear_transfer_checks(r) for sigma, r in sim.items()}
+AGREE = {sigma: experiments.linear_transfer.linear_transfer_checks(r) for sigma, r in sim.items()}
 for sigma, ch in AGREE.items():
     for name, a in ch.items():
         print(f"sigma = {sigma}, {a.summary(name)}")
@@ -177,7 +172,7 @@ for sigma, ch in AGREE.items():
 # %%
 LIMIT_DEPARTS = {}
 for sigma, r in sim.items():
-    table, LIMIT_DEPARTS[sigma] = analysis.scratch_limit_table(
+    table, LIMIT_DEPARTS[sigma] = experiments.linear_transfer.scratch_limit_table(
         r, AGREE[sigma]["scratch"])
     print(table)
 
@@ -186,7 +181,7 @@ for sigma, r in sim.items():
 
 # %%
 provenance.record(
-    figures.linear_phase_figure(sim[SIGMA], AGREE[SIGMA]["transferability"],
+    figures.paper000.linear_phase_figure(sim[SIGMA], AGREE[SIGMA]["transferability"],
                                 SLICES, "Fig. 1"),
     "fig1", params=dict(GRID, sigma=SIGMA, slices=SLICES), seeds=SEED,
     cli=fig_cli(SIGMA, "Fig. 1", "fig1.png"),
@@ -217,8 +212,8 @@ G, TH = np.meshgrid(GAMMAS, THETAS, indexing="ij")
 TA = AGREE[SIGMA]["transferability"]
 g_fine, t_fine = np.linspace(0.01, 2.0, 120), np.linspace(0, np.pi / 2, 61)
 provenance.record(
-    plotting.plotly_surface(
-        g_fine, t_fine, theory.linear_transferability(g_fine[:, None], t_fine[None, :], SIGMA),
+    figures.plotting.plotly_surface(
+        g_fine, t_fine, theory.deep_linear.linear_transferability(g_fine[:, None], t_fine[None, :], SIGMA),
         points=dict(gamma=G, theta=TH, value=TA.mean, text=[
             f"simulated {m:.4f} ± {se:.4f}<br>exact (d = {D}) {t:.4f}"
             for m, se, t in zip(TA.mean.ravel(), TA.se.ravel(), TA.theory.ravel())])),
@@ -240,7 +235,7 @@ provenance.record(
 
 # %%
 provenance.record(
-    figures.linear_phase_figure(sim[0.0], AGREE[0.0]["transferability"],
+    figures.paper000.linear_phase_figure(sim[0.0], AGREE[0.0]["transferability"],
                                 SLICES, "Fig. 7"),
     "fig7", params=dict(GRID, sigma=0.0, slices=SLICES), seeds=SEED,
     cli=fig_cli(0.0, "Fig. 7", "fig7.png"),
@@ -254,7 +249,7 @@ provenance.record(
 
 # %%
 provenance.record(
-    figures.linear_value_maps(sim[0.0], AGREE[0.0]["transferability"],
+    figures.paper000.linear_value_maps(sim[0.0], AGREE[0.0]["transferability"],
                               "Fig. 8"),
     "fig8", params=dict(GRID, sigma=0.0), seeds=SEED, cli=NOTEBOOK_CLI,
     caption="transferability shaded by value, sigma = 0")
@@ -275,10 +270,10 @@ provenance.record(
 
 # %%
 ALPHAS = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 0.5]
-spec = tk.simulate.feature_spectrum(D, ALPHAS, depth=DEPTH,
+spec = tk.experiments.linear_transfer.feature_spectrum(D, ALPHAS, depth=DEPTH,
                                     draws=min(DRAWS, 4), seed=SEED)
 provenance.record(
-    figures.feature_spectrum_figure(spec), "thm34-feature-spectrum",
+    figures.paper000.feature_spectrum_figure(spec), "thm34-feature-spectrum",
     params=dict(d=D, depth=DEPTH, alphas=ALPHAS, draws=min(DRAWS, 4)), seeds=SEED,
     cli=NOTEBOOK_CLI, caption="Thm 3.4: spectrum of the pretrained features")
 for a, r_, al in zip(ALPHAS, spec["ratio"], spec["align"]):
@@ -313,11 +308,11 @@ assert abs(slope - 1) < 0.05, slope
 
 # %%
 ALPHAS_SC = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
-thm35 = tk.simulate.scratch_limit_vs_alpha(
+thm35 = tk.experiments.linear_transfer.scratch_limit_vs_alpha(
     D, 0.5, SIGMA, ALPHAS_SC, depth=DEPTH, draws=min(DRAWS, 4), seed=SEED)
 dist = {m: v.max(axis=1) for m, v in thm35["dist"].items()}
 provenance.record(
-    figures.minnorm_distance_figure(thm35), "thm35-minnorm-distance",
+    figures.paper000.minnorm_distance_figure(thm35), "thm35-minnorm-distance",
     params=dict(d=D, depth=DEPTH, gamma=0.5, sigma=SIGMA, alphas=ALPHAS_SC,
                 draws=min(DRAWS, 4), methods=["gd", "nesterov"]), seeds=SEED,
     cli=NOTEBOOK_CLI, caption="Thm 3.5: scratch limit vs the minimum-norm solution")

@@ -46,17 +46,15 @@
 # %% tags=["hide-input"]
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 import transferkit as tk
-from transferkit import plotting, provenance
-from transferkit import teachers as TT
-from transferkit import trainers as T
+from transferkit import experiments, figures, models, provenance, theory
 from transferkit.data import load_mnist
-from transferkit.models import as_tensor, end_to_end
+from transferkit.models.deep_linear import end_to_end
+from transferkit.models.device import as_tensor
 
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -74,14 +72,14 @@ else:
     K, NS, DRAWS, REPS = 8, [10, 20, 30], 5, 3
 M_EQ3, DELTA, C_G, SEED = 2, 1.0, 3.0, 0
 x_train, y_train, x_test, y_test = load_mnist()
-PAIRS = TT.draw_task_pairs(K, SEED)
+PAIRS = experiments.mnist_table.draw_task_pairs(K, SEED)
 print(f"K = {K} pairs, n = {NS}, {DRAWS} draws, {REPS} repetitions")
 print("pairs (source a vs b -> target c vs d):",
       ", ".join(f"{a}v{b}->{c}v{d}" for a, b, c, d in PAIRS))
 
 # %%
 t0 = time.perf_counter()
-res = TT.mnist_table_sim(x_train, y_train, x_test, y_test, PAIRS, NS, DRAWS, REPS, seed=SEED,
+res = experiments.mnist_table.mnist_table_sim(x_train, y_train, x_test, y_test, PAIRS, NS, DRAWS, REPS, seed=SEED,
                          m=M_EQ3, delta=DELTA, c=C_G, other_c=(1.0,))
 print(f"{time.perf_counter() - t0:.0f} s")
 
@@ -100,10 +98,10 @@ tp = np.where(y_train[keep] == c, 1.0, -1.0)
 idx = np.stack([np.random.default_rng([SEED, 99, j]).choice(len(xp), 10, replace=False)
                 for j in range(4)])
 X, Y = xp[idx], tp[idx]
-W, info = T.gradient_descent([as_tensor(np.broadcast_to(ts, (4, ts.size))[..., None])],
-                             T.empirical_objective(as_tensor(X), as_tensor(Y)),
+W, info = models.deep_linear.gradient_descent([as_tensor(np.broadcast_to(ts, (4, ts.size))[..., None])],
+                             models.deep_linear.empirical_objective(as_tensor(X), as_tensor(Y)),
                              method="nesterov", loss_tol=1e-14, max_steps=200_000)
-gap = np.abs(end_to_end(W).cpu().numpy() - TT.finetune_predictor(X, Y, ts)).max()
+gap = np.abs(end_to_end(W).cpu().numpy() - theory.linear_teachers.finetune_predictor(X, Y, ts)).max()
 print(f"max |GD - closed form| = {gap:.1e} (||theta_S|| = {np.linalg.norm(ts):.2f}), "
       f"converged: {info.all_converged}")
 assert info.all_converged and gap < 1e-5
@@ -138,20 +136,7 @@ print("mean 0-1 error over pairs: " + ", ".join(
     f"n = {n}: {res['errors'][:, j].mean():.3f}" for j, n in enumerate(NS)))
 
 # %%
-fig, axes = plt.subplots(3, len(NS), figsize=(2.6 * len(NS), 7), squeeze=False)
-err = res["errors"].mean(0)
-for j, n in enumerate(NS):
-    for i, name in enumerate(("dist", "bartlett", "eq3")):
-        ax = axes[i, j]
-        mval = res["measures"][name][j]
-        ax.scatter(mval, err[j], s=12)
-        slope, icpt = np.polyfit(mval, err[j], 1)
-        xs = np.linspace(mval.min(), mval.max(), 2)
-        ax.plot(xs, slope * xs + icpt, "k-", lw=0.8)
-        ax.set_title(f"n = {n}, $R^2$ = {res['r2'][name][0][j]:.2f}", fontsize=8)
-        if j == 0:
-            ax.set_ylabel(f"test error\nvs {LABELS[name]}", fontsize=8)
-        ax.tick_params(labelsize=6)
+fig = figures.paper001.table1_figure(res, NS, LABELS)
 provenance.record(fig, "p001-table1-scatter", seeds=SEED,
                   params=dict(pairs=K, ns=NS, draws=DRAWS, repetitions=REPS, m=M_EQ3, delta=DELTA,
                               c=C_G),

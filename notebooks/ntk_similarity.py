@@ -43,15 +43,15 @@
 # %% tags=["hide-input"]
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from scipy import stats
 
 import transferkit as tk
-from transferkit import analysis, data, ntk, plotting, provenance
+from transferkit import data, experiments, figures, provenance, theory
+from transferkit import stats as tkstats
 
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -83,7 +83,7 @@ print(PARAMS)
 # %%
 xtr, ytr, _, _ = data.load_mnist()
 fx, fy, _, _ = data.load_fashion_mnist()
-to_sphere = ntk.fit_sphere_map(xtr[:10000], D)
+to_sphere = theory.ntk.fit_sphere_map(xtr[:10000], D)
 
 
 def task(x, y, a, b, draw):
@@ -106,15 +106,16 @@ TASKS = {"MNIST 0/1 (new images)": same,
 
 # %%
 t0 = time.perf_counter()
-res = ntk.transfer_experiment(XP, yP, TASKS, m=M, kappa=KAPPA, seeds=SEEDS, tol=TOL,
-                              max_steps=MAX_STEPS, record_every=5, device=DEVICE)
-print(f"{time.perf_counter() - t0:.0f} s; pretraining: {res['pretrain']['steps']} steps, "
-      f"converged {res['pretrain']['converged'].all()}")
+res = experiments.ntk_similarity.transfer_experiment(XP, yP, TASKS, m=M, kappa=KAPPA, seeds=SEEDS,
+                                                     tol=TOL, max_steps=MAX_STEPS, record_every=5,
+                                                     device=DEVICE)
+print(f"{time.perf_counter() - t0:.0f} s; pretraining: {res.pretrain.steps} steps, "
+      f"converged {res.pretrain.converged.all()}")
 rows = []
 for name in TASKS:
-    r = res[name]
-    print(f"{name:26s} lam_Q = {r['lam_Q']:.3f}  steps (ft, scratch) = {r['steps']}  "
-          f"converged {r['converged']}  flipped signs {100 * r['flips'].mean():.1f} %")
+    r = res.tasks[name]
+    print(f"{name:26s} lam_Q = {r.lam_Q:.3f}  steps (ft, scratch) = {r.steps}  "
+          f"converged {r.converged}  flipped signs {100 * r.flips.mean():.1f} %")
 
 # %% [markdown]
 # ## Measured agreement
@@ -128,15 +129,15 @@ for name in TASKS:
 
 # %%
 names = list(TASKS)
-grad2 = np.stack([res[k]["grad2"] for k in names])
-dev = np.stack([res[k]["dev"] for k in names])
-dev_sc = np.stack([res[k]["dev_scratch"] for k in names])
-thm1 = np.array([res[k]["thm1"] for k in names])
-thm2 = np.array([res[k]["thm2"] for k in names])
-scr = np.array([res[k]["scratch"] for k in names])
-atol = np.array([res[k]["atol"] for k in names])
-A1 = analysis.agreement(grad2, thm1)
-A2 = analysis.agreement(np.concatenate([dev, dev_sc]), np.r_[thm2, scr], atol=np.r_[atol, atol])
+grad2 = np.stack([res.tasks[k].grad2 for k in names])
+dev = np.stack([res.tasks[k].dev for k in names])
+dev_sc = np.stack([res.tasks[k].dev_scratch for k in names])
+thm1 = np.array([res.tasks[k].thm1 for k in names])
+thm2 = np.array([res.tasks[k].thm2 for k in names])
+scr = np.array([res.tasks[k].scratch for k in names])
+atol = np.array([res.tasks[k].atol for k in names])
+A1 = tkstats.agreement(grad2, thm1)
+A2 = tkstats.agreement(np.concatenate([dev, dev_sc]), np.r_[thm2, scr], atol=np.r_[atol, atol])
 print(A1.summary("Thm 1, ||u_Q(P) - y_Q||^2 vs ||y_Q - y_P->Q||^2"))
 print(A2.summary("Thm 2, ||W(Q) - W(P)||_F vs leading term (fine-tune and scratch)"))
 print(f"\n{'task':26s} {'Thm 1':>8s} {'sim':>8s} | {'Thm 2':>7s} {'sim':>7s} {'rel':>6s} "
@@ -153,29 +154,7 @@ print(f"rank agreement across tasks (Spearman): Thm 1 {rho1:.2f}, Thm 2 {rho2:.2
 # ## Thm 2 across task pairs
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.2))
-for i, k in enumerate(names):
-    ax1.errorbar(thm2[i], dev[i].mean(), yerr=dev[i].std(ddof=1), fmt="o", c=f"C{i}",
-                 capsize=2, label=k)
-    ax1.errorbar(scr[i], dev_sc[i].mean(), yerr=dev_sc[i].std(ddof=1), fmt="s", c=f"C{i}",
-                 mfc="none", capsize=2)
-lim = [0, 1.1 * max(thm2.max(), scr.max(), dev.max(), dev_sc.max())]
-ax1.plot(lim, lim, "k--", lw=1, label="theory = simulation")
-ax1.set_xlim(lim)
-ax1.set_ylim(lim)
-ax1.set_xlabel(r"theory $\sqrt{(y_Q - y_{P\to Q})^\top H_Q^{-1}(y_Q - y_{P\to Q})}$")
-ax1.set_ylabel(r"measured $\|W(Q) - W(P)\|_F$")
-ax1.set_title("(a) Thm 2: fine-tuning (dots), scratch (squares)")
-ax1.legend(fontsize=7, loc="upper left")
-for i, k in enumerate(names):
-    ax2.errorbar(thm1[i], grad2[i].mean(), yerr=grad2[i].std(ddof=1), fmt="o", c=f"C{i}",
-                 capsize=2)
-lim = [0, 1.1 * max(thm1.max(), grad2.max())]
-ax2.plot(lim, lim, "k--", lw=1)
-ax2.set_xlabel(r"theory $\|y_Q - y_{P\to Q}\|^2$")
-ax2.set_ylabel(r"measured $\|u_Q(P) - y_Q\|^2$")
-ax2.set_title("(b) Thm 1: squared loss gradient at $W(P)$")
-fig.tight_layout()
+fig = figures.paper002.ntk_similarity_figure(res.tasks)
 provenance.record(fig, "p002-thm12", seeds=list(SEEDS),
                   params=dict(d=D, n=N, m=M, kappa=KAPPA, tol=TOL, max_steps=MAX_STEPS),
                   caption="paper 002 Thms 1-2: NTK task similarity against measured fine-tuning")
@@ -200,18 +179,7 @@ provenance.record(fig, "p002-thm12", seeds=list(SEEDS),
 # (`ntk.deviation_path`).
 
 # %%
-fig, ax = plt.subplots(figsize=(6.5, 4))
-for i, k in enumerate(names):
-    r = res[k]
-    n = r["n"]
-    ax.plot(r["path_steps"], r["path"].mean(0) / np.sqrt(n), c=f"C{i}", label=k)
-    ax.plot(r["path_steps"], r["path_theory"] / np.sqrt(n), c=f"C{i}", ls=":", lw=2)
-ax.set_xscale("symlog", linthresh=10)
-ax.set_xlabel("gradient-descent step $k$ of fine-tuning")
-ax.set_ylabel(r"$\|W_k - W(P)\|_F / \sqrt{n}$")
-ax.legend(fontsize=7)
-ax.set_title("Fig. 2 (NTK regime): simulation (solid), linearised theory (dotted)")
-fig.tight_layout()
+fig = figures.paper002.deviation_path_figure(res.tasks)
 provenance.record(fig, "p002-fig2-deviation", seeds=list(SEEDS),
                   params=dict(d=D, n=N, m=M, kappa=KAPPA, tol=TOL, max_steps=MAX_STEPS),
                   caption="paper 002 Fig. 2 analogue: weight deviation during fine-tuning")
@@ -248,11 +216,11 @@ provenance.record(fig, "p002-fig2-deviation", seeds=list(SEEDS),
 # %%
 assert A1.ok, A1.summary("Thm 1")
 assert rho1 > 1 - 1e-9 and rho2 > 1 - 1e-9, (rho1, rho2)
-assert res["pretrain"]["converged"].all()
+assert res.pretrain.converged.all()
 below = (dev.mean(1) - thm2) < -(A2.critical * A2.se[:len(names)] + atol)
 assert not below.any(), "a measured distance lies below Eq. 2's leading term"
 for i, k in enumerate(names):
     ok = not (A2.disagree[i] or A2.disagree[len(names) + i])
     print(f"{k:26s} Thm 2 {'agrees' if ok else 'DISAGREES'} "
           f"(fine-tune excess {A2.excess[i]:.2f}, scratch {A2.excess[len(names) + i]:.2f}, "
-          f"lam_Q = {res[k]['lam_Q']:.3f}, flipped {100 * res[k]['flips'].mean():.1f} %)")
+          f"lam_Q = {res.tasks[k].lam_Q:.3f}, flipped {100 * res.tasks[k].flips.mean():.1f} %)")

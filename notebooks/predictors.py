@@ -18,7 +18,7 @@
 # chapter is the companion's own result: every predictor, on the *same* source/target
 # pairs, scored against the *same* measured outcomes.
 #
-# **Predictors** (`transferkit.predictors`; each oriented as a distance, larger = transfer
+# **Predictors** (`transferkit.experiments.predictors`; each oriented as a distance, larger = transfer
 # predicted worse):
 #
 # | name | quantity | from |
@@ -84,11 +84,10 @@ import numpy as np
 from IPython.display import Markdown, display
 
 import transferkit as tk
-from transferkit import analysis, plotting, provenance, theory
-from transferkit import predictors as PR
+from transferkit import experiments, figures, provenance, stats, theory
 from transferkit.data import load_fashion_mnist, load_mnist
 
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -113,7 +112,7 @@ print("real:", REAL)
 
 # %%
 t0 = time.perf_counter()
-syn = PR.synthetic_benchmark(SYN["d"], SYN["gammas"], SYN["thetas"], SYN["sigmas"], SYN["norms"],
+syn = experiments.predictors.synthetic_benchmark(SYN["d"], SYN["gammas"], SYN["thetas"], SYN["sigmas"], SYN["norms"],
                              depth=DEPTH, draws=SYN["draws"], seed=SEED, alpha=ALPHA)
 print(f"wall time {time.perf_counter() - t0:.0f} s; {len(syn['tasks'])} tasks "
       f"({len(syn['gammas'])} gamma x {len(syn['thetas'])} theta x {len(syn['sigmas'])} sigma x "
@@ -127,9 +126,9 @@ print(f"wall time {time.perf_counter() - t0:.0f} s; {len(syn['tasks'])} tasks "
 
 # %%
 tasks = syn["tasks"]
-lt_theory = theory.linear_transfer_risk(tasks["n"], tasks["theta"], tasks["sigma"])
-lt_std = theory.linear_transfer_risk_std(tasks["n"], tasks["theta"], tasks["sigma"])
-AGREE = analysis.agreement(syn["linear"], lt_theory, std=lt_std)
+lt_theory = theory.deep_linear.linear_transfer_risk(tasks["n"], tasks["theta"], tasks["sigma"])
+lt_std = theory.deep_linear.linear_transfer_risk_std(tasks["n"], tasks["theta"], tasks["sigma"])
+AGREE = stats.agreement(syn["linear"], lt_theory, std=lt_std)
 print(AGREE.summary("linear-transfer risk"))
 assert AGREE.ok, AGREE.summary("linear-transfer risk")
 
@@ -150,21 +149,21 @@ for method in ("linear", "finetune"):
             continue
         key = f"{method}, γ = {g:g}"
         SYN_SETTINGS.append(key)
-        SYN_ROWS[key] = PR.score_table({p: v[sel] for p, v in syn["pred"].items()},
+        SYN_ROWS[key] = stats.score_table({p: v[sel] for p, v in syn["pred"].items()},
                                        {"excess": ex, "transferred": tr}, n_boot=N_BOOT,
                                        seed=SEED)
 display(Markdown("**Synthetic, outcome: excess risk (transferred − scratch).** "
                  "Spearman ρ [95 % bootstrap interval]; R²\n\n"
-                 + PR.markdown_table(SYN_ROWS, SYN_SETTINGS, "excess")))
+                 + figures.predictors.markdown_table(SYN_ROWS, SYN_SETTINGS, "excess")))
 display(Markdown("**Synthetic, outcome: transferred risk.**\n\n"
-                 + PR.markdown_table(SYN_ROWS, SYN_SETTINGS, "transferred")))
+                 + figures.predictors.markdown_table(SYN_ROWS, SYN_SETTINGS, "transferred")))
 
 # %%
 for method in ("linear", "finetune"):
     g = syn["gammas"][0]
     sel = tasks["gamma"] == g
     ex = (syn[method][sel] - syn["scratch"][sel]).mean(-1)
-    fig = PR.scatter_figure({p: v[sel] for p, v in syn["pred"].items()}, ex,
+    fig = figures.predictors.scatter_figure({p: v[sel] for p, v in syn["pred"].items()}, ex,
                             f"synthetic, {method}, γ = {g:g}: excess risk against each predictor",
                             "transferred − scratch", color=tasks["norm"][sel], clabel="source norm r")
     provenance.record(fig, f"predictors-synthetic-{method}", seeds=SEED,
@@ -183,11 +182,11 @@ for method in ("linear", "finetune"):
 
 # %%
 DATA = {"mnist": load_mnist(), "fashion": load_fashion_mnist()}
-PAIRS = PR.draw_pairs(REAL["per_kind"], seed=SEED)
+PAIRS = experiments.predictors.draw_pairs(REAL["per_kind"], seed=SEED)
 print(f"{len(PAIRS)} pairs:", ", ".join(f"{s[0]}:{a}v{b}->{t[0]}:{c}v{d}"
                                         for s, a, b, t, c, d in PAIRS))
 t0 = time.perf_counter()
-real = PR.real_benchmark(DATA, PAIRS, REAL["ns"], REAL["draws"], seed=SEED,
+real = experiments.predictors.real_benchmark(DATA, PAIRS, REAL["ns"], REAL["draws"], seed=SEED,
                          w1_samples=REAL["w1_samples"], ntk_source=REAL["ntk_source"])
 print(f"wall time {time.perf_counter() - t0:.0f} s")
 
@@ -198,13 +197,13 @@ for j, n in enumerate(real["ns"]):
     ex = (real["finetune"][j] - real["scratch"][j]).mean(-1)
     key = f"n = {n}"
     REAL_SETTINGS.append(key)
-    REAL_ROWS[key] = PR.score_table({p: v[j] for p, v in real["pred"].items()},
+    REAL_ROWS[key] = stats.score_table({p: v[j] for p, v in real["pred"].items()},
                                     {"excess": ex, "transferred": tr}, n_boot=N_BOOT, seed=SEED)
 display(Markdown("**MNIST / Fashion-MNIST pairs, outcome: excess 0-1 error (fine-tuned − "
                  "scratch).** Spearman ρ [95 % bootstrap interval]; R²\n\n"
-                 + PR.markdown_table(REAL_ROWS, REAL_SETTINGS, "excess")))
+                 + figures.predictors.markdown_table(REAL_ROWS, REAL_SETTINGS, "excess")))
 display(Markdown("**MNIST / Fashion-MNIST pairs, outcome: fine-tuned 0-1 error.**\n\n"
-                 + PR.markdown_table(REAL_ROWS, REAL_SETTINGS, "transferred")))
+                 + figures.predictors.markdown_table(REAL_ROWS, REAL_SETTINGS, "transferred")))
 print("mean test error, fine-tuned / scratch, per n:",
       {int(n): (round(float(real["finetune"][j].mean()), 3), round(float(real["scratch"][j].mean()), 3))
        for j, n in enumerate(real["ns"])})
@@ -213,7 +212,7 @@ print("mean test error, fine-tuned / scratch, per n:",
 kind = np.array([{"mnist": 0, "fashion": 1}[s] + 2 * {"mnist": 0, "fashion": 1}[t]
                  for s, _, _, t, _, _ in PAIRS], float)
 j = 0
-fig = PR.scatter_figure({p: v[j] for p, v in real["pred"].items()},
+fig = figures.predictors.scatter_figure({p: v[j] for p, v in real["pred"].items()},
                         (real["finetune"][j] - real["scratch"][j]).mean(-1),
                         f"MNIST / Fashion-MNIST pairs, n = {real['ns'][j]}: excess error "
                         "against each predictor", "fine-tuned − scratch error", color=kind,

@@ -29,7 +29,7 @@
 # where $u$ is the first-layer norm; the minimiser $u^*$ is a positive root of the quartic
 # $u^4 - m_0\rho u^3 + \gamma m u - m^2 = 0$ (Eq. 10). A pretrained feature with
 # coefficient $m^{\rm aux}$ has $m_0 = \sqrt{m^{\rm aux}}$.
-# `transferkit.penalties.relu_ptft_penalty` solves Eq. 10 for whole grids at once
+# `transferkit.theory.penalties.relu_ptft_penalty` solves Eq. 10 for whole grids at once
 # (batched companion-matrix eigenvalues polished by Newton's method) and takes the global
 # minimiser of $p$ when several positive roots exist.
 
@@ -37,16 +37,15 @@
 import math
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from scipy.optimize import minimize_scalar
 
 import transferkit as tk
-from transferkit import diagonal, penalties, plotting, provenance, relu_units
+from transferkit import experiments, figures, provenance, stats, theory
 
 torch.set_num_threads(1)
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -77,43 +76,27 @@ M_CHECK = np.logspace(-2.9, 2, 11 if SCALE == "paper" else 6)
 
 # %%
 def direct_min(m, rho, m0, gamma):
-    f = lambda lu: float(penalties.relu_ptft_p(math.exp(lu), m, rho, m0, gamma))  # noqa: E731
+    f = lambda lu: float(theory.penalties.relu_ptft_p(math.exp(lu), m, rho, m0, gamma))  # noqa: E731
     grid = np.linspace(-12, 12, 2401)
-    v = np.asarray(penalties.relu_ptft_p(np.exp(grid), m, rho, m0, gamma))
+    v = np.asarray(theory.penalties.relu_ptft_p(np.exp(grid), m, rho, m0, gamma))
     i = int(np.argmin(v))
     res = minimize_scalar(f, bracket=tuple(grid[[max(i - 1, 0), i, min(i + 1, 2400)]]), tol=1e-13)
     return min(res.fun, v[i])
 
 
 t0 = time.perf_counter()
-R = {(rho, ma): penalties.relu_ptft_penalty(M, rho, math.sqrt(ma), GAMMA) for rho in RHOS for ma in MAUX}
-DLOG = {k: penalties.relu_ptft_dlog_penalty(M, k[0], math.sqrt(k[1]), GAMMA) for k in R}
-NMIN = {k: penalties.relu_ptft_u_star(M, k[0], math.sqrt(k[1]), GAMMA)[1].max() for k in R}
+R = {(rho, ma): theory.penalties.relu_ptft_penalty(M, rho, math.sqrt(ma), GAMMA) for rho in RHOS for ma in MAUX}
+DLOG = {k: theory.penalties.relu_ptft_dlog_penalty(M, k[0], math.sqrt(k[1]), GAMMA) for k in R}
+NMIN = {k: theory.penalties.relu_ptft_u_star(M, k[0], math.sqrt(k[1]), GAMMA)[1].max() for k in R}
 DIRECT = {k: np.array([direct_min(m, k[0], math.sqrt(k[1]), GAMMA) for m in M_CHECK]) for k in R}
 h = 1e-4
-FD = {k: (np.log(penalties.relu_ptft_penalty(M_CHECK * math.exp(h), k[0], math.sqrt(k[1]), GAMMA))
-          - np.log(penalties.relu_ptft_penalty(M_CHECK * math.exp(-h), k[0], math.sqrt(k[1]), GAMMA)))
+FD = {k: (np.log(theory.penalties.relu_ptft_penalty(M_CHECK * math.exp(h), k[0], math.sqrt(k[1]), GAMMA))
+          - np.log(theory.penalties.relu_ptft_penalty(M_CHECK * math.exp(-h), k[0], math.sqrt(k[1]), GAMMA)))
       / (2 * h) for k in R}
 print(f"{time.perf_counter() - t0:.1f} s; largest number of local minima of p on the grid: "
       f"{max(NMIN.values())}")
 
-fig, axes = plt.subplots(2, 3, figsize=(10, 6), sharex=True)
-for j, rho in enumerate(RHOS):
-    for c, ma in enumerate(MAUX):
-        k = (rho, ma)
-        axes[0, j].loglog(M, R[k], color=f"C{c}", label=rf"$m^{{\rm aux}}={ma:g}$")
-        axes[0, j].loglog(M_CHECK, DIRECT[k], "o", color=f"C{c}", ms=4, mfc="none")
-        axes[1, j].semilogx(M, DLOG[k], color=f"C{c}")
-        axes[1, j].semilogx(M_CHECK, FD[k], "o", color=f"C{c}", ms=4, mfc="none")
-    axes[0, j].set_title(rf"$\rho = {rho}$")
-    axes[1, j].set_xlabel("$m$")
-    axes[1, j].axhline(1, color="k", lw=0.6, ls=":")
-    axes[1, j].axhline(2, color="k", lw=0.6, ls=":")
-    axes[1, j].set_ylim(-0.5, 2.5)
-axes[0, 0].set_ylabel(r"$\tilde r$")
-axes[1, 0].set_ylabel(r"$\partial\log\tilde r/\partial\log m$")
-axes[0, 0].legend(fontsize=8)
-fig.tight_layout()
+fig = figures.paper003_004.ptft_penalty_figure(M, R, DLOG, M_CHECK, DIRECT, FD, RHOS, MAUX)
 provenance.record(fig, "p003-fig1ab", params=dict(rhos=RHOS, m_aux=MAUX, gamma=GAMMA, m_checked=M_CHECK),
                   caption="paper 003 Fig. 1a-b: the PT+FT penalty of one ReLU unit and its local exponent")
 
@@ -135,14 +118,14 @@ provenance.record(fig, "p003-fig1ab", params=dict(rhos=RHOS, m_aux=MAUX, gamma=G
 # The checks nbval runs: the quartic solution is the minimum of p, and the closed-form
 # exponent matches finite differences.
 for k in R:
-    th = penalties.relu_ptft_penalty(M_CHECK, k[0], math.sqrt(k[1]), GAMMA)
+    th = theory.penalties.relu_ptft_penalty(M_CHECK, k[0], math.sqrt(k[1]), GAMMA)
     assert np.all(th <= DIRECT[k] * (1 + 1e-9) + 1e-14), k
     np.testing.assert_allclose(th, DIRECT[k], rtol=1e-7, atol=1e-13)
-    np.testing.assert_allclose(penalties.relu_ptft_dlog_penalty(M_CHECK, k[0], math.sqrt(k[1]), GAMMA),
+    np.testing.assert_allclose(theory.penalties.relu_ptft_dlog_penalty(M_CHECK, k[0], math.sqrt(k[1]), GAMMA),
                                FD[k], rtol=1e-5, atol=1e-6)
 # the paper's reading of Fig. 1a: for rho = 0.9 the m_aux = 100 unit costs more at m = 1
 # than a fresh unit (m_aux = 0.01); for rho = 1 it costs less
-r1 = {k: penalties.relu_ptft_penalty(1.0, k[0], math.sqrt(k[1]), GAMMA) for k in R}
+r1 = {k: theory.penalties.relu_ptft_penalty(1.0, k[0], math.sqrt(k[1]), GAMMA) for k in R}
 assert r1[0.9, 100.0] > r1[0.9, 0.01] and r1[1.0, 100.0] < r1[1.0, 0.01]
 
 # %% [markdown]
@@ -177,30 +160,15 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", tk.ConvergenceWarning)
     for rho in FIG_RHOS:
         for mag in FIG_MAGS:
-            SE[rho, mag] = relu_units.run_sample_efficiency(
+            SE[rho, mag] = experiments.ptft_relu.run_sample_efficiency(
                 D_IN, rho, mag, NS, draws=DRAWS, width=WIDTH, n_aux=N_AUX, n_test=1000,
                 alpha=ALPHA, gamma=ALPHA, seed=0, max_steps=STEPS)
 print(f"{time.perf_counter() - t0:.0f} s")
 for k, r in SE.items():
-    print(k, "converged: pretraining", r["pre_converged"].mean(), "STL", r["stl_converged"].mean(),
-          "PT+FT", r["ptft_converged"].mean())
+    print(k, "converged: pretraining", r.pre_converged.mean(), "STL", r.stl.converged.mean(),
+          "PT+FT", r.ptft.converged.mean())
 
-fig, axes = plt.subplots(len(FIG_RHOS), len(FIG_MAGS), figsize=(3.3 * len(FIG_MAGS), 2.8 * len(FIG_RHOS)),
-                         squeeze=False, sharex=True)
-for i, rho in enumerate(FIG_RHOS):
-    for j, mag in enumerate(FIG_MAGS):
-        r, ax = SE[rho, mag], axes[i, j]
-        for name, col in (("stl", "C0"), ("ptft", "C1")):
-            e = r[name + "_error"]
-            ax.loglog(NS, e.mean(1), "o-", color=col, label=name.upper().replace("PTFT", "PT+FT"))
-        ratio = penalties.relu_ptft_penalty(mag, rho, 1.0, ALPHA) / penalties.relu_ptft_penalty(mag, 0.0, 0.0, ALPHA)
-        ax.set_title(rf"$\rho={rho}$, $m={mag}$; $\tilde r/\tilde r_{{\rm new}}={ratio:.2f}$", fontsize=8)
-        ax.set_xlabel("main-task samples $n$")
-        ax.set_xticks(NS, [str(n) for n in NS])
-        ax.minorticks_off()
-axes[0, 0].set_ylabel("test error / Var f*")
-axes[0, 0].legend(fontsize=8)
-fig.tight_layout()
+fig = figures.paper003_004.sample_efficiency_figure(SE, FIG_RHOS, FIG_MAGS, ALPHA)
 provenance.record(fig, "p003-fig1c", seeds=0,
                   params=dict(rhos=FIG_RHOS, magnitudes=FIG_MAGS, ns=NS, draws=DRAWS, max_steps=STEPS,
                               d=D_IN, width=WIDTH, n_aux=N_AUX, alpha=ALPHA),
@@ -224,7 +192,7 @@ provenance.record(fig, "p003-fig1c", seeds=0,
 # The check nbval runs: with identical features (rho = 1, m = 1), PT+FT generalises
 # better than STL at the smallest sample size.
 r = SE[1.0, 1.0]
-assert r["ptft_error"][0].mean() < r["stl_error"][0].mean(), (r["ptft_error"], r["stl_error"])
+assert r.ptft.error[0].mean() < r.stl.error[0].mean(), (r.ptft.error, r.stl.error)
 
 # %% [markdown]
 # ## App. E.2 and G: clustering and dimensionality of the learned ReLU features
@@ -239,24 +207,19 @@ assert r["ptft_error"][0].mean() < r["stl_error"][0].mean(), (r["ptft_error"], r
 # %%
 r = SE[1.0, 1.0]
 KS = [1, 2, 4, 6, 8]
-X_test = r["X_test"]
+X_test = r.X_test
 rows = []
-for name in ("stl", "ptft"):
-    W, a = r[name + "_W"][-1], r[name + "_a"][-1]  # (draws, width, d)
-    inert = np.array([[relu_units.kmeans_inertia(W[j], a[j], K)[0] for K in KS] for j in range(DRAWS)])
-    align = np.array([relu_units.alignment_score(relu_units.kmeans_inertia(W[j], a[j], 6)[1],
-                                                 r["teachers"][j][2]) for j in range(DRAWS)])
+for name, run in r.methods.items():
+    W, a = run.W[-1], run.a[-1]  # (draws, width, d)
+    inert = np.array([[stats.kmeans_inertia(W[j], a[j], K)[0] for K in KS] for j in range(DRAWS)])
+    align = np.array([stats.alignment_score(stats.kmeans_inertia(W[j], a[j], 6)[1],
+                                                 r.teachers[j][2]) for j in range(DRAWS)])
     H = np.maximum(X_test @ W.transpose(0, 2, 1), 0) * np.abs(a)[:, None, :]
-    pr = diagonal.participation_ratio(H)
+    pr = stats.participation_ratio(H)
     rows.append((name, inert.mean(0), align.mean(), pr.mean()))
-fig, ax = plt.subplots(figsize=(4, 3))
-for (name, inert, align, pr), col in zip(rows, ("C0", "C1")):
-    ax.plot(KS, inert, "o-", color=col, label=f"{name.upper()}: alignment {align:.2f}, PR {pr:.1f}")
+for name, inert, align, pr in rows:
     print(f"{name}: inertia {np.round(inert, 3)}, alignment (K=6) {align:.3f}, participation ratio {pr:.2f}")
-ax.set_xlabel("clusters $K$")
-ax.set_ylabel("inertia")
-ax.legend(fontsize=7)
-fig.tight_layout()
+fig = figures.paper003_004.relu_features_figure(KS, rows)
 provenance.record(fig, "p004-relu-features", seeds=0, params=dict(ks=KS, d=D_IN, width=WIDTH),
                   caption="paper 004 App. E.2/G: k-means inertia of ReLU features (STL vs PT+FT)")
 

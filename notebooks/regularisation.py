@@ -41,9 +41,9 @@ import time
 import numpy as np
 
 import transferkit as tk
-from transferkit import analysis, plotting, provenance, regularisation, sweep, theory
+from transferkit import experiments, figures, provenance, stats, theory
 
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -77,7 +77,7 @@ else:  # smoke: the same pipeline, small enough for the tests
 DEPTH, SIGMA, ALPHA, SEED, GAMMA6 = 2, 0.2, 1e-5, 0, 0.5
 SLICES = [0.0, np.pi / 6, np.pi / 3, np.pi / 2]
 SCALES = (0.5, 1.0, 2.0)
-WDS = regularisation.WEIGHT_DECAYS
+WDS = experiments.regularisation.WEIGHT_DECAYS
 print(f"Fig. 6: d = {D6}, gamma = {GAMMA6}; Fig. 5: d = {D5}, "
       f"{len(GAMMAS)} x {len(THETAS)} grid; {DRAWS} draws; weight decays {WDS}")
 
@@ -103,16 +103,16 @@ print(f"Fig. 6: d = {D6}, gamma = {GAMMA6}; Fig. 5: d = {D5}, "
 
 # %%
 t0 = time.perf_counter()
-curve = regularisation.ridge_transfer_curve(D6, GAMMA6, LAMS, SLICES, SIGMA, depth=DEPTH,
+curve = experiments.regularisation.ridge_transfer_curve(D6, GAMMA6, LAMS, SLICES, SIGMA, depth=DEPTH,
                                             draws=DRAWS, seed=SEED, alpha=ALPHA,
                                             feature_scales=SCALES)
 n6 = curve["n"]
 lam_eff = LAMS[None, :, None] / np.array(SCALES)[:, None, None] ** 2
-exact6 = theory.ridge_linear_transfer_risk_finite(n6, np.array(SLICES)[None, None, :],
+exact6 = theory.deep_linear.ridge_linear_transfer_risk_finite(n6, np.array(SLICES)[None, None, :],
                                                   SIGMA, lam_eff)
-AGREE6 = analysis.agreement(curve["risk"], exact6)
-limit6 = analysis.agreement(curve["risk"],
-                            theory.ridge_linear_transfer_risk(lam_eff, np.array(SLICES)))
+AGREE6 = stats.agreement(curve["risk"], exact6)
+limit6 = stats.agreement(curve["risk"],
+                            theory.deep_linear.ridge_linear_transfer_risk(lam_eff, np.array(SLICES)))
 print(f"{time.perf_counter() - t0:.1f} s; n = {n6}; pretrained feature scale s: "
       f"{curve['feature_scale'].min():.6f} .. {curve['feature_scale'].max():.6f}")
 print(AGREE6.summary("exact finite-n (Eq. 125)"))
@@ -120,7 +120,7 @@ print(limit6.summary("limit (Eq. 13)"))
 
 # %%
 provenance.record(
-    regularisation.ridge_figure(curve, AGREE6, SLICES), "fig6", seeds=SEED,
+    figures.paper000.ridge_figure(curve, AGREE6, SLICES), "fig6", seeds=SEED,
     params=dict(depth=DEPTH, d=D6, gamma=GAMMA6, sigma=SIGMA, alpha=ALPHA, draws=DRAWS,
                 lambdas=LAMS, thetas=SLICES, feature_scales=SCALES),
     caption="paper 000 Fig. 6: ridge linear-transfer risk against lambda (Eq. 13)")
@@ -152,11 +152,11 @@ from scipy.optimize import minimize_scalar
 
 print(" theta   lambda* (exact)  approx  risk(0)    risk(lambda*)")
 for t in SLICES[:-1]:
-    f = lambda l: theory.ridge_linear_transfer_risk_finite(n6, t, SIGMA, np.exp(l))
+    f = lambda l: theory.deep_linear.ridge_linear_transfer_risk_finite(n6, t, SIGMA, np.exp(l))
     opt = minimize_scalar(f, bounds=(np.log(1e-6), np.log(10.0)), method="bounded")
     approx = (np.sin(t) ** 2 + SIGMA ** 2) / (n6 * np.cos(t) ** 2)
     print(f"{t:6.3f}  {np.exp(opt.x):15.4g}  {approx:6.4g}  "
-          f"{theory.ridge_linear_transfer_risk_finite(n6, t, SIGMA, 0.0):.6f}  {opt.fun:.6f}")
+          f"{theory.deep_linear.ridge_linear_transfer_risk_finite(n6, t, SIGMA, 0.0):.6f}  {opt.fun:.6f}")
 
 # %%
 # Fig. 6 checks: simulation agrees with the exact expectation in every cell; the feature
@@ -169,7 +169,7 @@ r = curve["risk"]
 assert np.allclose(r[SCALES.index(2.0), 2:], r[SCALES.index(1.0), 1:-1], rtol=1e-9, atol=1e-12)
 fine = np.geomspace(1e-4, 100, 400)
 for j, t in enumerate(SLICES[:-1]):
-    assert np.all(np.diff(theory.ridge_linear_transfer_risk(fine, t)) > 0)
+    assert np.all(np.diff(theory.deep_linear.ridge_linear_transfer_risk(fine, t)) > 0)
     lam_star = (np.sin(t) ** 2 + SIGMA ** 2) / (n6 * np.cos(t) ** 2)
     above = LAMS > 3 * lam_star
     assert np.all(np.diff(AGREE6.mean[SCALES.index(1.0), above, j]) > 0), (t, AGREE6.mean[1, :, j])
@@ -203,9 +203,9 @@ for j, t in enumerate(SLICES[:-1]):
 
 # %%
 t0 = time.perf_counter()
-wd = regularisation.weight_decay_scratch_grid(D5, GAMMAS, SIGMA, WDS, depth=DEPTH,
+wd = experiments.regularisation.weight_decay_scratch_grid(D5, GAMMAS, SIGMA, WDS, depth=DEPTH,
                                               draws=DRAWS, seed=SEED, alpha=ALPHA)
-lin = sweep.linear_transfer_grid(D5, GAMMAS, THETAS, SIGMA, depth=DEPTH, draws=DRAWS,
+lin = experiments.linear_transfer.linear_transfer_grid(D5, GAMMAS, THETAS, SIGMA, depth=DEPTH, draws=DRAWS,
                                  seed=SEED, alpha=ALPHA, methods=("linear",))
 print(f"wall time {time.perf_counter() - t0:.0f} s; weight-decay rows computed "
       f"{wd['sweep'].computed}, cached {wd['sweep'].cached}; compute time "
@@ -213,19 +213,19 @@ print(f"wall time {time.perf_counter() - t0:.0f} s; weight-decay rows computed "
 print(f"all converged: {wd['converged'].all()}; largest number of steps {wd['steps'].max()}; "
       f"largest distance to the exact limit: wd = 0 {np.max(wd['dist'][:, 0]):.1e}, "
       f"wd > 0 {np.max(wd['dist'][:, 1:]):.1e}")
-CHECKS = regularisation.regularised_checks(wd, lin)
+CHECKS = experiments.regularisation.regularised_checks(wd, lin)
 for name, a in CHECKS.items():
     print(a.summary(name))
-TUNED = regularisation.tune(wd)
+TUNED = experiments.regularisation.tune(wd)
 print(" gamma  chosen wd (sim)  chosen wd (theory)  tuned risk (sim)  theory  optimal ridge")
 for i, g in enumerate(GAMMAS):
     print(f"{g:6.2f}  {TUNED['weight_decay'][i]:15g}  {WDS[TUNED['theory_index'][i]]:18g}  "
           f"{TUNED['risk'][i].mean():9.4f} ± {TUNED['risk'][i].std(ddof=1) / np.sqrt(DRAWS):.4f}"
-          f"  {TUNED['theory_of_choice'][i]:6.4f}  {theory.optimal_ridge_risk(g, SIGMA):13.4f}")
+          f"  {TUNED['theory_of_choice'][i]:6.4f}  {theory.deep_linear.optimal_ridge_risk(g, SIGMA):13.4f}")
 
 # %%
 provenance.record(
-    regularisation.regularised_phase_figure(wd, lin, CHECKS), "fig5", seeds=SEED,
+    figures.paper000.regularised_phase_figure(wd, lin, CHECKS), "fig5", seeds=SEED,
     params=dict(depth=DEPTH, d=D5, sigma=SIGMA, alpha=ALPHA, draws=DRAWS, gammas=GAMMAS,
                 thetas=THETAS, weight_decays=WDS),
     caption="paper 000 Fig. 5: linear transfer against tuned weight-decay scratch training")
@@ -255,14 +255,14 @@ assert wd["converged"].all()
 assert np.max(wd["dist"][:, 1:]) < 1e-4, np.max(wd["dist"][:, 1:])
 j = len(THETAS) - 1
 plain_T = (wd["risk"][:, 0][:, None, :] - lin["linear"]).mean(-1)
-spike = theory.linear_transferability_finite(wd["n"], D5, np.pi / 2, SIGMA) > 0
+spike = theory.deep_linear.linear_transferability_finite(wd["n"], D5, np.pi / 2, SIGMA) > 0
 print("gammas with anomalous positive transfer at theta = pi/2 (exact finite-d theory):",
       GAMMAS[spike], "; simulated T there:", plain_T[spike, j].round(3))
 assert (plain_T[spike, j] > 0).all() and (SCALE != "paper" or spike.any())
 tuned_T = CHECKS["tuned transferability"]
 assert (tuned_T.mean[:, j] < 0).all(), tuned_T.mean[:, j]
 g_fine = np.linspace(0.02, 2, 300)
-R_grid = np.min([theory.weight_decay_scratch_risk(g_fine, SIGMA, w) for w in WDS], axis=0)
-assert np.all(R_grid >= theory.optimal_ridge_risk(g_fine, SIGMA) - 1e-12)
-a_opt = analysis.agreement(TUNED["risk"], theory.optimal_ridge_risk(GAMMAS, SIGMA))
+R_grid = np.min([theory.deep_linear.weight_decay_scratch_risk(g_fine, SIGMA, w) for w in WDS], axis=0)
+assert np.all(R_grid >= theory.deep_linear.optimal_ridge_risk(g_fine, SIGMA) - 1e-12)
+a_opt = stats.agreement(TUNED["risk"], theory.deep_linear.optimal_ridge_risk(GAMMAS, SIGMA))
 assert np.all(a_opt.mean > a_opt.theory - a_opt.critical * a_opt.se), a_opt.summary()

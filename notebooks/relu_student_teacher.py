@@ -43,13 +43,12 @@
 # %% tags=["hide-input"]
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 import transferkit as tk
-from transferkit import analysis, plotting, provenance, relu
+from transferkit import experiments, figures, provenance, stats, theory
 
-plotting.use_style()
+figures.plotting.use_style()
 SCALE = tk.scale()
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
@@ -89,7 +88,7 @@ print(P)
 
 # %%
 t0 = time.perf_counter()
-res = relu.fig3_experiment(**P)
+res = experiments.relu_student_teacher.fig3_experiment(**P)
 print(f"wall time {time.perf_counter() - t0:.0f} s")
 pre = res["pretrain"]
 print("pretraining: relative final loss (per mu, teacher)\n", res["pretrain_rel"].round(5))
@@ -103,16 +102,7 @@ for n, info in zip(res["ns"], res["scratch"]):
 
 # %%
 i_mu = len(res["mus"]) // 2
-G_model, G_src = res["grams"][i_mu]
-fig, axs = plt.subplots(1, 3, figsize=(11, 3.4))
-vmax = max(G_model.max(), G_src.max())
-for ax, G, title in zip(axs, (G_model, G_src, res["gram_init"]),
-                        ("(a) pretrained model", "(b) source teacher", "random init (for scale)")):
-    im = ax.imshow(G, vmin=0, vmax=vmax, cmap="viridis")
-    ax.set_title(title)
-    ax.set_xticks([])
-    ax.set_yticks([])
-fig.colorbar(im, ax=axs, shrink=0.8)
+fig = figures.paper000_relu.gram_figure(*res["grams"][i_mu], res["gram_init"])
 provenance.record(fig, "fig3ab-gram", params=dict(P, mu=res["mus"][i_mu]), seeds=P["seed"],
                   caption="paper 000 Fig. 3(a, b): Gram matrices of the pretrained student "
                   "and of the source teacher (ReLU)")
@@ -144,14 +134,9 @@ tvar = res["teacher_var"][None, :, None]
 Rsc = res["R_sc"] / tvar                          # (n, teachers, seeds)
 Rsc_mean = Rsc.mean(axis=(1, 2))
 Rsc_se = Rsc.reshape(len(res["ns"]), -1).std(axis=1, ddof=1) / np.sqrt(Rsc[0].size)
-A, nu, se_logA, se_nu = relu.fit_power_law(res["ns"], Rsc_mean, Rsc_se)
+A, nu, se_logA, se_nu = stats.fit_power_law(res["ns"], Rsc_mean, Rsc_se)
 print(f"fit: R_sc / Var f_t = {A:.3g} n^(-{nu:.3f} +- {se_nu:.3f})  (paper: nu = 1.18)")
-fig, ax = plt.subplots(figsize=(4.5, 3.4))
-ax.errorbar(res["ns"], Rsc_mean, yerr=Rsc_se, fmt="o", label="scratch (simulation)")
-nn = np.geomspace(res["ns"].min(), res["ns"].max(), 50)
-ax.plot(nn, A * nn ** -nu, "-", label=rf"$A n^{{-\nu}}$, $\nu = {nu:.2f}\pm{se_nu:.2f}$")
-ax.set(xscale="log", yscale="log", xlabel="$n$", ylabel=r"$\mathcal{R}_{sc}/\mathrm{Var} f_t^*$")
-ax.legend()
+fig = figures.paper000_relu.scratch_power_law_figure(res["ns"], Rsc_mean, Rsc_se, A, nu, se_nu)
 provenance.record(fig, "fig3c-scratch-power-law", params=P, seeds=P["seed"],
                   caption="paper 000 Fig. 3(c): scratch risk of the ReLU network against n, "
                   "with a power-law fit")
@@ -181,13 +166,7 @@ assert nu > 0
 
 # %%
 ps, pt = res["perp_sim"], res["perp_theory"]
-fig, ax = plt.subplots(figsize=(4.5, 3.4))
-ax.plot(res["mus"], pt.mean(1), "-", label="source units (App. C, exact sparsification)")
-ax.errorbar(res["mus"], ps.mean(1), yerr=ps.std(1) / np.sqrt(ps.shape[1]), fmt="o",
-            label="pretrained units (simulation)")
-ax.plot(res["mus"], res["perp_init"].mean(1), "--", color="0.5", label="random initial units")
-ax.set(xlabel=r"$\mu$", ylabel=r"$\|P_\perp f_t^*\|^2 / \|f_t^*\|^2$")
-ax.legend()
+fig = figures.paper000_relu.out_of_span_figure(res["mus"], ps, pt, res["perp_init"])
 provenance.record(fig, "fig3d-out-of-span", params=P, seeds=P["seed"],
                   caption="paper 000 Fig. 3(d): target norm outside the span of the "
                   "pretrained ReLU units")
@@ -230,19 +209,7 @@ Tmap = Rsc_mean[None, :] - Rlt.mean(axis=(2, 3))
 perp_var = (res["perp_sim"] * res["teacher_norm"][None, :] / res["teacher_var"][None, :]).mean(1)
 with np.errstate(divide="ignore"):
     n_star = np.where(perp_var > 0, (A / np.maximum(perp_var, 1e-300)) ** (1 / nu), np.inf)
-fig, ax = plt.subplots(figsize=(5.5, 3.8))
-im = ax.pcolormesh(np.arange(len(res["ns"]) + 1), np.arange(len(res["mus"]) + 1),
-                   np.clip(Tmap, -1, 1), cmap="RdBu", vmin=-1, vmax=1)
-ax.set_xticks(np.arange(len(res["ns"])) + 0.5, res["ns"])
-ax.set_yticks(np.arange(len(res["mus"])) + 0.5, res["mus"])
-# predicted boundary, in the grid's log-n coordinates
-logn = np.log(res["ns"])
-x_star = np.interp(np.log(n_star), logn, np.arange(len(res["ns"])) + 0.5, left=np.nan, right=np.nan)
-ax.plot(x_star, np.arange(len(res["mus"])) + 0.5, "o", color="0.5", ms=8,
-        label=r"$\|P_\perp f_t\|^2 = A n^{-\nu}$")
-ax.set(xlabel="$n$", ylabel=r"$\mu$")
-fig.colorbar(im, ax=ax, label=r"$\mathcal{T}/\mathrm{Var} f_t^*$")
-ax.legend(loc="lower left", fontsize=8)
+fig = figures.paper000_relu.transfer_map_figure(res["ns"], res["mus"], Tmap, n_star)
 provenance.record(fig, "fig3e-transfer-map", params=P, seeds=P["seed"],
                   caption="paper 000 Fig. 3(e): ReLU transferability over (mu, n) "
                   "with the predicted boundary")
@@ -269,9 +236,7 @@ print("predicted boundary n*(mu):", dict(zip(res["mus"].round(2), np.round(n_sta
 # of each cell.
 
 # %%
-fig = plotting.plotly_heatmap(Tmap, [str(n) for n in res["ns"]], [f"{mu:g}" for mu in res["mus"]],
-                              xlabel="n", ylabel="mu", zlabel="T / Var f_t")
-fig.update_traces(zmin=-1, zmax=1)   # colours clipped as in the static map, hover unclipped
+fig = figures.paper000_relu.transfer_map_interactive(res["ns"], res["mus"], Tmap)
 provenance.record(
     fig, "fig3e-interactive", params=P, seeds=P["seed"],
     caption="paper 000 Fig. 3(e) as an interactive heat map (ReLU transferability)")
@@ -300,24 +265,14 @@ assert np.mean((Tmap[:, -1] < 0) == pred_neg) >= 0.75, (Tmap[:, -1], pred_neg)
 # %%
 ratio = res["R_lt"] / perp_abs[:, None, :, None]                 # (mu, n, teachers, draws)
 ratio = ratio.transpose(1, 0, 2, 3).reshape(len(res["ns"]), len(res["mus"]), -1)  # (n, mu, draws)
-factor = relu.least_squares_factor(res["ns"], res["m"])
-fig, ax = plt.subplots(figsize=(4.5, 3.4))
-for i, mu in enumerate(res["mus"]):
-    r = ratio[:, i]
-    ax.errorbar(res["ns"] * (1 + 0.02 * i), r.mean(-1), yerr=r.std(-1, ddof=1) / np.sqrt(r.shape[-1]),
-                fmt="o", ms=3, label=rf"$\mu = {mu:g}$")
-nn = np.geomspace(res["m"] + 2, res["ns"].max() * 1.1, 200)
-ax.plot(nn, relu.least_squares_factor(nn, res["m"]), "k-", lw=1, label="$(n-1)/(n-m-1)$")
-ax.axvline(res["m"], color="0.6", ls=":", lw=1)
-ax.set(xscale="log", yscale="log", xlabel="$n$",
-       ylabel=r"$\mathcal{R}_{lt} / \|P_\perp f_t^*\|^2$")
-ax.legend(fontsize=7, ncol=2)
+factor = theory.relu.least_squares_factor(res["ns"], res["m"])
+fig = figures.paper000_relu.least_squares_factor_figure(res["ns"], res["mus"], ratio, res["m"])
 provenance.record(fig, "fig3f-least-squares-factor", params=P, seeds=P["seed"],
                   caption="not in paper 000: linear-transfer risk over the out-of-span norm "
                   "against n, with the Gaussian least-squares factor (n-1)/(n-m-1)")
 big = res["ns"] >= 2 * res["m"]
 if big.any():
-    CHECK_F = analysis.agreement(ratio[big], np.broadcast_to(factor[big, None], ratio[big].shape[:-1]))
+    CHECK_F = stats.agreement(ratio[big], np.broadcast_to(factor[big, None], ratio[big].shape[:-1]))
     print(CHECK_F.summary("R_lt / ||P_perp f||^2 against (n-1)/(n-m-1), n >= 2m"))
 print("mean ratio per n:", dict(zip(res["ns"], ratio.mean(axis=(1, 2)).round(3))))
 print("(n-1)/(n-m-1):   ", dict(zip(res["ns"], np.round(factor, 3))))
@@ -354,7 +309,7 @@ if big.any():
 LAMBDAS = np.array([0.0, 1e-4, 1e-3, 1e-2, 1e-1])
 MU_9 = float(res["mus"][-1])
 t0 = time.perf_counter()
-an = relu.anchored_experiment(res, LAMBDAS, MU_9, draws=8, seed=1)
+an = experiments.relu_student_teacher.anchored_experiment(res, LAMBDAS, MU_9, draws=8, seed=1)
 print(f"mu = {MU_9}, wall time {time.perf_counter() - t0:.0f} s")
 print("sum_i ||w_i - w_i(0)||^2 / m per lambda:", an["anchor_dist"].mean(1).round(4))
 print("||P_perp f_t||^2 / ||f_t||^2 per lambda:", an["perp"].mean(1).round(4),
@@ -375,18 +330,7 @@ for j, n in enumerate(res["ns"]):
     print(f"n = {n:5d}: best lambda {LAMBDAS[best[j]]:g}: T = {T_best[j]:+.3f} +- {T_best_se[j]:.3f}; "
           f"rich (lambda = 0): {T_rich[j]:+.3f} +- {T_rich_se[j]:.3f}")
 
-fig, ax = plt.subplots(figsize=(5.5, 3.6))
-for k, lam in enumerate(LAMBDAS):
-    ax.plot(res["ns"], T_lam[k].mean(axis=(1, 2)), "-", lw=0.8, alpha=0.7,
-            label=rf"$\lambda = {lam:g}$")
-ax.errorbar(res["ns"], T_best, yerr=T_best_se, fmt="o-", color="k", lw=2,
-            label="best $\\lambda$ (held-out draws)")
-ax.axhline(0, color="0.5", lw=0.8)
-ax.set(xscale="log", xlabel="$n$", ylabel=r"$\mathcal{T}/\mathrm{Var} f_t^*$",
-       ylim=(max(-1.5, float(np.min(T_lam.mean(axis=(2, 3))))) - 0.05, None))
-ax.set_xticks(res["ns"], [str(n) for n in res["ns"]])
-ax.xaxis.set_minor_formatter(plt.NullFormatter())
-ax.legend(fontsize=7)
+fig = figures.paper000_relu.anchored_figure(res["ns"], LAMBDAS, T_lam, T_best, T_best_se)
 provenance.record(fig, "fig9-anchored-pretraining", params=dict(P, lambdas=LAMBDAS, mu=MU_9),
                   seeds=[P["seed"], 1],
                   caption="paper 000 Fig. 9 (App. E): transferability after pretraining with "
@@ -425,20 +369,7 @@ assert np.all(np.diff(an["anchor_dist"].mean(1)) < 0), an["anchor_dist"]
 # ## Convergence of the reduced runs
 
 # %%
-fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
-h = pre["history"] / pre["teacher_norm"]
-for k in range(h.shape[1]):
-    axs[0].plot(pre["time_history"][:, k], h[:, k], lw=0.8)
-axs[0].set(xscale="symlog", yscale="log", xlabel=r"gradient-flow time $\sum_k h_k$",
-           ylabel=r"$\mathcal{R} / \|f_s^*\|^2$", title="pretraining (population loss)")
-for n, info in zip(res["ns"], res["scratch"]):
-    hh = info["history"] / info["history"][0]
-    for k in range(hh.shape[1]):
-        axs[1].plot(info["time_history"][:, k], hh[:, k], lw=0.8,
-                    color=f"C{list(res['ns']).index(n)}", label=f"n = {n}" if k == 0 else None)
-axs[1].set(xscale="symlog", yscale="log", xlabel=r"gradient-flow time $\sum_k h_k$",
-           ylabel="training loss / initial", title="scratch training")
-axs[1].legend(fontsize=7)
+fig = figures.paper000_relu.convergence_figure(pre, res["ns"], res["scratch"])
 provenance.record(fig, "fig3-convergence", params=P, seeds=P["seed"],
                   caption="paper 000 Fig. 3: loss curves of the ReLU pretraining and "
                   "scratch runs")

@@ -28,7 +28,6 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from _helpers import built_book_dir
 
-
 # <link rel=...> values that do not make the browser load anything.
 _PASSIVE_LINK_RELS = {
     "alternate", "author", "bookmark", "canonical", "external", "help", "index",

@@ -518,7 +518,7 @@ def test_every_page_of_the_book_in_chromium(browser):
 # --------------------------------------------------------------------------
 
 # Waits until every plotly figure of the page is drawn (the loader in
-# transferkit.plotting sets data-plotted="true"), then reports what each one holds.
+# transferkit.figures.plotting sets data-plotted="true"), then reports what each one holds.
 _PLOTLY_STATE = r"""
 const done = arguments[arguments.length - 1];
 const timeoutMs = arguments[0];
@@ -559,18 +559,18 @@ def test_plotly_js_in_assets_matches_the_installed_plotly():
 
 
 def test_checker_sees_a_plotly_figure_drawn_offline(browser, tmp_path):
-    """The loader of transferkit.plotting draws a 3-d surface and a heat map from _static/."""
+    """The loader of transferkit.figures.plotting draws a 3-d surface and a heat map from _static/."""
     pytest.importorskip("plotly")
     import numpy as np
 
-    from transferkit import plotting
+    from transferkit import figures, provenance
 
     site = tmp_path / "site"
     (site / "_static").mkdir(parents=True)
     (site / "_static" / "plotly.min.js").symlink_to(REPO / "_assets" / "plotly.min.js")
     g, t = np.linspace(0.1, 2, 12), np.linspace(0, 1.5, 7)
-    surface = plotting.plotly_html(plotting.plotly_surface(g, t, np.outer(1 - g, np.cos(t))), "surf")
-    heat = plotting.plotly_html(plotting.plotly_heatmap([[1, -1], [0.5, 2]], ["a", "b"], ["c", "d"]),
+    surface = provenance.plotly_html(figures.plotting.plotly_surface(g, t, np.outer(1 - g, np.cos(t))), "surf")
+    heat = provenance.plotly_html(figures.plotting.plotly_heatmap([[1, -1], [0.5, 2]], ["a", "b"], ["c", "d"]),
                                 "heat")
     (site / "sub").mkdir()
     (site / "sub" / "page.html").write_text(

@@ -52,14 +52,14 @@ def test_theory_linear_json_matches_the_closed_forms():
     out = json.loads(p.stdout)
     res = {k: v["value"] for k, v in out["results"].items()}
     assert out["parameters"] == {"gamma": 0.5, "theta": 1.0, "sigma": 0.2, "d": 500}
-    assert res["transferability"] == theory.linear_transferability(0.5, 1.0, 0.2)
-    assert res["scratch risk"] == theory.scratch_risk(0.5, 0.2)
+    assert res["transferability"] == theory.deep_linear.linear_transferability(0.5, 1.0, 0.2)
+    assert res["scratch risk"] == theory.deep_linear.scratch_risk(0.5, 0.2)
     # Eq. 11 is Eq. 8 minus the n -> inf limit of Eq. 10
     assert math.isclose(res["scratch risk"] - res["linear-transfer risk"], res["transferability"],
                         rel_tol=1e-12)
     assert res["n"] == 250
-    assert res["linear-transfer risk (finite n)"] == theory.linear_transfer_risk(250, 1.0, 0.2)
-    assert res["negative-transfer window"] == list(theory.negative_transfer_window(1.0, 0.2))
+    assert res["linear-transfer risk (finite n)"] == theory.deep_linear.linear_transfer_risk(250, 1.0, 0.2)
+    assert res["negative-transfer window"] == list(theory.deep_linear.negative_transfer_window(1.0, 0.2))
     assert "Eq. 11" in out["results"]["transferability"]["source"]
 
 
@@ -103,9 +103,9 @@ def test_simulate_json_matches_simulate_transfer(one_thread):
         assert row["mean"] == pytest.approx(ref[m].mean(), rel=1e-12), m  # same seed, same numbers
         assert row["se"] == pytest.approx(ref[m].std(ddof=1) / 2, rel=1e-12), m
     finite = {r["method"]: r["theory_finite"] for r in out["results"]}
-    assert finite["scratch"] == theory.scratch_risk_finite(8, 16, 0.2)
-    assert finite["linear"] == theory.linear_transfer_risk(8, 1.0, 0.2)
-    assert finite["finetune"] == theory.finetune_risk_finite(8, 16, 1.0, 0.2)
+    assert finite["scratch"] == theory.deep_linear.scratch_risk_finite(8, 16, 0.2)
+    assert finite["linear"] == theory.deep_linear.linear_transfer_risk(8, 1.0, 0.2)
+    assert finite["finetune"] == theory.deep_linear.finetune_risk_finite(8, 16, 1.0, 0.2)
     assert [r["method"] for r in out["results"]] == ["scratch", "linear", "finetune"]
 
 
@@ -122,6 +122,33 @@ def test_phase_diagram_theory_writes_figure_and_record(tmp_path, capsys):
     import hashlib
 
     assert rec["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+
+
+def test_phase_diagram_theory_finetune(tmp_path, capsys):
+    out = tmp_path / "ft.svg"
+    assert cli.main(["phase-diagram", "--method", "finetune", "--sigma", "0.2", "--depth", "3",
+                     "--out", str(out)]) == 0
+    assert "theory only" in capsys.readouterr().out
+    text = out.read_text()
+    assert "<svg" in text and "Thm 5.2 at L = 3" in text  # the book's Fig. 2 layout
+    assert not hasattr(cli, "_phase_figure")  # the figure comes from transferkit.figures.paper000
+
+
+@pytest.mark.parametrize("gamma,theta", [(0.5, 1.0), (0.25, math.pi / 2), (0.9, 0.0), (1.5, 2.0),
+                                         (1.0, 1.0)])
+def test_theory_finetune_finite_d_is_eq15_finite(gamma, theta):
+    """The finite-d transferability printed by the CLI is the theory function's, bitwise."""
+    d = 40
+    vals = cli.theory_values("finetune", gamma=gamma, theta=theta, sigma=0.2, d=d)
+    n = vals["n"][0]
+    value, source = vals["transferability (finite d)"]
+    assert value == theory.deep_linear.finetune_transferability_finite(n, d, theta)
+    assert "Eq. 15" in source
+    if n < d:  # the expected values printed beside it
+        assert math.isclose(value, vals["scratch risk (finite d)"][0]
+                            - vals["fine-tuning risk (finite d)"][0], rel_tol=1e-12, abs_tol=1e-12)
+    else:
+        assert value == 0.0 and math.copysign(1.0, value) == 1.0  # printed as 0, not -0
 
 
 # ---------------------------------------------------------------- in process: the same main()
@@ -190,8 +217,8 @@ def test_simulate_human_output(capsys, one_thread):
     out = capsys.readouterr().out
     rows = {l.split()[0]: l for l in out.splitlines()[2:4]}
     assert set(rows) == {"linear", "scratch"}
-    assert f"{theory.scratch_risk(1.5, 0.3):.6g}" in rows["scratch"]  # Eq. 8 beside it
-    assert f"{theory.linear_transfer_risk(18, math.pi / 2, 0.3):.6g}" in rows["linear"]
+    assert f"{theory.deep_linear.scratch_risk(1.5, 0.3):.6g}" in rows["scratch"]  # Eq. 8 beside it
+    assert f"{theory.deep_linear.linear_transfer_risk(18, math.pi / 2, 0.3):.6g}" in rows["linear"]
 
 
 @pytest.mark.parametrize("method", ["linear", "finetune"])

@@ -213,7 +213,7 @@ def test_changed_file_is_verified_again(tmp_path):
     file.write_bytes(bytes(raw))
     with pytest.raises(DataIntegrityError):
         data.load_digits_28(path=tmp_path)
-    data.clear_cache()
+    data.clear_memory_cache()
 
 
 # ---------------------------------------------------------------- corruption

@@ -8,10 +8,10 @@ here the documented *contracts* are checked over whole domains:
   divergences the docstrings name (and ``ValueError`` for the one ``inf - inf``);
 * documented identities, symmetries, monotonicity and limits (Eqs. 8-15 of paper 000);
 * out-of-domain inputs raise ``ValueError`` whose message starts with the parameter;
-* :func:`transferkit.analysis.critical_value` / :func:`~transferkit.analysis.agreement`
+* :func:`transferkit.stats.critical_value` / :func:`~transferkit.stats.agreement`
   behave like the statistics they claim to be;
-* :func:`transferkit.models.curvature_bound` dominates the true Hessian norm;
-* :func:`transferkit.simulate.simulate_transfer` is bit-for-bit reproducible.
+* :func:`transferkit.models.deep_linear.curvature_bound` dominates the true Hessian norm;
+* :func:`transferkit.experiments.deep_linear.simulate_transfer` is bit-for-bit reproducible.
 
 Hypothesis runs derandomized (a fixed sequence of examples, no example database), so
 CI is deterministic; ``TRANSFERKIT_HYPOTHESIS=explore`` turns on random search with
@@ -31,9 +31,8 @@ from _helpers import cfg, hessian_norm
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-import transferkit.theory as theory
-from transferkit import analysis, models
-from transferkit.simulate import simulate_transfer
+from transferkit import models, stats, theory
+from transferkit.experiments.deep_linear import simulate_transfer
 
 PI = math.pi
 
@@ -76,7 +75,7 @@ def close(a, b, rtol=1e-9, atol=1e-12) -> bool:
 @cfg(200)
 @given(gammas, sigmas)
 def test_scratch_risk_is_finite_except_at_the_threshold(gamma, sigma):
-    r = theory.scratch_risk(gamma, sigma)
+    r = theory.deep_linear.scratch_risk(gamma, sigma)
     assert type(r) is float
     if gamma == 1 and sigma > 0:
         assert r == math.inf
@@ -88,7 +87,7 @@ def test_scratch_risk_is_finite_except_at_the_threshold(gamma, sigma):
 @given(sizes(), sigmas)
 def test_scratch_risk_finite_diverges_exactly_for_n_near_d(nd, sigma):
     n, d = nd
-    r = theory.scratch_risk_finite(n, d, sigma)
+    r = theory.deep_linear.scratch_risk_finite(n, d, sigma)
     if abs(n - d) <= 1 and sigma > 0:
         assert r == math.inf
     else:
@@ -101,24 +100,24 @@ def test_scratch_risk_finite_diverges_exactly_for_n_near_d(nd, sigma):
 @given(sizes(), thetas, sigmas)
 def test_linear_transfer_risk_diverges_exactly_for_n_at_most_2(nd, theta, sigma):
     n, _ = nd
-    r = theory.linear_transfer_risk(n, theta, sigma)
+    r = theory.deep_linear.linear_transfer_risk(n, theta, sigma)
     noisy = sigma > 0 or sin2(theta) > 0
     if n <= 2:
         assert r == (math.inf if noisy else 0.0)
     else:
         assert math.isfinite(r)
         assert r >= sin2(theta) * (1 - 1e-12)  # the bias sin^2(theta) is a floor
-    std = theory.linear_transfer_risk_std(n, theta, sigma)
+    std = theory.deep_linear.linear_transfer_risk_std(n, theta, sigma)
     assert (std == math.inf) == (n <= 4 and noisy) and std >= 0
 
 
 @cfg(200)
 @given(gammas, thetas, sigmas)
 def test_asymptotic_risks_and_transferabilities(gamma, theta, sigma):
-    sc = theory.scratch_risk(gamma, sigma)
-    lt = theory.linear_transferability(gamma, theta, sigma)
-    ft = theory.finetune_risk(gamma, theta, sigma)
-    tft = theory.finetune_transferability(gamma, theta)
+    sc = theory.deep_linear.scratch_risk(gamma, sigma)
+    lt = theory.deep_linear.linear_transferability(gamma, theta, sigma)
+    ft = theory.deep_linear.finetune_risk(gamma, theta, sigma)
+    tft = theory.deep_linear.finetune_transferability(gamma, theta)
     divergent = gamma == 1 and sigma > 0
     assert (lt == math.inf) == divergent and (ft == math.inf) == divergent
     assert math.isfinite(tft)  # well defined even at gamma = 1 (documented)
@@ -136,16 +135,16 @@ def test_linear_transferability_finite_infinities_and_undefined_point(nd, theta,
     lt_div = n <= 2 and (sigma > 0 or sin2(theta) > 0)
     if sc_div and lt_div:
         with pytest.raises(ValueError, match="undefined"):
-            theory.linear_transferability_finite(n, d, theta, sigma)
+            theory.deep_linear.linear_transferability_finite(n, d, theta, sigma)
         return
-    t = theory.linear_transferability_finite(n, d, theta, sigma)
+    t = theory.deep_linear.linear_transferability_finite(n, d, theta, sigma)
     if sc_div:
         assert t == math.inf
     elif lt_div:
         assert t == -math.inf
     else:
-        sc = theory.scratch_risk_finite(n, d, sigma)
-        lt = theory.linear_transfer_risk(n, theta, sigma)
+        sc = theory.deep_linear.scratch_risk_finite(n, d, sigma)
+        lt = theory.deep_linear.linear_transfer_risk(n, theta, sigma)
         assert math.isfinite(t) and close(t, sc - lt, rtol=1e-9, atol=1e-12 * (1 + sc + lt))
 
 
@@ -153,8 +152,8 @@ def test_linear_transferability_finite_infinities_and_undefined_point(nd, theta,
 @given(sizes(), thetas, sigmas)
 def test_finetune_risk_finite(nd, theta, sigma):
     n, d = nd
-    ft = theory.finetune_risk_finite(n, d, theta, sigma)
-    sc = theory.scratch_risk_finite(n, d, sigma)
+    ft = theory.deep_linear.finetune_risk_finite(n, d, theta, sigma)
+    sc = theory.deep_linear.scratch_risk_finite(n, d, sigma)
     assert (ft == math.inf) == (abs(n - d) <= 1 and sigma > 0)
     if n >= d:
         assert ft == sc  # the data determine the whole solution: fine-tuning = scratch
@@ -170,14 +169,14 @@ def test_finetune_risk_finite(nd, theta, sigma):
 @cfg(200)
 @given(gammas, sigmas)
 def test_linear_transferability_at_theta_zero_is_the_scratch_risk(gamma, sigma):
-    assert theory.linear_transferability(gamma, 0.0, sigma) == theory.scratch_risk(gamma, sigma)
+    assert theory.deep_linear.linear_transferability(gamma, 0.0, sigma) == theory.deep_linear.scratch_risk(gamma, sigma)
 
 
 @cfg(200)
 @given(gammas, half_thetas, half_thetas, sigmas)
 def test_linear_transferability_decreases_in_theta_on_the_first_quadrant(gamma, t1, t2, sigma):
     lo, hi = min(t1, t2), max(t1, t2)
-    assert theory.linear_transferability(gamma, lo, sigma) >= theory.linear_transferability(gamma, hi, sigma)
+    assert theory.deep_linear.linear_transferability(gamma, lo, sigma) >= theory.deep_linear.linear_transferability(gamma, hi, sigma)
 
 
 @cfg(150)
@@ -186,8 +185,8 @@ def test_finite_linear_transferability_decreases_in_theta(nd, t1, t2, sigma):
     n, d = nd
     lo, hi = min(t1, t2), max(t1, t2)
     try:
-        a = theory.linear_transferability_finite(n, d, lo, sigma)
-        b = theory.linear_transferability_finite(n, d, hi, sigma)
+        a = theory.deep_linear.linear_transferability_finite(n, d, lo, sigma)
+        b = theory.deep_linear.linear_transferability_finite(n, d, hi, sigma)
     except ValueError:  # the documented inf - inf point
         assume(False)
     assert a >= b
@@ -197,15 +196,15 @@ def test_finite_linear_transferability_decreases_in_theta(nd, t1, t2, sigma):
 @given(gammas, thetas, sigmas)
 def test_transferabilities_depend_on_theta_through_sin2_or_cos(gamma, theta, sigma):
     # Eq. 11 sees theta only through sin^2: mirror symmetry theta -> pi - theta
-    a = theory.linear_transferability(gamma, theta, sigma)
-    b = theory.linear_transferability(gamma, PI - theta, sigma)
+    a = theory.deep_linear.linear_transferability(gamma, theta, sigma)
+    b = theory.deep_linear.linear_transferability(gamma, PI - theta, sigma)
     assert close(a, b, rtol=1e-9, atol=1e-12 * (1 + abs(a) if math.isfinite(a) else 1))
 
 
 @cfg(200)
 @given(gammas, thetas)
 def test_finetune_transferability_sign_structure(gamma, theta):
-    t = theory.finetune_transferability(gamma, theta)
+    t = theory.deep_linear.finetune_transferability(gamma, theta)
     if gamma > 1:
         assert t == 0.0
     elif gamma < 1 and abs(theta - PI / 3) > 1e-9:
@@ -218,41 +217,41 @@ def test_finetune_transferability_sign_structure(gamma, theta):
 @given(lams, lams, thetas)
 def test_ridge_risk_increases_in_lambda_between_sin2_and_one(l1, l2, theta):
     lo, hi = min(l1, l2), max(l1, l2)
-    r_lo = theory.ridge_linear_transfer_risk(lo, theta)
-    r_hi = theory.ridge_linear_transfer_risk(hi, theta)
+    r_lo = theory.deep_linear.ridge_linear_transfer_risk(lo, theta)
+    r_hi = theory.deep_linear.ridge_linear_transfer_risk(hi, theta)
     assert r_lo <= r_hi + 1e-15
     s2 = sin2(theta)
     assert s2 - 1e-12 <= r_lo <= 1 + 1e-15
-    assert close(theory.ridge_linear_transfer_risk(0.0, theta), s2, atol=1e-15)
+    assert close(theory.deep_linear.ridge_linear_transfer_risk(0.0, theta), s2, atol=1e-15)
 
 
 @cfg(200)
 @given(st.floats(1e-3, PI - 1e-3), st.floats(1e-3, 10.0))
 def test_boundary_of_negative_transfer_separates_the_signs(theta, sigma):
-    gc = theory.linear_transfer_boundary(theta, sigma)
+    gc = theory.deep_linear.linear_transfer_boundary(theta, sigma)
     s2 = math.sin(theta) ** 2
     assert gc >= 1 and close(gc, 1 + sigma**2 / s2)
     # T(gamma) = sigma^2/(gamma - 1) - sin^2 for gamma > 1: sin^2 at 1 + (gc-1)/2, -sin^2/2 at 1 + 2(gc-1)
-    t_in = theory.linear_transferability(1 + (gc - 1) / 2, theta, sigma)
-    t_out = theory.linear_transferability(1 + 2 * (gc - 1), theta, sigma)
+    t_in = theory.deep_linear.linear_transferability(1 + (gc - 1) / 2, theta, sigma)
+    t_out = theory.deep_linear.linear_transferability(1 + 2 * (gc - 1), theta, sigma)
     assert close(t_in, s2, rtol=1e-6) and close(t_out, -s2 / 2, rtol=1e-6)
 
 
 @cfg(50)
 @given(st.sampled_from([0.0, PI]), sigmas)
 def test_no_boundary_when_source_and_target_are_parallel(theta, sigma):
-    assert theory.linear_transfer_boundary(theta, sigma) == math.inf
+    assert theory.deep_linear.linear_transfer_boundary(theta, sigma) == math.inf
 
 
 @cfg(300)
 @given(st.floats(1e-4, 1 - 1e-4), thetas, st.floats(0.0, 1.5))
 def test_negative_transfer_window_is_where_eq11_is_negative(gamma, theta, sigma):
-    window = theory.negative_transfer_window(theta, sigma)
+    window = theory.deep_linear.negative_transfer_window(theta, sigma)
     c = abs(math.cos(theta))
     margin = abs(c - (1 - sigma))
     if margin > 1e-9:
         assert (window is not None) == (c < 1 - sigma)
-    t = theory.linear_transferability(gamma, theta, sigma)
+    t = theory.deep_linear.linear_transferability(gamma, theta, sigma)
     if window is None:
         if margin > 1e-6:
             assert t >= -1e-12
@@ -284,13 +283,13 @@ def test_finite_size_formulas_tend_to_the_limits(pq, k, sigma, theta):
     errs = []
     for kk in (k, 10 * k, 100 * k):
         n, d = p * kk, q * kk
-        fin, lim = theory.scratch_risk_finite(n, d, sigma), theory.scratch_risk(gamma, sigma)
+        fin, lim = theory.deep_linear.scratch_risk_finite(n, d, sigma), theory.deep_linear.scratch_risk(gamma, sigma)
         err = fin - lim
         # err = sigma^2 max(gamma, 1) / (a (a d - 1)) >= 0 exactly; allow roundoff
         tol = 1e-12 * (1 + abs(lim))
         assert -tol <= err <= 2 * sigma**2 * max(gamma, 1) / (a * a * d) + tol
         errs.append(err)
-        ft_err = theory.finetune_risk_finite(n, d, theta, sigma) - theory.finetune_risk(gamma, theta, sigma)
+        ft_err = theory.deep_linear.finetune_risk_finite(n, d, theta, sigma) - theory.deep_linear.finetune_risk(gamma, theta, sigma)
         assert close(ft_err, err, atol=1e-9 * (1 + abs(lim)))  # Eq. 14 adds an exact term
     assert errs[0] + 1e-12 * (1 + abs(lim)) >= errs[1] >= errs[2] - 1e-12 * (1 + abs(lim))
 
@@ -300,9 +299,9 @@ def test_finite_size_formulas_tend_to_the_limits(pq, k, sigma, theta):
 def test_finite_linear_transferability_tends_to_eq11(pq, theta, sigma):
     p, q = pq
     gamma, a = p / q, abs(p - q) / q
-    lim = theory.linear_transferability(gamma, theta, sigma)
+    lim = theory.deep_linear.linear_transferability(gamma, theta, sigma)
     n, d = p * 10**6, q * 10**6
-    fin = theory.linear_transferability_finite(n, d, theta, sigma)
+    fin = theory.deep_linear.linear_transferability_finite(n, d, theta, sigma)
     bound = 2 * sigma**2 * max(gamma, 1) / (a * a * d) + (sigma**2 + 1) / (n - 2)
     assert abs(fin - lim) <= bound + 1e-9 * (1 + abs(lim))
 
@@ -312,26 +311,26 @@ def test_finite_linear_transferability_tends_to_eq11(pq, theta, sigma):
 # ---------------------------------------------------------------------------
 
 BROADCAST = {
-    "scratch_risk": (theory.scratch_risk, ("gamma", "sigma")),
-    "scratch_risk_finite": (theory.scratch_risk_finite, ("n", "d", "sigma")),
-    "linear_transfer_risk": (theory.linear_transfer_risk, ("n", "theta", "sigma")),
-    "linear_transfer_risk_std": (theory.linear_transfer_risk_std, ("n", "theta", "sigma")),
-    "linear_transferability": (theory.linear_transferability, ("gamma", "theta", "sigma")),
-    "linear_transfer_boundary": (theory.linear_transfer_boundary, ("theta", "sigma")),
-    "ridge_linear_transfer_risk": (theory.ridge_linear_transfer_risk, ("lam", "theta")),
-    "finetune_risk": (theory.finetune_risk, ("gamma", "theta", "sigma")),
-    "finetune_risk_finite": (theory.finetune_risk_finite, ("n", "d", "theta", "sigma")),
-    "finetune_transferability": (theory.finetune_transferability, ("gamma", "theta")),
+    "scratch_risk": (theory.deep_linear.scratch_risk, ("gamma", "sigma")),
+    "scratch_risk_finite": (theory.deep_linear.scratch_risk_finite, ("n", "d", "sigma")),
+    "linear_transfer_risk": (theory.deep_linear.linear_transfer_risk, ("n", "theta", "sigma")),
+    "linear_transfer_risk_std": (theory.deep_linear.linear_transfer_risk_std, ("n", "theta", "sigma")),
+    "linear_transferability": (theory.deep_linear.linear_transferability, ("gamma", "theta", "sigma")),
+    "linear_transfer_boundary": (theory.deep_linear.linear_transfer_boundary, ("theta", "sigma")),
+    "ridge_linear_transfer_risk": (theory.deep_linear.ridge_linear_transfer_risk, ("lam", "theta")),
+    "finetune_risk": (theory.deep_linear.finetune_risk, ("gamma", "theta", "sigma")),
+    "finetune_risk_finite": (theory.deep_linear.finetune_risk_finite, ("n", "d", "theta", "sigma")),
+    "finetune_transferability": (theory.deep_linear.finetune_transferability, ("gamma", "theta")),
     # ridge and weight decay (paper 000, Sec. 3.3.1, Figs. 5-6)
-    "ridge_linear_transfer_risk_finite": (theory.ridge_linear_transfer_risk_finite,
+    "ridge_linear_transfer_risk_finite": (theory.deep_linear.ridge_linear_transfer_risk_finite,
                                           ("n", "theta", "sigma", "lam")),
-    "mp_stieltjes": (theory.mp_stieltjes, ("gamma", "mu")),
-    "ridge_risk": (theory.ridge_risk, ("gamma", "sigma", "mu")),
-    "ridge_norm2": (theory.ridge_norm2, ("gamma", "sigma", "mu")),
-    "optimal_ridge_risk": (theory.optimal_ridge_risk, ("gamma", "sigma")),
-    "weight_decay_ridge_parameter": (theory.weight_decay_ridge_parameter,
+    "mp_stieltjes": (theory.deep_linear.mp_stieltjes, ("gamma", "mu")),
+    "ridge_risk": (theory.deep_linear.ridge_risk, ("gamma", "sigma", "mu")),
+    "ridge_norm2": (theory.deep_linear.ridge_norm2, ("gamma", "sigma", "mu")),
+    "optimal_ridge_risk": (theory.deep_linear.optimal_ridge_risk, ("gamma", "sigma")),
+    "weight_decay_ridge_parameter": (theory.deep_linear.weight_decay_ridge_parameter,
                                      ("gamma", "sigma", "weight_decay")),
-    "weight_decay_scratch_risk": (theory.weight_decay_scratch_risk,
+    "weight_decay_scratch_risk": (theory.deep_linear.weight_decay_scratch_risk,
                                   ("gamma", "sigma", "weight_decay")),
 }
 VALID = {"gamma": gammas, "sigma": sigmas, "theta": thetas, "lam": lams,
@@ -379,14 +378,14 @@ INVALID["mu"] = INVALID["weight_decay"] = INVALID["lam"]
 DEFAULTS = {"gamma": 0.5, "sigma": 0.2, "theta": 1.0, "lam": 0.1, "n": 50, "d": 100,
             "mu": 0.1, "weight_decay": 0.01}
 ALL_FUNCS = {**BROADCAST,
-             "linear_transferability_finite": (theory.linear_transferability_finite,
+             "linear_transferability_finite": (theory.deep_linear.linear_transferability_finite,
                                                ("n", "d", "theta", "sigma")),
-             "negative_transfer_window": (theory.negative_transfer_window, ("theta", "sigma"))}
+             "negative_transfer_window": (theory.deep_linear.negative_transfer_window, ("theta", "sigma"))}
 CASES = [(name, p) for name, (_, params) in sorted(ALL_FUNCS.items()) for p in params]
 
 
 def test_every_public_theory_function_is_covered():
-    assert sorted(ALL_FUNCS) == sorted(theory.__all__)
+    assert sorted(ALL_FUNCS) == sorted(theory.deep_linear.__all__)
 
 
 @pytest.mark.parametrize("name, param", CASES, ids=[f"{n}-{p}" for n, p in CASES])
@@ -404,7 +403,7 @@ def test_out_of_domain_raises_value_error_naming_the_parameter(name, param, data
 
 
 # ---------------------------------------------------------------------------
-# transferkit.analysis: critical_value and agreement
+# transferkit.stats: critical_value and agreement
 # ---------------------------------------------------------------------------
 
 n_tests = st.integers(1, 10**6)
@@ -418,7 +417,7 @@ def test_critical_value_is_monotone(k1, k2, m1, m2, f1, f2):
     k_lo, k_hi = sorted((k1, k2))
     m_lo, m_hi = sorted((m1, m2))
     f_lo, f_hi = sorted((f1, f2))
-    cv = analysis.critical_value
+    cv = stats.critical_value
     rel = 1 + 1e-10
     base = cv(k_lo, m_lo, f_lo)
     assert math.isfinite(base) and base > 0
@@ -440,7 +439,7 @@ def test_critical_value_rejects_bad_arguments(data):
         "fwer": st.one_of(st.floats(max_value=0.0), st.floats(min_value=1.0), st.just(NAN)),
     }[which])
     with pytest.raises(ValueError, match=which):
-        analysis.critical_value(**args)
+        stats.critical_value(**args)
 
 
 values = st.floats(-1e3, 1e3)
@@ -460,13 +459,13 @@ def draw_tables(draw):
 def test_agreement_is_invariant_under_shift_scale_and_permutation(table, shift, scale, rnd):
     x, th = table
     assume(np.all(x.std(-1, ddof=1) > 1e-3 * (1 + np.abs(x).max())))
-    a = analysis.agreement(x, th)
-    assert a.n_compared == x.shape[0] and a.critical == analysis.critical_value(x.shape[0], x.shape[1])
+    a = stats.agreement(x, th)
+    assert a.n_compared == x.shape[0] and a.critical == stats.critical_value(x.shape[0], x.shape[1])
     np.testing.assert_allclose(a.z, (x.mean(-1) - th) / (x.std(-1, ddof=1) / math.sqrt(x.shape[1])),
                                rtol=1e-9, atol=1e-9)
     perm = list(range(x.shape[1]))
     rnd.shuffle(perm)
-    for b in (analysis.agreement(scale * x + shift, scale * th + shift), analysis.agreement(x[:, perm], th)):
+    for b in (stats.agreement(scale * x + shift, scale * th + shift), stats.agreement(x[:, perm], th)):
         assert b.critical == a.critical
         np.testing.assert_allclose(b.z, a.z, rtol=1e-6, atol=1e-6)
         robust = np.abs(np.abs(a.z) / a.critical - 1) > 1e-6  # away from the decision boundary
@@ -479,18 +478,18 @@ def test_agreement_decision_matches_the_critical_value(table, inside, outside):
     x, _ = table
     assume(np.all(x.std(-1, ddof=1) > 1e-6 * (1 + np.abs(x).max())))
     mean, se = x.mean(-1), x.std(-1, ddof=1) / math.sqrt(x.shape[1])
-    crit = analysis.critical_value(x.shape[0], x.shape[1])
-    assert analysis.agreement(x, mean + inside * crit * se).ok
-    assert analysis.agreement(x, mean - outside * crit * se).disagree.all()
+    crit = stats.critical_value(x.shape[0], x.shape[1])
+    assert stats.agreement(x, mean + inside * crit * se).ok
+    assert stats.agreement(x, mean - outside * crit * se).disagree.all()
     # cells with an infinite theory are not compared
     th = mean.copy()
     th[0] = math.inf
-    b = analysis.agreement(x, th)
+    b = stats.agreement(x, th)
     assert not b.mask[0] and b.n_compared == x.shape[0] - 1 and b.ok
 
 
 # ---------------------------------------------------------------------------
-# transferkit.models.curvature_bound >= true Hessian norm
+# transferkit.models.deep_linear.curvature_bound >= true Hessian norm
 # ---------------------------------------------------------------------------
 
 
@@ -505,10 +504,10 @@ def test_curvature_bound_dominates_the_hessian_norm(depth, d, width, log_scale, 
     A = rng.standard_normal((d, d))
     Sig = A @ A.T / d + 0.1 * np.eye(d)
     bhat = rng.standard_normal(d)
-    beta = models.end_to_end(Ws)[0].numpy()
+    beta = models.deep_linear.end_to_end(Ws)[0].numpy()
     g = Sig @ (beta - bhat)
     sq = torch.stack([torch.linalg.vector_norm(W, dim=(1, 2)) ** 2 for W in Ws])
-    bound = models.curvature_bound(sq, torch.tensor([np.linalg.eigvalsh(Sig)[-1]]),
+    bound = models.deep_linear.curvature_bound(sq, torch.tensor([np.linalg.eigvalsh(Sig)[-1]]),
                                    torch.tensor([np.linalg.norm(g)]))
     true = hessian_norm([W[0] for W in Ws], torch.tensor(Sig), torch.tensor(bhat))
     assert bound.shape == (1,) and math.isfinite(bound.item())
@@ -516,7 +515,7 @@ def test_curvature_bound_dominates_the_hessian_norm(depth, d, width, log_scale, 
 
 
 # ---------------------------------------------------------------------------
-# transferkit.simulate: the same seed gives bit-identical numbers
+# transferkit.experiments.deep_linear: the same seed gives bit-identical numbers
 # ---------------------------------------------------------------------------
 
 

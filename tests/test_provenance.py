@@ -26,7 +26,10 @@ import pytest  # noqa: E402
 from _helpers import REPO, built_book_dir  # noqa: E402
 
 import transferkit  # noqa: E402
-from transferkit import provenance  # noqa: E402
+from transferkit import (
+    cli,
+    provenance,  # noqa: E402
+)
 
 FIELDS = {"schema", "name", "params", "seeds", "scale", "cli", "transferkit_version",
           "git_commit", "git_dirty", "wall_time_s", "wall_time_basis", "created_utc",
@@ -90,10 +93,9 @@ def test_plotly_figure_is_recorded_as_its_spec(tmp_path):
     assert out.record["kind"] == "plotly" and out.record["file"] == "heat.plotly.html"
     assert out.record["sha256"] == hashlib.sha256(html).hexdigest()
     assert b'"type":"heatmap"' in html and b"plotly.min.js" not in html  # no plotly.js inside
-    from transferkit import plotting
 
-    page = plotting.plotly_html(html.decode(), "heat") + provenance.marker_html(out.record)
-    assert plotting.fragment_in_html(page) == html.decode()  # what the book build reads back
+    page = provenance.plotly_html(html.decode(), "heat") + provenance.marker_html(out.record)
+    assert provenance.fragment_in_html(page) == html.decode()  # what the book build reads back
     assert provenance.records_in_html(page) == [out.record]
 
 
@@ -250,7 +252,6 @@ def test_a_recorded_command_line_redraws_its_figure_byte_for_byte(records, tmp_p
     """
     import shlex
 
-    from transferkit import cli
 
     folder, recs = records
     rec = next((r for r in recs.values() if r["kind"] == "png"

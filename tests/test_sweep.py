@@ -20,9 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from transferkit import config
-from transferkit import simulate as S
-from transferkit import sweep
+from transferkit import config, experiments, sweep
 
 CALLS: list = []
 FAIL_AT: list = []        # raise on this (1-based) call number, if set
@@ -433,48 +431,48 @@ LT_KEYS = ("scratch", "linear", "scratch_converged", "scratch_steps", "scratch_m
 
 
 def test_linear_transfer_grid_equals_simulate_grid(tmp_path):
-    ref = S.simulate_grid(LT["d"], GAMMAS, THETAS, LT["sigma"], draws=LT["draws"],
+    ref = experiments.deep_linear.simulate_grid(LT["d"], GAMMAS, THETAS, LT["sigma"], draws=LT["draws"],
                           seed=LT["seed"], methods=("scratch", "linear"), progress=False,
                           device=torch.device("cpu"))
-    res = sweep.linear_transfer_grid(LT["d"], GAMMAS, THETAS, LT["sigma"], draws=LT["draws"],
+    res = experiments.linear_transfer.linear_transfer_grid(LT["d"], GAMMAS, THETAS, LT["sigma"], draws=LT["draws"],
                                      seed=LT["seed"])
     assert res["sweep"].computed == 2 and res["scratch"].shape == (2, 3, 4)
     for k in LT_KEYS + ("gammas", "thetas"):
         np.testing.assert_array_equal(res[k], ref[k], err_msg=k)
     assert res["sweep"].computed == 2
-    again = sweep.linear_transfer_grid(LT["d"], GAMMAS, THETAS, LT["sigma"], draws=LT["draws"],
+    again = experiments.linear_transfer.linear_transfer_grid(LT["d"], GAMMAS, THETAS, LT["sigma"], draws=LT["draws"],
                                        seed=LT["seed"])
     assert again["sweep"].cached == 2
     for k in LT_KEYS:
         np.testing.assert_array_equal(again[k], ref[k], err_msg=k)
     # a scalar theta: no leading angle dimension; equal up to rounding (solving one angle
     # or three at once sums in another order)
-    one = sweep.linear_transfer_cell(gamma=0.5, theta=float(THETAS[1]), **LT)
+    one = experiments.linear_transfer.linear_transfer_cell(gamma=0.5, theta=float(THETAS[1]), **LT)
     assert one["linear"].shape == (4,) and one["n"] == 15
     np.testing.assert_allclose(one["linear"], ref["linear"][0, 1], rtol=1e-12)
     np.testing.assert_array_equal(one["scratch"], ref["scratch"][0, 1])
     with pytest.raises(ValueError, match="gamma"):
-        sweep.linear_transfer_grid(LT["d"], [0.5, -1.0], THETAS, LT["sigma"], draws=4)
+        experiments.linear_transfer.linear_transfer_grid(LT["d"], [0.5, -1.0], THETAS, LT["sigma"], draws=4)
     with pytest.raises(ValueError, match="theta"):
-        sweep.linear_transfer_grid(LT["d"], GAMMAS, [4.0], LT["sigma"], draws=4)
+        experiments.linear_transfer.linear_transfer_grid(LT["d"], GAMMAS, [4.0], LT["sigma"], draws=4)
     with pytest.raises(ValueError, match="sigma"):
-        sweep.linear_transfer_grid(LT["d"], GAMMAS, THETAS, -0.2, draws=4, cache=False)
+        experiments.linear_transfer.linear_transfer_grid(LT["d"], GAMMAS, THETAS, -0.2, draws=4, cache=False)
 
 
 def test_dask_backend_gives_the_local_numbers(tmp_path):
     distributed = pytest.importorskip("distributed")
     grid = sweep.Grid(gamma=GAMMAS, theta=THETAS)
-    local = sweep.run(sweep.linear_transfer_cell, grid, fixed=LT, vectorize="theta", cache=False)
+    local = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=LT, vectorize="theta", cache=False)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
             distributed.Client(cluster) as client:
-        remote = sweep.run(sweep.linear_transfer_cell, grid, fixed=LT, vectorize="theta",
+        remote = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=LT, vectorize="theta",
                            scheduler=client)
         assert remote.computed == 2
         for k in LT_KEYS:
             np.testing.assert_array_equal(remote[k], local[k], err_msg=k)
         # an address works too; every cell is now in the cache and nothing is sent
-        again = sweep.run(sweep.linear_transfer_cell, grid, fixed=LT, vectorize="theta",
+        again = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=LT, vectorize="theta",
                           scheduler=cluster.scheduler_address)
         assert (again.computed, again.cached) == (0, 2)
         # the workers ran in other processes
@@ -482,10 +480,10 @@ def test_dask_backend_gives_the_local_numbers(tmp_path):
         assert os.getpid() not in pids.values() and len(pids) == 2
         # errors on a worker come back
         with pytest.raises(ValueError, match="sigma"):
-            sweep.run(sweep.linear_transfer_cell, grid, fixed=dict(LT, sigma=-1.0),
+            sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=dict(LT, sigma=-1.0),
                       vectorize="theta", scheduler=client)
     # results computed on the cluster were cached here and are read back locally
-    cached = sweep.run(sweep.linear_transfer_cell, grid, fixed=LT, vectorize="theta")
+    cached = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=LT, vectorize="theta")
     assert (cached.computed, cached.cached) == (0, 2)
     for k in LT_KEYS:
         np.testing.assert_array_equal(cached[k], local[k], err_msg=k)
@@ -498,20 +496,20 @@ def test_dask_backend_gives_the_local_numbers(tmp_path):
 
 def test_finetune_grid_equals_simulate_grid_and_is_cached(tmp_path):
     d, gammas, thetas, sigma, draws = 16, [0.5, 1.5], [0.2, 1.0, 1.5], 0.3, 3
-    direct = S.simulate_grid(d, gammas, thetas, sigma, draws=draws, seed=4, methods=("finetune",),
+    direct = experiments.deep_linear.simulate_grid(d, gammas, thetas, sigma, draws=draws, seed=4, methods=("finetune",),
                              max_steps=2_000_000, progress=False)
-    res = sweep.finetune_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
+    res = experiments.finetuning.finetune_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
     assert res["sweep"].computed == 2 and res["finetune"].shape == (2, 3, draws)
     for k in ("finetune", "finetune_steps", "finetune_thm52", "finetune_thm52_k"):
         np.testing.assert_allclose(res[k], direct[k], rtol=1e-12, atol=1e-14, err_msg=k)
     np.testing.assert_array_equal(res["n"], direct["n"])
     # the scratch side is the Fig. 1 sweep of the same samples: paired transferability
     assert res["scratch"].shape == (2, 3, draws)
-    lt = sweep.linear_transfer_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
+    lt = experiments.linear_transfer.linear_transfer_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
     assert lt["sweep"].computed == 0
     np.testing.assert_array_equal(res["scratch"], lt["scratch"])
-    again = sweep.finetune_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
+    again = experiments.finetuning.finetune_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
     assert (again["sweep"].computed, again["sweep"].cached) == (0, 2)
     np.testing.assert_array_equal(again["finetune"], res["finetune"])
-    one = sweep.finetune_cell(d, 0.5, 1.0, sigma, draws=draws, seed=4)
+    one = experiments.finetuning.finetune_cell(d, 0.5, 1.0, sigma, draws=draws, seed=4)
     np.testing.assert_allclose(one["finetune"], res["finetune"][0, 1], rtol=1e-10)

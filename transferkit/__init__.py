@@ -1,14 +1,33 @@
 """transferkit: the executable companion to the theory of transfer learning.
 
-Closed forms (:mod:`transferkit.theory`), batched deep linear networks
-(:mod:`transferkit.models`), their trainers (:mod:`transferkit.trainers`) and end-to-end
-simulations (:mod:`transferkit.simulate`) for the papers reproduced in the book.
-"""
-from . import analysis, data, figures, models, simulate, sweep, theory, trainers
-from .config import scale
-from .simulate import pretrain, simulate_grid, simulate_transfer
-from .trainers import ConvergenceWarning
+Layers, each importing only from those above it in this list:
 
-__version__ = "0.1.0"
-__all__ = ["analysis", "data", "figures", "models", "sweep", "theory", "trainers", "simulate", "pretrain", "simulate_grid",
-           "simulate_transfer", "ConvergenceWarning", "scale", "__version__"]
+- generic pieces: :mod:`~transferkit.config`, :mod:`~transferkit.streams` (keyed random streams),
+  :mod:`~transferkit.stats` (Monte Carlo statistics), :mod:`~transferkit.data`,
+  :mod:`~transferkit.sweep` (cached, resumable, Dask-able grids), :mod:`~transferkit.provenance`;
+- :mod:`transferkit.theory.deep_linear`: closed forms (numpy), one module per paper or topic;
+- :mod:`transferkit.models.deep_linear`: networks and their training (torch);
+- :mod:`transferkit.experiments`: one module per chapter;
+- :mod:`transferkit.figures.paper000`: figure builders, one module per paper;
+- :mod:`transferkit.cli` and the Sphinx extension :mod:`transferkit.sphinxext`.
+"""
+from . import (
+           config,
+           data,
+           experiments,
+           figures,
+           models,
+           provenance,
+           stats,
+           streams,
+           sweep,
+           theory,
+)
+from ._version import __version__
+from .config import scale
+from .experiments.deep_linear import pretrain, simulate_grid, simulate_transfer
+from .models.descent import ConvergenceWarning
+
+__all__ = ["config", "data", "provenance", "stats", "streams", "sweep", "theory", "models", "experiments",
+           "figures", "pretrain", "simulate_grid", "simulate_transfer", "ConvergenceWarning", "scale",
+           "__version__"]

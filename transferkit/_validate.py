@@ -1,4 +1,5 @@
 """Argument checks shared by the package: a clear ``ValueError`` naming the parameter."""
+
 from __future__ import annotations
 
 import math
@@ -41,3 +42,23 @@ def check_positive(name: str, value, allow_zero: bool = False) -> float:
         raise ValueError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0 "
                          f"(got {value!r})")
     return float(value)
+
+
+def check_grid(name, values, lo, hi, lo_open):
+    v = np.atleast_1d(np.asarray(values, dtype=float))
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError(f"{name} must be a scalar or a non-empty 1-d sequence")
+    bad = ~np.isfinite(v) | (v > hi) | ((v <= lo) if lo_open else (v < lo))
+    if bad.any():
+        rng = f"({lo}, {hi}]" if lo_open else f"[{lo}, {hi}]"
+        raise ValueError(f"{name} must lie in {rng} (got {v[bad][0]!r})")
+    return v
+
+
+def check_array(name, x, min_ndim):
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim < min_ndim:
+        raise ValueError(f"{name} must have at least {min_ndim} dimension(s) (got shape {x.shape})")
+    if not np.isfinite(x).all():
+        raise ValueError(f"{name} must be finite (found NaN or inf)")
+    return x

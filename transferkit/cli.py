@@ -13,6 +13,7 @@ Every closed form cites its equation in paper 000 (*Features are Fate*).  Angles
 (``transferkit: error: ...``) with exit status 2, never with a traceback.  Progress bars
 go to stderr (``--no-progress`` or ``TRANSFERKIT_PROGRESS=0`` turn them off).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,9 +24,18 @@ import shlex
 import sys
 import time
 
+from . import experiments, figures, provenance, stats, theory
+from ._validate import check_grid, check_int, check_positive
+from ._version import __version__
+from .config import progress
+from .experiments.deep_linear import sample_size, simulate_grid
+
 __all__ = ["main", "build_parser", "phase_diagram_command", "simulate_point", "theory_values"]
 
+
 PROG = "transferkit"
+
+
 _PI = re.compile(r"^\s*(?:(?P<num>[0-9.eE+-]+)\s*\*?\s*)?pi\s*(?:/\s*(?P<den>[0-9.eE+-]+))?\s*$")
 
 
@@ -102,6 +112,7 @@ _EQ = {
     "finetune": "paper 000, Eq. 14",
     "finetune_finite": "paper 000, Eq. 14 at finite n, d (exact)",
     "transferability_finetune": "paper 000, Eq. 15",
+    "transferability_finetune_finite": "Eq. 15 at finite n, d (exact)",
 }
 
 
@@ -110,10 +121,8 @@ def theory_values(model: str, gamma=None, theta=None, sigma=None, lam=None, d=No
 
     ``model`` is ``linear``, ``finetune``, ``scratch`` or ``ridge``.  With ``d`` the exact
     finite-size values at ``n = round(gamma d)`` are added.  Raises ``ValueError`` naming
-    a bad parameter (from :mod:`transferkit.theory`).
+    a bad parameter (from :mod:`transferkit.theory.deep_linear`).
     """
-    from . import theory as th
-    from .simulate import sample_size
 
     out = {}
     n = None
@@ -121,49 +130,50 @@ def theory_values(model: str, gamma=None, theta=None, sigma=None, lam=None, d=No
         if isinstance(d, bool) or d < 1:
             raise ValueError(f"d must be an integer >= 1 (got {d!r})")
         if gamma is not None:
-            th.scratch_risk(gamma, 0.0)  # validates gamma first, with its own message
+            theory.deep_linear.scratch_risk(gamma, 0.0)  # validates gamma first, with its own message
             n = sample_size(gamma, d)
             out["n"] = (n, "round(gamma d)")
     if model == "scratch":
-        out["scratch risk"] = (th.scratch_risk(gamma, sigma), _EQ["scratch"])
+        out["scratch risk"] = (theory.deep_linear.scratch_risk(gamma, sigma), _EQ["scratch"])
         if n is not None:
-            out["scratch risk (finite d)"] = (th.scratch_risk_finite(n, d, sigma), _EQ["scratch_finite"])
+            out["scratch risk (finite d)"] = (theory.deep_linear.scratch_risk_finite(n, d, sigma), _EQ["scratch_finite"])
     elif model == "linear":
-        T = th.linear_transferability(gamma, theta, sigma)
-        out["scratch risk"] = (th.scratch_risk(gamma, sigma), _EQ["scratch"])
+        T = theory.deep_linear.linear_transferability(gamma, theta, sigma)
+        out["scratch risk"] = (theory.deep_linear.scratch_risk(gamma, sigma), _EQ["scratch"])
         out["linear-transfer risk"] = (math.sin(theta) ** 2 if theta != math.pi else 0.0,
                                        _EQ["linear_limit"])
         out["transferability"] = (T, _EQ["transferability_linear"])
-        out["gamma_c"] = (th.linear_transfer_boundary(theta, sigma), _EQ["boundary"])
-        out["negative-transfer window"] = (th.negative_transfer_window(theta, sigma), _EQ["window"])
+        out["gamma_c"] = (theory.deep_linear.linear_transfer_boundary(theta, sigma), _EQ["boundary"])
+        out["negative-transfer window"] = (theory.deep_linear.negative_transfer_window(theta, sigma), _EQ["window"])
         if n is not None:
-            out["scratch risk (finite d)"] = (th.scratch_risk_finite(n, d, sigma), _EQ["scratch_finite"])
-            out["linear-transfer risk (finite n)"] = (th.linear_transfer_risk(n, theta, sigma),
+            out["scratch risk (finite d)"] = (theory.deep_linear.scratch_risk_finite(n, d, sigma), _EQ["scratch_finite"])
+            out["linear-transfer risk (finite n)"] = (theory.deep_linear.linear_transfer_risk(n, theta, sigma),
                                                       _EQ["linear"])
-            out["linear-transfer risk std"] = (th.linear_transfer_risk_std(n, theta, sigma),
+            out["linear-transfer risk std"] = (theory.deep_linear.linear_transfer_risk_std(n, theta, sigma),
                                                _EQ["linear_std"])
             try:
                 out["transferability (finite d)"] = (
-                    th.linear_transferability_finite(n, d, theta, sigma),
+                    theory.deep_linear.linear_transferability_finite(n, d, theta, sigma),
                     _EQ["transferability_linear_finite"])
             except ValueError as exc:  # inf - inf: undefined, say so
                 out["transferability (finite d)"] = (None, f"undefined: {exc}")
     elif model == "finetune":
-        out["scratch risk"] = (th.scratch_risk(gamma, sigma), _EQ["scratch"])
-        out["fine-tuning risk"] = (th.finetune_risk(gamma, theta, sigma), _EQ["finetune"])
-        out["transferability"] = (th.finetune_transferability(gamma, theta),
+        out["scratch risk"] = (theory.deep_linear.scratch_risk(gamma, sigma), _EQ["scratch"])
+        out["fine-tuning risk"] = (theory.deep_linear.finetune_risk(gamma, theta, sigma), _EQ["finetune"])
+        out["transferability"] = (theory.deep_linear.finetune_transferability(gamma, theta),
                                   _EQ["transferability_finetune"])
         if n is not None:
-            sc = th.scratch_risk_finite(n, d, sigma)
-            ft = th.finetune_risk_finite(n, d, theta, sigma)
+            sc = theory.deep_linear.scratch_risk_finite(n, d, sigma)
+            ft = theory.deep_linear.finetune_risk_finite(n, d, theta, sigma)
             out["scratch risk (finite d)"] = (sc, _EQ["scratch_finite"])
             out["fine-tuning risk (finite d)"] = (ft, _EQ["finetune_finite"])
             # the noise terms are the same sample by sample: the difference is finite
-            extra = (1 - n / d) * (1 - 2 * math.cos(theta)) if n < d else 0.0
-            out["transferability (finite d)"] = (-extra, "Eq. 15 at finite n, d (exact)")
+            out["transferability (finite d)"] = (
+                theory.deep_linear.finetune_transferability_finite(n, d, theta),
+                _EQ["transferability_finetune_finite"])
     elif model == "ridge":
-        out["ridge linear-transfer risk"] = (th.ridge_linear_transfer_risk(lam, theta), _EQ["ridge"])
-        out["unregularised (lam = 0)"] = (th.ridge_linear_transfer_risk(0.0, theta), _EQ["ridge"])
+        out["ridge linear-transfer risk"] = (theory.deep_linear.ridge_linear_transfer_risk(lam, theta), _EQ["ridge"])
+        out["unregularised (lam = 0)"] = (theory.deep_linear.ridge_linear_transfer_risk(0.0, theta), _EQ["ridge"])
     else:  # pragma: no cover - argparse restricts the choices
         raise ValueError(f"model must be one of linear, finetune, scratch, ridge (got {model!r})")
     return out
@@ -206,31 +216,29 @@ def _cmd_theory(args) -> int:
 # ---------------------------------------------------------------- simulate
 
 def _progress(args) -> bool:
-    from .config import progress
 
     return progress(False if args.no_progress else None)
 
 
 def simulate_point(gamma, theta, sigma, d=100, depth=2, draws=20, seed=0, alpha=1e-5,
                    methods=("scratch", "linear", "finetune"), progress=False) -> dict:
-    """Run :func:`~transferkit.simulate.simulate_transfer` at one point, method by method.
+    """Run :func:`~transferkit.experiments.deep_linear.simulate_transfer` at one point, method by method.
 
     Pretraining is done once and shared (the same numbers as one ``simulate_transfer``
     call: random numbers are keyed by ``(seed, draw, n)``).  Returns the per-draw risks.
     """
     from tqdm import tqdm
 
-    from . import simulate as sim
 
     bar = tqdm(total=1 + len(methods), desc="pretraining", disable=not progress, file=sys.stderr,
                unit="stage")
     try:
-        pre = sim.pretrain(d, depth, draws, seed, alpha, progress=False)
+        pre = experiments.deep_linear.pretrain(d, depth, draws, seed, alpha, progress=False)
         bar.update()
         out = {}
         for m in methods:
             bar.set_description(m)
-            r = sim.simulate_transfer(d, gamma, theta, sigma, depth, draws, seed, alpha,
+            r = experiments.deep_linear.simulate_transfer(d, gamma, theta, sigma, depth, draws, seed, alpha,
                                       methods=(m,), pretrained=pre)
             out.update(r)
             bar.update()
@@ -240,7 +248,6 @@ def simulate_point(gamma, theta, sigma, d=100, depth=2, draws=20, seed=0, alpha=
 
 
 def _check_sim_args(args) -> None:
-    from ._validate import check_int, check_positive
 
     check_int("d", args.d, 2)
     check_int("depth", args.depth, 2)
@@ -252,9 +259,6 @@ def _check_sim_args(args) -> None:
 def _cmd_simulate(args) -> int:
     import numpy as np
 
-    from . import analysis
-    from . import theory as th
-    from .simulate import sample_size
 
     methods = tuple(dict.fromkeys(m.strip() for m in args.methods.split(",") if m.strip()))
     bad = [m for m in methods if m not in ("scratch", "linear", "finetune")]
@@ -264,24 +268,24 @@ def _cmd_simulate(args) -> int:
     if args.draws < 2:
         raise UsageError(f"--draws must be >= 2 for a standard error (got {args.draws})")
     # validate everything first: one clear message before any work
-    th.finetune_risk(args.gamma, args.theta, args.sigma)
+    theory.deep_linear.finetune_risk(args.gamma, args.theta, args.sigma)
     _check_sim_args(args)
     n = sample_size(args.gamma, args.d)
     t0 = time.perf_counter()
     res = simulate_point(args.gamma, args.theta, args.sigma, args.d, args.depth, args.draws,
                          args.seed, args.alpha, methods, progress=_progress(args))
     wall = time.perf_counter() - t0
-    exact = {"scratch": th.scratch_risk_finite(n, args.d, args.sigma),
-             "linear": th.linear_transfer_risk(n, args.theta, args.sigma),
-             "finetune": th.finetune_risk_finite(n, args.d, args.theta, args.sigma)}
-    limit = {"scratch": th.scratch_risk(args.gamma, args.sigma),
+    exact = {"scratch": theory.deep_linear.scratch_risk_finite(n, args.d, args.sigma),
+             "linear": theory.deep_linear.linear_transfer_risk(n, args.theta, args.sigma),
+             "finetune": theory.deep_linear.finetune_risk_finite(n, args.d, args.theta, args.sigma)}
+    limit = {"scratch": theory.deep_linear.scratch_risk(args.gamma, args.sigma),
              "linear": math.sin(args.theta) ** 2,
-             "finetune": th.finetune_risk(args.gamma, args.theta, args.sigma)}
-    std = {"linear": th.linear_transfer_risk_std(n, args.theta, args.sigma)}
+             "finetune": theory.deep_linear.finetune_risk(args.gamma, args.theta, args.sigma)}
+    std = {"linear": theory.deep_linear.linear_transfer_risk_std(n, args.theta, args.sigma)}
     rows = []
     for m in methods:
         draws = np.asarray(res[m], float)
-        a = analysis.agreement(draws[None, :], [exact[m]], fwer=0.01, std=std.get(m))
+        a = stats.agreement(draws[None, :], [exact[m]], fwer=0.01, std=std.get(m))
         rows.append({"method": m, "mean": float(draws.mean()),
                      "se": float(draws.std(ddof=1) / math.sqrt(draws.size)),
                      "theory_finite": exact[m], "theory_limit": limit[m],
@@ -316,80 +320,6 @@ def _cmd_simulate(args) -> int:
 
 # ---------------------------------------------------------------- phase diagram
 
-def _phase_theory(method, gammas, thetas, sigma):
-    from . import theory as th
-
-    import numpy as np
-
-    G, T = np.asarray(gammas)[:, None], np.asarray(thetas)[None, :]
-    if method == "linear":
-        return th.linear_transferability(G, T, sigma)
-    return th.finetune_transferability(G, T) + 0 * G * T
-
-
-def _phase_figure(method, sigma, result=None, check=None, depth=None, d=None, title=""):
-    """Theory surface and sign map (and, with a simulation, its signs and slices)."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from . import figures, plotting
-    from . import theory as th
-
-    g_fine = np.linspace(0.01, 2.0, 400)
-    t_fine = np.linspace(0, np.pi / 2, 200)
-    T_fine = _phase_theory(method, g_fine, t_fine, sigma)
-    eq = "Eq. 11" if method == "linear" else "Eq. 15"
-    rows = 2 if result is not None else 1
-    fig = plt.figure(figsize=(11, 4.6 * rows))
-    grid = fig.add_gridspec(rows, 2)
-    ax1 = fig.add_subplot(grid[0, 0], projection="3d")
-    plotting.phase_surface(ax1, g_fine, t_fine, T_fine)
-    ax1.set_title(f"(a) theory, {eq}")
-    ax2 = fig.add_subplot(grid[0, 1])
-    if method == "linear":
-        bounds = figures.linear_phase_boundaries(sigma, t_fine)
-    else:
-        bounds = [(np.array([0.01, 1.0]), np.full(2, np.pi / 3), r"$\theta = \pi/3$")]
-    plotting.sign_map(ax2, g_fine, t_fine, T_fine, boundaries=bounds)
-    ax2.set_title("(b) sign: red negative, blue positive")
-    if result is not None:
-        G, TH = np.meshgrid(result["gammas"], result["thetas"], indexing="ij")
-        # fine-tuning equals scratch training for n >= d: a difference at rounding level is 0
-        sgn = np.where(np.abs(check.mean) < 1e-8, 0.0, np.sign(check.mean))
-        for s, mk, c, lab in ((-1, "s", plotting.NEGATIVE, r"simulated $\mathcal{T} < 0$"),
-                              (1, "o", plotting.POSITIVE, r"simulated $\mathcal{T} > 0$"),
-                              (0, "D", "white", r"simulated $\mathcal{T} = 0$")):
-            if np.any(sgn == s):
-                ax2.scatter(G[sgn == s], TH[sgn == s], s=14, marker=mk, c=c, edgecolors="k",
-                            linewidths=0.5, label=lab)
-        ax3 = fig.add_subplot(grid[1, :])
-        for j, t in enumerate(result["thetas"]):
-            c = f"C{j % 10}"
-            ax3.plot(g_fine, _phase_theory(method, g_fine, [t], sigma)[:, 0], c=c,
-                     label=plotting.theta_label(t))
-            n = result["n"]
-            if method == "linear":
-                fin = th.linear_transferability_finite(n, d, t, sigma) if np.all(np.abs(n - d) > 1) else None
-            else:
-                fin = np.where(n < d, -(1 - n / d) * (1 - 2 * np.cos(t)), 0.0)
-            if fin is not None:
-                ax3.plot(result["gammas"], fin, c=c, ls="none", marker="_", ms=14, mew=1.5)
-            ax3.errorbar(result["gammas"], check.mean[:, j], yerr=check.std[:, j], fmt="o", c=c,
-                         ms=4, capsize=2)
-        ax3.axhline(0, c="k", lw=0.8)
-        ax3.set_ylim(-1.2, 1.5)
-        ax3.set_xlabel(r"$\gamma = n/d$")
-        ax3.set_ylabel(r"$\mathcal{T}$")
-        ax3.set_title(f"(c) theory (lines; dashes: exact at d = {d}), simulation (dots, ± 1 sd)")
-        ax3.legend(fontsize=8, ncol=5, loc="lower left")
-    ax2.legend(loc="upper right", fontsize=8, framealpha=0.9)
-    what = "linear transfer" if method == "linear" else "fine-tuning"
-    extra = (f", depth {depth}, d = {d}, {result['draws']} draws" if result is not None
-             else " (theory: the same for every depth)")
-    fig.suptitle(f"{title + ': ' if title else ''}Transferability of {what}, sigma = {sigma:g}{extra}")
-    return fig
-
-
 def _interactive() -> bool:
     """True inside IPython/Jupyter (keep its backend)."""
     return "IPython" in sys.modules and getattr(sys.modules["IPython"], "get_ipython",
@@ -399,18 +329,14 @@ def _interactive() -> bool:
 def _cmd_phase_diagram(args) -> int:
     import numpy as np
 
-    from . import analysis, provenance, sweep
-    from . import theory as th
-    from .simulate import simulate_grid
 
-    th.linear_transferability(1.0 if args.sigma == 0 else 0.5, 0.0, args.sigma)  # validates sigma
+    theory.deep_linear.linear_transferability(1.0 if args.sigma == 0 else 0.5, 0.0, args.sigma)  # validates sigma
     out = args.out
     if out.suffix.lower() not in (".png", ".pdf", ".svg"):
         raise UsageError(f"--out must end in .png, .pdf or .svg (got {str(out)!r})")
-    from .simulate import _check_grid, sample_size
 
-    gammas = _check_grid("gamma", args.gammas, 0.0, np.inf, True)
-    thetas = _check_grid("theta", args.thetas, 0.0, np.pi, False)
+    gammas = check_grid("gamma", args.gammas, 0.0, np.inf, True)
+    thetas = check_grid("theta", args.thetas, 0.0, np.pi, False)
     _check_sim_args(args)
     if args.simulate:
         for g in gammas:
@@ -420,42 +346,47 @@ def _cmd_phase_diagram(args) -> int:
     t0 = time.perf_counter()
     result = check = None
     params = {"method": args.method, "sigma": args.sigma}
+    if args.method == "finetune":
+        params["depth"] = args.depth  # of the Thm 5.2 boundary, drawn with or without --simulate
     if args.simulate:
         params.update(d=args.d, depth=args.depth, draws=args.draws, alpha=args.alpha,
                       gammas=gammas, thetas=thetas)
         if args.method == "linear":
-            result = sweep.linear_transfer_grid(args.d, gammas, thetas, args.sigma,
+            result = experiments.linear_transfer.linear_transfer_grid(args.d, gammas, thetas, args.sigma,
                                                 depth=args.depth, draws=args.draws,
                                                 seed=args.seed, alpha=args.alpha,
                                                 progress=_progress(args), cache=not args.no_cache)
-            check = analysis.linear_transfer_checks(result)["transferability"]
+            check = experiments.linear_transfer.linear_transfer_checks(result)["transferability"]
         else:
             result = simulate_grid(args.d, gammas, thetas, args.sigma, depth=args.depth,
                                    draws=args.draws, seed=args.seed, alpha=args.alpha,
                                    methods=("scratch", "finetune"), progress=_progress(args))
-            n = result["n"][:, None]
-            fin = np.where(n < args.d, -(1 - n / args.d) * (1 - 2 * np.cos(thetas[None, :])), 0.0)
-            check = analysis.agreement(analysis.transferability_draws(result, "finetune"), fin)
+            fin = theory.deep_linear.finetune_transferability_finite(result["n"][:, None], args.d,
+                                                                     thetas[None, :])
+            check = stats.agreement(experiments.linear_transfer.transferability_draws(result, "finetune"), fin)
     import matplotlib
 
-    from . import plotting
 
     if not _interactive():
         matplotlib.use("Agg")  # a file is written, no window opened
-    plotting.use_style()  # the book's look
-    if args.simulate and args.method == "linear":  # the book's own Fig. 1 / Fig. 7 layout
-        from . import figures
-
-        fig = figures.linear_phase_figure(result, check, args.slices, args.title)
+    figures.plotting.use_style()  # the book's look
+    # the figures of the book: Fig. 1 / Fig. 7 (linear), Fig. 2 (fine-tuning)
+    if args.method == "linear":
+        fig = figures.paper000.linear_phase_figure(result, check, args.slices, args.title,
+                                                   sigma=args.sigma)
     else:
-        fig = _phase_figure(args.method, args.sigma, result, check, args.depth, args.d,
-                            args.title)
+        fig = figures.paper000.finetune_phase_figure(result, check, args.slices, args.title,
+                                                     sigma=args.sigma, depth=args.depth)
     wall = time.perf_counter() - t0
     cli = shlex.join([PROG] + args.argv)
     rec = provenance.save(fig, out, params=params, seeds=args.seed if args.simulate else None,
                           cli=cli, wall_time=wall)
     print(f"wrote {out} and {out.with_suffix('.json')} ({wall:.1f} s)")
-    if not args.simulate:
+    if not args.simulate and args.method == "finetune":
+        print(f"theory only (Eq. 15 does not depend on depth, d, draws or alpha; the dashed "
+              f"Thm 5.2 boundary is drawn at depth {args.depth}); add --simulate for the "
+              "simulated diagram")
+    elif not args.simulate:
         print("theory only (the closed forms do not depend on depth, d, draws or alpha); "
               "add --simulate for the simulated diagram")
     if check is not None:
@@ -486,6 +417,8 @@ def phase_diagram_command(out, *, method="linear", sigma=0.2, simulate=False, d=
         for flag, grid in (("--gammas", gammas), ("--thetas", thetas)):
             if grid is not None:
                 argv += [flag, ",".join(num(v) for v in grid)]
+    elif method == "finetune" and depth is not None:  # the depth of the Thm 5.2 boundary
+        argv += ["--depth", str(int(depth))]
     if title:
         argv += ["--title", title]
     argv += ["--out", str(out)]
@@ -509,7 +442,6 @@ def _cmd_notebook(args) -> int:
     except ImportError as exc:
         raise UsageError(f"`transferkit notebook` needs the book extra ({exc.name} is missing): "
                          "pip install 'transferkit[book]'") from None
-    from . import provenance
 
     nb = jupytext.read(path)
     figures = Path(args.figures).resolve() if args.figures else provenance.figures_dir()
@@ -541,7 +473,6 @@ def _cmd_notebook(args) -> int:
 # ---------------------------------------------------------------- parser
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
 
     p = _Parser(prog=PROG, description="Closed forms, simulations and phase diagrams of "
                 "transfer learning (paper 000, Features are Fate).")
@@ -599,7 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
     ph.add_argument("--thetas", type=_grid, default=_grid("0:pi/2:5"),
                     help="simulated theta grid (default 0:pi/2:5)")
     ph.add_argument("--slices", type=_grid, default=_grid("0,pi/6,pi/3,pi/2"),
-                    help="angles of the slices panel with --simulate, linear method "
+                    help="angles of the slices panel with --simulate "
                     "(nearest grid angles; default 0,pi/6,pi/3,pi/2)")
     ph.add_argument("--title", default="", help="figure title prefix (e.g. 'Fig. 1')")
     ph.add_argument("--no-cache", action="store_true",

@@ -4,11 +4,14 @@
 parameters wherever a CPU can run them; ``smoke`` shrinks every notebook to about a
 minute for the tests.
 """
+
 from __future__ import annotations
 
 import os
 
 SCALES = ("paper", "smoke")
+
+
 _FALSE = ("0", "false", "no", "off")
 
 

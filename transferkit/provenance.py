@@ -31,6 +31,7 @@ of ``_config.yml``).  It
   plotly fragment the page draws), and
   ``<name>.json``, plus ``index.json``; stale files of earlier builds are removed.
 """
+
 from __future__ import annotations
 
 import base64
@@ -46,14 +47,144 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["SCHEMA", "FigureRecord", "figures_dir", "git_revision", "harvest", "load_records",
-           "make_record", "marker_html", "record", "records_in_html", "save", "setup"]
+from ._version import __version__
+from .config import scale
+
+__all__ = ["show_plotly", "plotly_html", "plotly_fragment", "fragment_in_html", "SCHEMA", "FigureRecord", "figures_dir", "git_revision", "harvest", "load_records", "make_record", "marker_html", "record", "records_in_html", "save"]
+
+
+#: plotly.js as the book serves it: ``_assets/plotly.min.js`` is copied to ``_static/``
+PLOTLY_JS = "plotly.min.js"
+
+
+# The figure is plotly's own ``fig.to_html(include_plotlyjs=False, include_mathjax=False,
+# full_html=False)``, kept inert in a <template> until ``<content root>_static/plotly.min.js``
+# has loaded (once per page; the root comes from the ``data-content_root`` attribute that
+# Sphinx writes on <html>); then its scripts run and draw it.  Nothing comes from the web,
+# and pages without an interactive figure do not load plotly.js at all.  Where the page
+# already has ``window.Plotly`` (Jupyter with plotly's renderer) it draws at once.
+_LOADER = """<div class="transferkit-plotly" data-transferkit-figure="{name}" style="width:100%">\
+<template>{fragment}</template></div>
+<script>
+(function () {{
+  var host = document.currentScript.previousElementSibling;
+  function draw() {{
+    var tpl = host.querySelector("template");
+    var content = tpl.content.cloneNode(true);
+    var scripts = Array.prototype.slice.call(content.querySelectorAll("script"));
+    tpl.replaceWith(content);
+    scripts.forEach(function (old) {{  // scripts moved out of a template do not run
+      var s = document.createElement("script");
+      s.text = old.textContent;
+      old.replaceWith(s);
+    }});
+    var t0 = Date.now();
+    (function settle() {{
+      var gd = host.querySelector(".plotly-graph-div");
+      if (gd && gd._fullLayout && host.querySelector(".main-svg")) {{
+        host.setAttribute("data-plotted", "true");
+      }} else if (Date.now() - t0 < 30000) {{
+        setTimeout(settle, 50);
+      }} else {{
+        console.error("transferkit: interactive figure " + host.dataset.transferkitFigure + " was not drawn");
+      }}
+    }})();
+  }}
+  if (window.Plotly) {{ draw(); return; }}
+  if (!window.transferkitPlotly) {{
+    var root = document.documentElement.getAttribute("data-content_root");
+    if (root === null) {{
+      host.insertAdjacentText("beforeend",
+        "plotly.js is not available on this page: open the book, or call plotly's fig.show().");
+      return;
+    }}
+    window.transferkitPlotly = new Promise(function (resolve, reject) {{
+      var s = document.createElement("script");
+      s.src = root + "_static/{js}";
+      s.onload = resolve;
+      s.onerror = function () {{ reject(new Error("could not load " + s.src)); }};
+      document.head.appendChild(s);
+    }});
+  }}
+  window.transferkitPlotly.then(draw, function (e) {{ console.error(e.message); }});
+}})();
+</script>"""
+
+
+_TEMPLATE = re.compile(r'<div class="transferkit-plotly" data-transferkit-figure="[^"]*" '
+                       r'style="width:100%"><template>(.*?)</template></div>', re.DOTALL)
+
+
+def plotly_fragment(fig) -> str:
+    """``fig`` as plotly's own HTML fragment, with neither plotly.js nor MathJax inside."""
+    return fig.to_html(include_plotlyjs=False, include_mathjax=False, full_html=False)
+
+
+def plotly_html(fig, name: str = "figure") -> str:
+    """HTML that draws ``fig`` (a plotly figure, or its :func:`plotly_fragment`) offline.
+
+    The fragment waits in a ``<template>`` until the book's ``_static/plotly.min.js`` has
+    loaded.  ``name`` goes to the ``data-transferkit-figure`` attribute of the figure's
+    ``<div>``, by which the provenance records and the browser test find it; the div
+    gets ``data-plotted="true"`` once the figure is drawn.
+    """
+    import html
+
+    fragment = fig if isinstance(fig, str) else plotly_fragment(fig)
+    if "</template>" in fragment:
+        raise ValueError("fig: a plotly fragment cannot contain </template>")
+    return _LOADER.format(name=html.escape(name, quote=True), fragment=fragment, js=PLOTLY_JS)
+
+
+def fragment_in_html(text: str) -> str | None:
+    """The plotly fragment inside HTML made by :func:`plotly_html` (None if there is none)."""
+    m = _TEMPLATE.search(text)
+    return m.group(1) if m else None
+
+
+def show_plotly(fig, name: str = "figure", metadata: dict | None = None, extra_html: str = ""):
+    """Display a plotly figure that loads nothing from the web.
+
+    The figure is rendered with ``fig.to_html(include_plotlyjs=False,
+    include_mathjax=False, full_html=False)`` and wrapped by :func:`plotly_html`, so the
+    book draws it with its own ``_static/plotly.min.js`` (shipped in ``_assets/``, loaded
+    only on pages with an interactive figure).  ``fig`` may also be a fragment made
+    earlier with :func:`plotly_fragment`.  ``metadata`` is attached to the output
+    (:func:`transferkit.provenance.record` puts the figure's record there) and
+    ``extra_html`` appended.  Outside a book build (``TRANSFERKIT_BOOK_BUILD``, set by
+    the :mod:`transferkit.provenance` extension) the output also carries plotly's JSON
+    mime type, which Jupyter front ends with plotly's renderer draw.  Returns the
+    :class:`IPython.display.HTML` object that was displayed.
+    """
+    import json
+    import os
+
+    from IPython.display import HTML, display
+
+    html = HTML(plotly_html(fig, name) + extra_html)
+    bundle = {"text/html": html.data, "text/plain": f"<plotly figure {name}>"}
+    if not os.environ.get("TRANSFERKIT_BOOK_BUILD") and hasattr(fig, "to_json"):
+        # (myst-nb would warn about a mime type it does not know: not in the book)
+        bundle["application/vnd.plotly.v1+json"] = json.loads(fig.to_json())
+    display(bundle, raw=True, metadata=metadata or {})
+    return html
+
 
 SCHEMA = "transferkit-figure-record/1"
+
+
 METADATA_KEY = "transferkit"
+
+
 ENV_VAR = "TRANSFERKIT_FIGURES"
+
+
 _PACKAGE = Path(__file__).resolve().parent
+
+
 _T0 = time.time()  # the kernel imports transferkit at the start of a notebook
+
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
@@ -71,7 +202,7 @@ def figures_dir() -> Path:
     A relative ``$TRANSFERKIT_FIGURES`` is taken relative to the repository (notebooks run
     with their own folder as the working directory); outside a repository, relative to
     the working directory.  The book build sets the variable to its own
-    ``<build>/figures`` (see :func:`setup`).
+    ``<build>/figures`` (see :func:`transferkit.sphinxext.setup`).
     """
     root = _project_root()
     value = os.environ.get(ENV_VAR, "").strip()
@@ -150,8 +281,6 @@ def make_record(name: str, *, params=None, seeds=None, cli=None, wall_time=None,
     ``wall_time`` (seconds) defaults to the time since ``transferkit`` was imported, i.e.
     since the start of the notebook; ``wall_time_basis`` says which.
     """
-    from . import __version__
-    from .config import scale
 
     _check_name(name)
     if wall_time is not None and not (isinstance(wall_time, (int, float)) and wall_time >= 0
@@ -205,7 +334,6 @@ def _png_size(png: bytes) -> tuple[int, int]:
 def _render(fig, rec: dict) -> tuple[str, bytes]:
     """(file suffix, content) of the figure; fills ``rec["file"]`` details."""
     if _is_plotly(fig):
-        from .plotting import plotly_fragment
 
         content = plotly_fragment(fig).encode("utf-8")  # drawn as is on the page
         rec["kind"] = "plotly"
@@ -227,12 +355,12 @@ def _render(fig, rec: dict) -> tuple[str, bytes]:
 
 def _write(directory: Path, rec: dict, content: bytes) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    _atomic_write(directory / rec["file"], content)
-    _atomic_write(directory / (rec["name"] + ".json"),
+    atomic_write(directory / rec["file"], content)
+    atomic_write(directory / (rec["name"] + ".json"),
                   (json.dumps(rec, indent=2, allow_nan=False) + "\n").encode("utf-8"))
 
 
-def _atomic_write(path: Path, content: bytes) -> None:
+def atomic_write(path: Path, content: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(content)
     os.replace(tmp, path)
@@ -268,8 +396,8 @@ def save(fig, path, *, params=None, seeds=None, cli=None, wall_time=None, captio
     rec["scale"] = None  # the command line states every parameter itself
     rec["file"] = path.name
     rec["sha256"] = hashlib.sha256(content).hexdigest()
-    _atomic_write(path, content)
-    _atomic_write(path.with_suffix(".json"),
+    atomic_write(path, content)
+    atomic_write(path.with_suffix(".json"),
                   (json.dumps(rec, indent=2, allow_nan=False) + "\n").encode("utf-8"))
     return rec
 
@@ -327,7 +455,7 @@ def record(fig, name: str, *, params=None, seeds=None, cli=None, wall_time=None,
         Show the figure (default: when running in a Jupyter kernel).  A matplotlib figure
         is shown as the very PNG that was saved and then closed, so that the inline
         backend does not show it a second time; a plotly figure is shown with
-        :func:`transferkit.plotting.show_plotly`.
+        :func:`transferkit.provenance.show_plotly`.
     """
     rec = make_record(name, params=params, seeds=seeds, cli=cli, wall_time=wall_time,
                       caption=caption)
@@ -353,8 +481,10 @@ def record(fig, name: str, *, params=None, seeds=None, cli=None, wall_time=None,
     return FigureRecord(fig, rec, files)
 
 
-_MARKER_CLASS = "transferkit-provenance"
-_MARKER = re.compile(r'<script type="application/json" class="' + _MARKER_CLASS
+MARKER_CLASS = "transferkit-provenance"
+
+
+_MARKER = re.compile(r'<script type="application/json" class="' + MARKER_CLASS
                      + r'">(.*?)</script>', re.DOTALL)
 
 
@@ -366,7 +496,7 @@ def marker_html(rec: dict) -> str:
     records from the documents themselves, whether a chapter ran or came from the cache.
     """
     payload = json.dumps(rec, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
-    return f'<script type="application/json" class="{_MARKER_CLASS}">{payload}</script>'
+    return f'<script type="application/json" class="{MARKER_CLASS}">{payload}</script>'
 
 
 def records_in_html(html: str) -> list[dict]:
@@ -388,7 +518,6 @@ def _display(fig, rec: dict, content: bytes) -> None:
     meta = {METADATA_KEY: {"figure": rec}}
     marker = marker_html(rec)
     if rec["kind"] == "plotly":
-        from .plotting import show_plotly
 
         show_plotly(content.decode("utf-8"), name=rec["name"], metadata=meta, extra_html=marker)
         return
@@ -435,261 +564,3 @@ def load_records(directory=None) -> list[dict]:
         if isinstance(rec, dict) and rec.get("schema") == SCHEMA:
             out.append(rec)
     return out
-
-
-# ---------------------------------------------------------------- Sphinx extension
-
-try:  # docutils comes with Sphinx (the book extra); the notebook API does not need it
-    from docutils import nodes as _nodes
-
-    class figure_index(_nodes.General, _nodes.Element):  # noqa: N801 (docutils style)
-        """Placeholder of the list of figures, filled in the write phase."""
-except ImportError:  # pragma: no cover
-    figure_index = None
-
-def _doc_order(env) -> list[str]:
-    """Documents in table-of-contents order (then any others, sorted)."""
-    seen, order = set(), []
-
-    def walk(doc):
-        if doc in seen:
-            return
-        seen.add(doc)
-        order.append(doc)
-        for child in env.toctree_includes.get(doc, []):
-            walk(child)
-
-    walk(env.config.root_doc)
-    return order + sorted(set(env.found_docs) - seen)
-
-
-def _collect(app, doctree) -> None:
-    """``doctree-read``: keep the records that the document's outputs carry."""
-    from docutils import nodes
-
-    env = app.env
-    found = []
-    for node in doctree.findall(nodes.raw):
-        if "html" in node.get("format", "").split() and _MARKER_CLASS in node.astext():
-            text = node.astext()
-            for rec in records_in_html(text):
-                if rec.get("kind") == "plotly":  # its file is the fragment drawn on the page
-                    from .plotting import fragment_in_html
-
-                    spec = fragment_in_html(text)
-                    if spec is not None:
-                        rec["_content"] = spec
-                found.append(rec)
-    store = _store(env)
-    store.pop(env.docname, None)
-    if found:
-        store[env.docname] = found
-
-
-def _store(env) -> dict:
-    if not hasattr(env, "transferkit_figures"):
-        env.transferkit_figures = {}
-    return env.transferkit_figures
-
-
-def _purge(app, env, docname) -> None:
-    _store(env).pop(docname, None)
-
-
-def _merge(app, env, docnames, other) -> None:
-    theirs = getattr(other, "transferkit_figures", {})
-    _store(env).update({d: theirs[d] for d in docnames if d in theirs})
-
-
-def _book_records(app) -> list[dict]:
-    """Every record of the book, in book order (collected from the documents' outputs)."""
-    env = app.env
-    store = _store(env)
-    out, names = [], {}
-    for doc in _doc_order(env):
-        if doc not in env.found_docs:
-            continue
-        for rec in store.get(doc, []):
-            rec = dict(rec)
-            rec["docname"] = doc
-            if not rec.get("cli"):  # the chapter itself redraws every figure it shows
-                src = Path(env.doc2path(doc, False))
-                rec["cli"] = f"transferkit notebook {src.as_posix()} --scale {rec.get('scale')}"
-            rec["chapter"] = env.titles[doc].astext() if doc in env.titles else doc
-            if rec["name"] in names:
-                from sphinx.util import logging
-
-                logging.getLogger(__name__).warning(
-                    f"figure name {rec['name']!r} is used in {names[rec['name']]} and {doc}: "
-                    "records would overwrite each other", type="transferkit", subtype="figures")
-            names[rec["name"]] = doc
-            out.append(rec)
-    return out
-
-
-def _short(value) -> str:
-    """A parameter for reading: floats to 6 significant digits (the record keeps them all)."""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_short(v) for v in value) + "]"
-    return str(value)
-
-
-def _describe(rec: dict) -> list[tuple[str, str]]:
-    commit = rec.get("git_commit")
-    if commit:
-        commit = commit[:12] + (" (with uncommitted changes)" if rec.get("git_dirty") else "")
-    params = ", ".join(f"{k} = {_short(v)}" for k, v in (rec.get("params") or {}).items())
-    return [
-        ("parameters", params or "none recorded"),
-        ("seeds", json.dumps(rec.get("seeds"))),
-        ("scale", str(rec.get("scale"))),
-        ("package version", f"transferkit {rec.get('transferkit_version')}"),
-        ("git commit", commit or "not in a git checkout"),
-        ("wall time", f"{rec.get('wall_time_s')} s ({rec.get('wall_time_basis')})"),
-        ("made", str(rec.get("created_utc"))),
-    ]
-
-
-def _index_nodes(app, docname: str) -> list:
-    from docutils import nodes
-
-    records = _book_records(app)
-    if not records:
-        return [nodes.paragraph(text="No figure of this build carries a provenance record.")]
-    builder = app.builder
-    out = []
-    # overview table: figure, chapter, scale, wall time
-    table = nodes.table(classes=["transferkit-figures"])
-    group = nodes.tgroup(cols=4)
-    table += group
-    for width in (25, 40, 10, 15):
-        group += nodes.colspec(colwidth=width)
-    head = nodes.thead()
-    body = nodes.tbody()
-    group += head
-    group += body
-    row = nodes.row()
-    for label in ("figure", "chapter", "scale", "wall time (s)"):
-        row += nodes.entry("", nodes.paragraph(text=label))
-    head += row
-    for rec in records:
-        row = nodes.row()
-        link = nodes.reference("", rec["name"], internal=True, refuri="#figure-" + rec["name"])
-        chap = nodes.reference("", rec["chapter"], internal=True,
-                               refuri=builder.get_relative_uri(docname, rec["docname"]))
-        for cell in (nodes.paragraph("", "", link), nodes.paragraph("", "", chap),
-                     nodes.paragraph(text=str(rec.get("scale"))),
-                     nodes.paragraph(text=str(rec.get("wall_time_s")))):
-            row += nodes.entry("", cell)
-        body += row
-    out.append(table)
-    for rec in records:
-        sec = nodes.section(ids=["figure-" + rec["name"]], names=[rec["name"]])
-        sec += nodes.title(text=f"{rec['name']}" + (f": {rec['caption']}" if rec.get("caption") else ""))
-        chap = nodes.reference("", rec["chapter"], internal=True,
-                               refuri=builder.get_relative_uri(docname, rec["docname"]))
-        kind = "interactive (plotly)" if rec.get("kind") == "plotly" else "image"
-        sec += nodes.paragraph("", "", nodes.Text(f"{kind.capitalize()} in "), chap, nodes.Text("."))
-        if rec.get("kind") == "png" and app.builder.format == "html":
-            # the chapter's own image file (myst-nb names output images by their sha256)
-            src = "../" * docname.count("/") + f"_images/{rec['sha256']}.png"
-            sec += nodes.raw("", f'<p><a href="{src}"><img src="{src}" alt="{rec["name"]}" '
-                                 f'style="max-width: 22em"></a></p>', format="html")
-        fields = nodes.field_list()
-        for key, value in _describe(rec):
-            fields += nodes.field("", nodes.field_name(text=key),
-                                  nodes.field_body("", nodes.paragraph(text=value)))
-        sec += fields
-        cmd = rec["cli"]
-        sec += nodes.paragraph(text="Redraw it with:")
-        sec += nodes.literal_block(cmd, cmd, language="bash")
-        out.append(sec)
-    return out
-
-
-def _placeholder_class():
-    if figure_index is None:  # pragma: no cover - Sphinx (and docutils) always have it
-        raise ImportError("the transferkit.provenance Sphinx extension needs docutils")
-    return figure_index
-
-
-def _directive():
-    from sphinx.util.docutils import SphinxDirective
-
-    class FigureIndexDirective(SphinxDirective):
-        """``{transferkit-figures}``: the list of the book's figures and their records."""
-
-        has_content = False
-
-        def run(self):
-            self.env.metadata.setdefault(self.env.docname, {})["transferkit_figure_index"] = True
-            return [_placeholder_class()()]
-
-    return FigureIndexDirective
-
-
-def _set_figures_env(app, config) -> None:
-    os.environ["TRANSFERKIT_BOOK_BUILD"] = "1"  # the notebooks' kernels inherit it
-    if not os.environ.get(ENV_VAR, "").strip():
-        os.environ[ENV_VAR] = str((Path(app.outdir).parent / "figures").resolve())
-
-
-def _always_outdated(app, env, added, changed, removed):
-    """The list of figures is rebuilt on every build (its content is in other documents)."""
-    return [d for d in env.found_docs if env.metadata.get(d, {}).get("transferkit_figure_index")]
-
-
-def _fill(app, doctree, docname) -> None:
-    cls = _placeholder_class()
-    for node in list(doctree.findall(cls)):
-        node.replace_self(_index_nodes(app, docname))
-
-
-def _export(app, exception) -> None:
-    """Make ``<build>/figures`` hold exactly the figures of the book and their records."""
-    if exception is not None or app.builder.format != "html":
-        return
-    records = _book_records(app)
-    target = Path(app.outdir).parent / "figures"
-    target.mkdir(parents=True, exist_ok=True)
-    execute = Path(app.outdir).parent / "jupyter_execute"
-    keep = {"index.json"}
-    for rec in records:
-        content = None
-        if rec.get("kind") == "png":
-            src = execute / f"{rec['sha256']}.png"
-            if not src.is_file():
-                src = Path(app.outdir) / "_images" / f"{rec['sha256']}.png"
-            content = src.read_bytes() if src.is_file() else None
-        elif rec.get("_content") is not None:
-            content = rec["_content"].encode("utf-8")
-        rec.pop("_content", None)
-        if content is not None:
-            _atomic_write(target / rec["file"], content)
-            keep.add(rec["file"])
-        else:
-            rec["file_missing"] = True
-        _atomic_write(target / (rec["name"] + ".json"),
-                      (json.dumps(rec, indent=2, allow_nan=False) + "\n").encode("utf-8"))
-        keep.add(rec["name"] + ".json")
-    for path in target.iterdir():
-        if path.is_file() and path.name not in keep and path.suffix in (".json", ".png", ".html"):
-            path.unlink()
-    _atomic_write(target / "index.json",
-                  (json.dumps([r["name"] for r in records], indent=2) + "\n").encode("utf-8"))
-
-
-def setup(app):
-    """Sphinx extension: the ``{transferkit-figures}`` directive and the records folder."""
-    app.add_node(_placeholder_class())
-    app.add_directive("transferkit-figures", _directive())
-    app.connect("config-inited", _set_figures_env)
-    app.connect("doctree-read", _collect)
-    app.connect("env-purge-doc", _purge)
-    app.connect("env-merge-info", _merge)
-    app.connect("env-get-outdated", _always_outdated)
-    app.connect("doctree-resolved", _fill)
-    app.connect("build-finished", _export)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -22,9 +22,9 @@ a 1-d numpy array, and every output of the cell must then have the vectorised ax
 leading dimensions, in grid order (anything after them, e.g. the draws, is free).  An
 iterated axis is passed as one python scalar per call.  :func:`run` stacks the cells into
 arrays indexed by the grid axes, in the order of the grid, followed by the trailing
-dimensions of the outputs.  With ``vectorize=("theta",)``, :func:`linear_transfer_cell`
+dimensions of the outputs.  With ``vectorize=("theta",)``, :func:`~transferkit.experiments.linear_transfer.linear_transfer_cell`
 solves every angle of one :math:`\gamma` at once and trains one scratch model per draw,
-as :func:`transferkit.simulate.simulate_grid` does; its draws are a trailing dimension
+as :func:`transferkit.experiments.deep_linear.simulate_grid` does; its draws are a trailing dimension
 batched inside the cell (``simulate_grid`` numbers them ``0 .. draws-1``), so a cell is
 one :math:`\gamma` row of the :math:`(\gamma, \theta, \text{draw})` grid.
 
@@ -88,6 +88,7 @@ vectorised values are part of the key, so such results never mix in the cache.
 excluded from the rate, so the time left is that of the cells still to compute); it
 follows :func:`transferkit.config.progress` (``TRANSFERKIT_PROGRESS``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -110,12 +111,15 @@ from tqdm import tqdm
 
 from . import config
 
-__all__ = ["CacheWarning", "Grid", "SweepResult", "cache_dir", "cell_key", "clear_cache",
-           "code_version", "finetune_cell", "finetune_grid", "linear_transfer_cell",
-           "linear_transfer_grid", "run"]
+__all__ = ["CacheWarning", "Grid", "SweepResult", "cache_dir", "cell_key", "clear_cache", "code_version", "run"]
+
 
 _PACKAGE = Path(__file__).resolve().parent
+
+
 _META = "__meta__"
+
+
 _VALUE_KINDS = "biufcU"   # bool, int, uint, float, complex, unicode
 
 
@@ -730,176 +734,3 @@ def _assemble(results, grid, iters, vec, iter_shape):
         perm = [order.index(n) for n in grid.names] + trailing
         data[name] = np.ascontiguousarray(stacked.transpose(perm))
     return data
-
-
-# ---------------------------------------------------------------------------
-# cells of the book's grids
-# ---------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=2)
-def _pretrained(d, depth, draws, seed, alpha):
-    """Pretraining is the same for every cell of a grid: once per process (and worker)."""
-    from .simulate import pretrain
-    return pretrain(d, depth, draws, seed=seed, alpha=alpha, progress=False)
-
-
-def linear_transfer_cell(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
-                         methods=("scratch", "linear"), loss_tol=1e-10,
-                         max_steps=100_000) -> dict:
-    r"""One :math:`\gamma` of the linear-transfer phase diagram, every ``theta`` at once.
-
-    A cell function for :func:`run` (vectorise ``theta``): it calls
-    :func:`transferkit.simulate.simulate_grid` for ``gammas=[gamma]`` and returns the same
-    numbers as a whole-grid call with the same seed (the random numbers of a cell are keyed
-    by ``(seed, draw, n)``).  Pretraining is memoised per process.
-
-    Parameters are those of :func:`~transferkit.simulate.simulate_grid`; ``theta`` is a
-    scalar or a 1-d array.
-
-    Returns
-    -------
-    dict of arrays with leading dimension ``len(theta)`` (none for a scalar ``theta``):
-    ``n``; per method, risks ``(draws,)`` per angle; ``<method>_converged`` and
-    ``<method>_steps`` for the trained methods; ``scratch_minnorm_dist`` (distance of the
-    scratch solution to :math:`X^+y`) and ``feature_rank`` (per draw), repeated over the
-    angles.
-    """
-    from .simulate import simulate_grid
-
-    thetas = np.atleast_1d(np.asarray(theta, dtype=float))
-    methods = tuple(methods)
-    pre = _pretrained(d, depth, draws, seed, alpha)
-    res = simulate_grid(d, [gamma], thetas, sigma, depth=depth, draws=draws, seed=seed,
-                        alpha=alpha, methods=methods, loss_tol=loss_tol, max_steps=max_steps,
-                        pretrained=pre, progress=False)
-    T = thetas.size
-    out = {"n": np.full(T, res["n"][0])}
-    for key in res:
-        if key in methods or key.endswith(("_converged", "_steps")):
-            out[key] = res[key][0]
-    if "scratch_minnorm_dist" in res:
-        out["scratch_minnorm_dist"] = np.repeat(res["scratch_minnorm_dist"][:1], T, axis=0)
-    out["feature_rank"] = np.repeat(np.asarray(res["feature_rank"])[None], T, axis=0)
-    if np.ndim(theta) == 0:
-        out = {k: v[0] for k, v in out.items()}
-    return out
-
-
-def linear_transfer_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
-                         methods=("scratch", "linear"), loss_tol=1e-10, max_steps=100_000,
-                         **run_kwargs) -> dict:
-    r"""The :math:`(\gamma, \theta)` grid of :func:`~transferkit.simulate.simulate_grid`, swept.
-
-    One cell per :math:`\gamma` (all angles at once, :func:`linear_transfer_cell`),
-    cached and resumable; ``run_kwargs`` go to :func:`run` (``cache``, ``directory``,
-    ``version``, ``scheduler``, ``progress``).  Returns a dict with the keys of
-    :func:`~transferkit.simulate.simulate_grid` that the analysis and figures use
-    (``gammas, thetas, n, d, sigma, depth, draws, seed, alpha``, the risks of each method
-    ``(len(gammas), len(thetas), draws)``, ``<method>_converged``, ``<method>_steps``,
-    ``scratch_minnorm_dist`` ``(len(gammas), draws)``, ``feature_rank`` ``(draws,)``), the
-    same numbers for the same seed, and the :class:`SweepResult` under ``"sweep"``.
-    """
-    from .simulate import _check_grid
-
-    gammas = _check_grid("gamma", gammas, 0.0, np.inf, True)
-    thetas = _check_grid("theta", thetas, 0.0, np.pi, False)
-    fixed = dict(d=d, sigma=sigma, depth=depth, draws=draws, seed=seed, alpha=alpha,
-                 methods=tuple(methods), loss_tol=loss_tol, max_steps=max_steps)
-    run_kwargs.setdefault("desc", f"linear transfer d={d}, sigma={sigma}")
-    res = run(linear_transfer_cell, Grid(gamma=gammas, theta=thetas), fixed=fixed,
-              vectorize=("theta",), **run_kwargs)
-    out = {"gammas": gammas, "thetas": thetas, "n": res["n"][:, 0], "d": d, "sigma": sigma,
-           "depth": depth, "draws": draws, "seed": seed, "alpha": alpha,
-           "feature_rank": res["feature_rank"][0, 0]}
-    for k, v in res.data.items():
-        if k not in out and k not in ("feature_rank", "scratch_minnorm_dist"):
-            out[k] = v
-    if "scratch_minnorm_dist" in res:
-        out["scratch_minnorm_dist"] = res["scratch_minnorm_dist"][:, 0]
-    out["sweep"] = res
-    return out
-
-
-def finetune_cell(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1e-5, loss_tol=1e-10,
-                  max_steps=2_000_000, flow_tol=1e-3) -> dict:
-    r"""One :math:`\gamma` of the fine-tuning phase diagram (paper 000, Fig. 2), every ``theta`` at once.
-
-    A cell function for :func:`run` (vectorise ``theta``): all angles and draws of the row
-    are fine-tuned in one batch (:func:`transferkit.trainers.finetune_chain`, called by
-    :func:`transferkit.simulate.simulate_grid` with ``methods=("finetune",)``), from networks
-    pretrained once per process.  Same numbers as a whole-grid ``simulate_grid`` call with
-    the same seed.
-
-    Returns
-    -------
-    dict of arrays with leading dimension ``len(theta)``, each ``(draws,)`` per angle:
-    ``finetune`` (risks), ``finetune_converged``, ``finetune_steps``, ``finetune_thm52``
-    (risk of paper 001's Thm 5.2 limit on the same sample), ``finetune_thm52_dist``,
-    ``finetune_thm52_k``, ``finetune_row_error``, ``finetune_imbalance_drift``, and ``n``
-    and ``finetune_chain_residual`` repeated over the angles.
-    """
-    from .simulate import simulate_grid
-
-    thetas = np.atleast_1d(np.asarray(theta, dtype=float))
-    pre = _pretrained(d, depth, draws, seed, alpha)
-    res = simulate_grid(d, [gamma], thetas, sigma, depth=depth, draws=draws, seed=seed,
-                        alpha=alpha, methods=("finetune",), loss_tol=loss_tol,
-                        max_steps=max_steps, pretrained=pre, finetune_flow_tol=flow_tol,
-                        progress=False)
-    T = thetas.size
-    out = {"n": np.full(T, res["n"][0]),
-           "finetune_chain_residual": np.repeat(res["finetune_chain_residual"][None], T, axis=0)}
-    for key in res:
-        if key.startswith("finetune") and key != "finetune_chain_residual":
-            out[key] = res[key][0]
-    if np.ndim(theta) == 0:
-        out = {k: v[0] for k, v in out.items()}
-    return out
-
-
-def finetune_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
-                  loss_tol=1e-10, max_steps=2_000_000, flow_tol=1e-3, scratch=True,
-                  **run_kwargs) -> dict:
-    r"""The fine-tuning :math:`(\gamma, \theta)` grid of paper 000, Fig. 2, swept and cached.
-
-    One cell per :math:`\gamma` (:func:`finetune_cell`, all angles and draws in one batch),
-    cached and resumable like :func:`linear_transfer_grid`; ``run_kwargs`` go to :func:`run`.
-    With ``scratch=True`` the scratch risks of the same samples come from
-    :func:`linear_transfer_grid` (the Fig. 1 sweep, whose cache the linear-transfer chapter
-    shares: same parameters, same entries), so that
-    :func:`transferkit.analysis.transferability_draws` ``(result, "finetune")`` gives the paired
-    transferability.
-
-    Returns a dict with ``gammas, thetas, n, d, sigma, depth, draws, seed, alpha``, the
-    fine-tuning outputs of :func:`finetune_cell` as ``(len(gammas), len(thetas), draws)``
-    arrays, ``finetune_chain_residual`` ``(draws,)``, the scratch keys of
-    :func:`linear_transfer_grid` (with ``scratch=True``), and the :class:`SweepResult` under
-    ``"sweep"`` (and ``"scratch_sweep"``).
-    """
-    from .simulate import _check_grid
-
-    gammas = _check_grid("gamma", gammas, 0.0, np.inf, True)
-    thetas = _check_grid("theta", thetas, 0.0, np.pi, False)
-    fixed = dict(d=d, sigma=sigma, depth=depth, draws=draws, seed=seed, alpha=alpha,
-                 loss_tol=loss_tol, max_steps=max_steps, flow_tol=flow_tol)
-    kw = dict(run_kwargs)
-    kw.setdefault("desc", f"fine-tuning d={d}, L={depth}, sigma={sigma}")
-    res = run(finetune_cell, Grid(gamma=gammas, theta=thetas), fixed=fixed,
-              vectorize=("theta",), **kw)
-    out = {"gammas": gammas, "thetas": thetas, "n": res["n"][:, 0], "d": d, "sigma": sigma,
-           "depth": depth, "draws": draws, "seed": seed, "alpha": alpha,
-           "finetune_chain_residual": res["finetune_chain_residual"][0, 0]}
-    for k, v in res.data.items():
-        if k not in out:
-            out[k] = v
-    out["sweep"] = res
-    if scratch:
-        kw = dict(run_kwargs)
-        sc = linear_transfer_grid(d, gammas, thetas, sigma, depth=depth, draws=draws, seed=seed,
-                                  alpha=alpha, **kw)
-        for k in ("scratch", "scratch_converged", "scratch_steps", "scratch_minnorm_dist",
-                  "linear", "feature_rank"):
-            out[k] = sc[k]
-        out["scratch_sweep"] = sc["sweep"]
-    return out

@@ -1,0 +1,128 @@
+"""Two-layer ReLU networks between lazy and rich (paper 000, Sec. 4, Eqs. 16-17, App. C, Fig. 9)."""
+import numpy as np
+import pytest
+import torch
+
+from transferkit import experiments, models, stats
+
+
+def _rand(*shape, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+
+def test_population_risk_of_the_teachers_matches_monte_carlo():
+    # the sweep's teachers and features against the shared exact risk (transferkit.models.relu)
+    T = models.relu.draw_init_scale_teachers(6, 5, 0.4, 2, seed=1, device="cpu")
+    W, a = _rand(2, 7, 6, seed=6), _rand(2, 7, seed=7) / 7
+    exact = models.relu.population_risk(W, a, T.V, T.b_t).numpy()
+    X = torch.as_tensor(np.random.default_rng(2).standard_normal((2, 200_000, 6)))
+    f = (models.relu.relu_features(W, X) @ a[..., None])[..., 0]
+    ft = (models.relu.relu_features(T.V, X) @ T.b_t[..., None])[..., 0]
+    chk = stats.agreement((f - ft).pow(2).numpy(), exact)
+    assert chk.ok, chk.summary()
+
+
+def test_teachers_follow_eqs_16_17():
+    T = models.relu.draw_init_scale_teachers(8, 10, 0.7, 3, seed=0, device="cpu")
+    np.testing.assert_allclose(T.V.norm(dim=-1).numpy(), 1.0)
+    assert (T.keep.sum(1) == 3).all()                       # (1 - mu) m_* source neurons
+    # ||f_t|| = 1; source readout c_*/((1-mu) m_*) on the kept neurons, zero elsewhere
+    zero = torch.zeros(3, 1, 8, dtype=torch.float64)
+    norm = models.relu.population_risk(zero, torch.zeros(3, 1, dtype=torch.float64), T.V, T.b_t)
+    np.testing.assert_allclose(norm.numpy(), 1.0, rtol=1e-10)
+    np.testing.assert_allclose(T.b_s[T.keep].numpy(), (T.b_t[T.keep] * 10 / 3).numpy())
+    assert (T.b_s[~T.keep] == 0).all()
+    with pytest.raises(ValueError, match="mu"):
+        models.relu.draw_init_scale_teachers(8, 10, 1.0, 1)
+    with pytest.raises(ValueError, match="source neuron"):
+        models.relu.draw_init_scale_teachers(8, 2, 0.9, 1)
+
+
+def test_span_floor_is_a_lower_bound_and_zero_inside_the_span():
+    T = models.relu.draw_init_scale_teachers(5, 4, 0.0, 2, seed=3, device="cpu")
+    # the teacher's own neurons (plus others) span the target: floor 0
+    W = torch.cat([T.V, _rand(2, 3, 5, seed=8)], dim=1)
+    assert np.all(experiments.lazy_rich.span_floor(W, T.V, T.b_t) < 1e-10)
+    # any readout on random neurons has risk >= their floor
+    W = _rand(2, 6, 5, seed=9)
+    floor = experiments.lazy_rich.span_floor(W, T.V, T.b_t)
+    for s in range(5):
+        a = _rand(2, 6, seed=10 + s) / 6
+        assert (models.relu.population_risk(W, a, T.V, T.b_t).numpy() >= floor - 1e-12).all()
+    # zero rows add nothing to the span (the source-neuron floor of the sweep)
+    Wz = torch.cat([W, torch.zeros(2, 2, 5, dtype=torch.float64)], dim=1)
+    np.testing.assert_allclose(experiments.lazy_rich.span_floor(Wz, T.V, T.b_t), floor, rtol=1e-10)
+
+
+def test_readout_transfer_is_least_squares_and_scale_free():
+    T = models.relu.draw_init_scale_teachers(4, 3, 0.0, 1, seed=4, device="cpu")
+    X, y = models.relu.init_scale_targets(T, 40, seed=1)
+    W = _rand(1, 6, 4, seed=11)
+    a = models.relu.readout_transfer(W, X, y)
+    Phi = models.relu.relu_features(W, X)
+    grad = Phi.transpose(1, 2) @ (Phi @ a[..., None] - y[..., None])
+    assert grad.abs().max() < 1e-8
+    a10 = models.relu.readout_transfer(10 * W, X, y)
+    np.testing.assert_allclose((models.relu.relu_features(10 * W, X) @ a10[..., None]).numpy(),
+                               (Phi @ a[..., None]).numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_gradient_descent_reaches_tolerance_on_a_quadratic():
+    target = _rand(3, 4, 2, seed=12)
+
+    def loss(W, c):
+        return 0.5 * ((W - target).pow(2).sum((1, 2)) + c.pow(2).sum(1))
+
+    res = models.relu.descend_init_scale(loss, torch.zeros(3, 4, 2, dtype=torch.float64),
+                              torch.ones(3, 4, dtype=torch.float64), loss_tol=1e-12,
+                              max_steps=2000)
+    assert res.converged.all() and not res.stalled.any()
+    np.testing.assert_allclose(res.W.numpy(), target.numpy(), atol=1e-5)
+
+
+def test_gradient_descent_flags_a_plateau():
+    def loss(W, c):
+        return 1.0 + 0 * W.sum((1, 2)) + 0 * c.sum(1)
+
+    res = models.relu.descend_init_scale(loss, torch.zeros(2, 1, 1, dtype=torch.float64),
+                              torch.zeros(2, 1, dtype=torch.float64), max_steps=1000, window=50)
+    assert res.stalled.all() and not res.converged.any() and (res.steps <= 50).all()
+
+
+@pytest.fixture(scope="module")
+def small_sweep(one_thread):
+    return experiments.lazy_rich.init_scale_sweep(6, 12, 4, 0.5, [0.1, 3.0, 300.0], [4, 40], draws=2, max_steps=600,
+                    progress=False)
+
+
+def test_sweep_shapes_and_bounds(small_sweep):
+    r = small_sweep
+    assert r["transfer"].shape == (3, 2, 2) and r["scratch"].shape == (2, 2)
+    np.testing.assert_allclose(r["T"], r["scratch"][None] - r["transfer"])
+    assert np.all(r["transfer"] >= r["span_floor"][:, None, :] - 1e-8)
+    assert np.all(r["source"] >= r["floor"][None, :] - 1e-8)
+    assert np.all(r["lazy"] >= r["lazy_floor"][None, :] - 1e-8)
+
+
+def test_sweep_lazy_end_is_the_random_features_model(small_sweep):
+    r = small_sweep
+    assert r["movement"][-1].max() < 1e-3                      # the first layer stays put
+    assert np.all(np.diff(r["movement"].mean(1)) < 0)           # rich -> lazy
+    np.testing.assert_allclose(r["transfer"][-1], r["lazy"], rtol=1e-2)
+
+
+def test_sweep_same_seed_same_numbers(small_sweep):
+    again = experiments.lazy_rich.init_scale_sweep(6, 12, 4, 0.5, [0.1, 3.0, 300.0], [4, 40], draws=2, max_steps=600,
+                     progress=False)
+    for k in ("transfer", "scratch", "movement"):
+        np.testing.assert_array_equal(again[k], small_sweep[k])
+
+
+def test_sweep_bad_input():
+    with pytest.raises(ValueError, match="alphas"):
+        experiments.lazy_rich.init_scale_sweep(4, 5, 2, 0.5, [0.0], [3], draws=1)
+    with pytest.raises(ValueError, match="n must"):
+        experiments.lazy_rich.init_scale_sweep(4, 5, 2, 0.5, [1.0], [0], draws=1)
+    with pytest.raises(ValueError, match="m must"):
+        models.relu.pretrain_init_scale(models.relu.draw_init_scale_teachers(4, 2, 0.5, 1), 0, [1.0])

@@ -1,0 +1,219 @@
+"""tests for transferkit.experiments.predictors: scores, the predictors' closed forms, the benchmark
+on a tiny case whose ranking is known."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from transferkit import experiments, theory
+from transferkit import stats as tkstats
+
+# ------------------------------------------------------------------------------- score
+
+def test_score_perfect_monotone_and_reversed():
+    x = np.arange(10.0)
+    s = tkstats.score(x, x ** 3, n_boot=200)
+    assert s["rho"] == pytest.approx(1.0)
+    assert s["rho_lo"] == pytest.approx(1.0) and s["rho_hi"] == pytest.approx(1.0)
+    assert 0.7 < s["r2"] < 1.0                              # monotone but not linear
+    assert tkstats.score(x, 2 * x + 1, n_boot=200)["r2"] == pytest.approx(1.0)
+    assert tkstats.score(x, -x, n_boot=200)["rho"] == pytest.approx(-1.0)
+
+
+def test_score_matches_scipy_and_interval_covers():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(40)
+    y = x + rng.standard_normal(40)
+    s = tkstats.score(x, y, n_boot=500, seed=3)
+    assert s["rho"] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert s["r2"] == pytest.approx(stats.pearsonr(x, y).statistic ** 2, abs=1e-12)
+    assert s["rho_lo"] <= s["rho"] <= s["rho_hi"]
+    assert s["r2_lo"] <= s["r2"] <= s["r2_hi"]
+    assert tkstats.score(x, y, n_boot=500, seed=3) == s          # same seed, same numbers
+
+
+def test_score_interval_coverage_under_the_null_is_honest():
+    """Independent x, y: the 90 % bootstrap interval of rho covers 0 in most of 200 trials
+    (binomial: at least 80 % for a nominal 90 %, allowing the percentile method's
+    known under-coverage at n = 30)."""
+    rng = np.random.default_rng(5)
+    cover = 0
+    for t in range(200):
+        x, y = rng.standard_normal((2, 30))
+        s = tkstats.score(x, y, n_boot=300, level=0.9, seed=t)
+        cover += s["rho_lo"] <= 0 <= s["rho_hi"]
+    assert cover >= 160, cover
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(x=[1, 2], y=[1, 2]), "length >= 3"),
+    (dict(x=[1, 2, 3], y=[1, 2]), "same length"),
+    (dict(x=[1, 2, np.nan], y=[1, 2, 3]), "finite"),
+    (dict(x=[1, 1, 1], y=[1, 2, 3]), "constant"),
+    (dict(x=[1, 2, 3], y=[1, 2, 3], n_boot=5), "n_boot"),
+    (dict(x=[1, 2, 3], y=[1, 2, 3], level=1.0), "level"),
+])
+def test_score_bad_input(kw, match):
+    with pytest.raises(ValueError, match=match):
+        tkstats.score(**kw)
+
+
+def test_score_table_marks_constant_predictor():
+    rows = tkstats.score_table({"a": np.arange(5.0), "b": np.ones(5)}, {"y": np.arange(5.0) ** 2},
+                          n_boot=50)
+    assert [r["predictor"] for r in rows] == ["a", "b"]
+    assert rows[0]["rho"] == pytest.approx(1.0) and not rows[0]["constant"]
+    assert rows[1]["constant"] and np.isnan(rows[1]["rho"])
+
+
+# ----------------------------------------------------------------------- predictors
+
+def test_feature_fraction_closed_forms():
+    d = 6
+    rng = np.random.default_rng(0)
+    u = rng.standard_normal(d)
+    u /= np.linalg.norm(u)
+    nu = rng.standard_normal(d)
+    nu -= (nu @ u) * u
+    nu /= np.linalg.norm(nu)
+    th = np.linspace(0, np.pi, 7)
+    bt = np.cos(th)[:, None] * u + np.sin(th)[:, None] * nu
+    np.testing.assert_allclose(experiments.predictors.feature_fraction(u, bt), np.sin(th) ** 2, atol=1e-12)
+    # inside the span: 0; orthogonal to it: 1; the full space: 0
+    assert experiments.predictors.feature_fraction(np.column_stack([u, nu]), bt).max() < 1e-12
+    assert experiments.predictors.feature_fraction(np.eye(d), nu) < 1e-12
+    # with a covariance: brute force over the L2(p) inner product
+    A = rng.standard_normal((d, d))
+    S = A @ A.T + np.eye(d)
+    b = rng.standard_normal(d)
+    c = (u @ S @ b) / (u @ S @ u)                           # best multiple of u . x
+    r = b - c * u
+    assert experiments.predictors.feature_fraction(u, b, S) == pytest.approx((r @ S @ r) / (b @ S @ b), rel=1e-10)
+    with pytest.raises(ValueError, match="beta_t"):
+        experiments.predictors.feature_fraction(u, np.zeros(d))
+
+
+def test_isotropic_eq3_is_the_tightest_basis():
+    d, n, m = 12, np.array([3.0, 30.0, 3000.0]), 2
+    rng = np.random.default_rng(2)
+    dv = rng.standard_normal(d)
+    ours = experiments.predictors.isotropic_eq3(dv @ dv, n, d, m)
+    for _ in range(20):                                      # random orthonormal bases
+        V, _ = np.linalg.qr(rng.standard_normal((d, d)))
+        assert np.all(ours <= theory.linear_teachers.eq3_bound(dv, V, np.ones(d), m, n) * (1 + 1e-12))
+    # the basis with dv first or last attains it
+    first = np.linalg.qr(np.column_stack([dv, rng.standard_normal((d, d - 1))]))[0]
+    last = first[:, ::-1]
+    best = np.minimum(theory.linear_teachers.eq3_bound(dv, first, np.ones(d), m, n),
+                      theory.linear_teachers.eq3_bound(dv, last, np.ones(d), m, n))
+    np.testing.assert_allclose(ours, best, rtol=1e-10)
+    with pytest.raises(ValueError, match="m must be"):
+        experiments.predictors.isotropic_eq3(1.0, 10, 4, m=4)
+
+
+def test_gaussian_kl_exact_for_gaussians_and_zero_for_same_law():
+    """Two Gaussian samples in p = 3 dims with k = p: the fit converges to the exact
+    Gaussian KL (error ~ 1/sqrt(N)); the same law gives ~0."""
+    rng = np.random.default_rng(4)
+    N, p = 200_000, 3
+    mu_b = np.array([0.5, 0.0, 0.0, 0.3])
+    Sa = np.diag([1.0, 1.0, 1.0, 1.0])
+    Sb = np.diag([2.0, 1.0, 1.0, 0.5])
+    A = rng.multivariate_normal(np.zeros(4), Sa, N)
+    B = rng.multivariate_normal(mu_b, Sb, N)
+    exact = 0.5 * (np.trace(np.linalg.solve(Sb, Sa)) + mu_b @ np.linalg.solve(Sb, mu_b) - 4
+                   + np.log(np.linalg.det(Sb) / np.linalg.det(Sa)))
+    est = experiments.predictors.gaussian_kl(A, B, k=p, ridge=1e-9)
+    assert est == pytest.approx(exact, abs=0.01)
+    assert experiments.predictors.gaussian_kl(A, rng.multivariate_normal(np.zeros(4), Sa, N), k=p,
+                          ridge=1e-9) < 1e-3
+    with pytest.raises(ValueError, match="same width"):
+        experiments.predictors.gaussian_kl(A, B[:, :2])
+
+
+def test_ntk_discrepancy_zero_when_target_is_source():
+    """Target = source sample and labels: y_{P->Q} = H_P H_P^{-1} y_P = y_P exactly."""
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((40, 5))
+    y = rng.standard_normal(40)
+    assert experiments.predictors.ntk_discrepancy(X, y, X, y) < 1e-16
+    assert experiments.predictors.ntk_discrepancy(X, y, X, -y) == pytest.approx(4 * (y @ y) / 40, rel=1e-9)
+    with pytest.raises(ValueError, match="zero rows"):
+        experiments.predictors.to_sphere(np.zeros((2, 3)))
+
+
+# -------------------------------------------------- the benchmark on a tiny known case
+
+@pytest.fixture(scope="module")
+def tiny():
+    """d = 20, one noise level and source norm, angles far apart, many draws: the
+    transferred risk of linear transfer is sin^2(theta) + noise terms, strictly increasing
+    in theta, and its Monte Carlo error is far below the gaps."""
+    return experiments.predictors.synthetic_benchmark(20, [2.0], np.linspace(0, np.pi / 2, 5), [0.2], [1.0],
+                                  draws=60, methods=("linear",), w1_samples=200, ntk_draws=2,
+                                  progress=False)
+
+
+def test_tiny_benchmark_known_ranking(tiny):
+    pred = tiny["pred"]
+    lin = tiny["linear"].mean(-1)
+    assert np.all(np.diff(lin) > 0), lin                    # the ranking is known
+    for name in ("kl", "dist", "bartlett", "eq3", "feature"):
+        s = tkstats.score(pred[name], lin, n_boot=100)
+        assert s["rho"] == pytest.approx(1.0), name
+    np.testing.assert_allclose(pred["feature"], np.sin(tiny["thetas"]) ** 2, atol=1e-6)
+    np.testing.assert_allclose(pred["kl"], theory.distances.kl_linear(tiny["thetas"], 0.2))
+    assert tiny["feature_rank"] == 1
+
+
+def test_tiny_benchmark_shapes_and_determinism(tiny):
+    T = len(tiny["tasks"])
+    assert T == 5 and tiny["linear"].shape == (5, 60) and tiny["scratch"].shape == (5, 60)
+    assert set(tiny["pred"]) == set(experiments.predictors.PREDICTORS)
+    assert all(v.shape == (T,) and np.isfinite(v).all() for v in tiny["pred"].values())
+    again = experiments.predictors.synthetic_benchmark(20, [2.0], np.linspace(0, np.pi / 2, 5), [0.2], [1.0],
+                                   draws=60, methods=("linear",), w1_samples=200, ntk_draws=2,
+                                   progress=False)
+    for k in tiny["pred"]:
+        np.testing.assert_array_equal(again["pred"][k], tiny["pred"][k])
+    np.testing.assert_array_equal(again["linear"], tiny["linear"])
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(gammas=[0.0]), "gammas"),
+    (dict(sigmas=[-1.0]), "sigmas"),
+    (dict(thetas=[4.0]), "thetas"),
+    (dict(methods=("ridge",)), "methods"),
+])
+def test_synthetic_benchmark_bad_input(kw, match):
+    args = dict(d=4, gammas=[1.5], thetas=[0.5], sigmas=[0.1], norms=[1.0], draws=2)
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        experiments.predictors.synthetic_benchmark(**args)
+
+
+def test_real_benchmark_on_synthetic_images():
+    """The real-data pipeline on a fake ten-class data set whose classes are Gaussian blobs
+    along orthogonal directions: a target identical to the source has zero distance,
+    zero feature fraction, and fine-tuning from its teacher beats scratch."""
+    rng = np.random.default_rng(7)
+    d, per = 30, 120
+    centres = np.eye(d)[:10] * 3.0
+    def split(N):
+        y = np.repeat(np.arange(10), N)
+        x = centres[y] + 0.5 * rng.standard_normal((len(y), d))
+        return x, y
+    xtr, ytr = split(per)
+    xte, yte = split(40)
+    data = {"fake": (xtr, ytr, xte, yte)}
+    pairs = [("fake", 0, 1, "fake", 0, 1), ("fake", 2, 3, "fake", 0, 1),
+             ("fake", 0, 2, "fake", 0, 1), ("fake", 4, 5, "fake", 6, 7)]
+    res = experiments.predictors.real_benchmark(data, pairs, ns=[5, 10], draws=4, w1_samples=100, kl_dims=5,
+                            ntk_source=60, progress=False)
+    p = res["pred"]
+    assert p["dist"][0, 0] < 1e-20 and p["feature"][0, 0] < 1e-12
+    assert p["dist"][0, 1] > 0 and p["feature"][0, 1] > 0.5
+    assert res["finetune"][:, 0].mean() <= res["scratch"][:, 0].mean()
+    assert res["finetune"].shape == (2, 4, 4)
+    assert all(np.isfinite(v).all() for v in p.values())
+    with pytest.raises(ValueError, match="each pair"):
+        experiments.predictors.real_benchmark(data, [("nope", 0, 1, "fake", 2, 3)] * 3, ns=[5], draws=2)

@@ -1,0 +1,69 @@
+"""Each figure builder of :mod:`transferkit.figures.paper000_relu` returns a figure on a tiny
+synthetic result (paper 000, Fig. 3 and Fig. 9)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from transferkit.figures import paper000_relu
+
+RNG = np.random.default_rng(0)
+NS = np.array([8, 16, 32])
+MUS = np.array([0.0, 0.5])
+M = 6
+
+
+def _info(runs=2, steps=5):
+    hist = np.abs(RNG.standard_normal((steps, runs))) + 1.0
+    return {"history": hist, "time_history": np.cumsum(np.ones((steps, runs)), axis=0),
+            "teacher_norm": np.ones(runs)}
+
+
+def _psd(p=5):
+    X = RNG.standard_normal((p, 3))
+    return X @ X.T
+
+
+CASES = {
+    "gram": lambda: paper000_relu.gram_figure(_psd(), _psd(), _psd()),
+    "scratch": lambda: paper000_relu.scratch_power_law_figure(
+        NS, [1.0, 0.5, 0.25], [0.1, 0.05, 0.02], 8.0, 1.0, 0.1),
+    "out_of_span": lambda: paper000_relu.out_of_span_figure(
+        MUS, RNG.random((2, 2)), RNG.random((2, 2)), RNG.random((2, 2))),
+    "transfer_map": lambda: paper000_relu.transfer_map_figure(
+        NS, MUS, RNG.standard_normal((2, 3)), np.array([10.0, np.inf])),
+    "least_squares": lambda: paper000_relu.least_squares_factor_figure(
+        NS, MUS, 1 + RNG.random((3, 2, 4)), M),
+    "anchored": lambda: paper000_relu.anchored_figure(
+        NS, [0.0, 1e-2], RNG.standard_normal((2, 3, 1, 4)), RNG.standard_normal(3),
+        RNG.random(3)),
+    "convergence": lambda: paper000_relu.convergence_figure(_info(), NS, [_info() for _ in NS]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_figure_builders_return_a_figure(name):
+    fig = CASES[name]()
+    try:
+        assert isinstance(fig, Figure)
+        assert fig.axes
+    finally:
+        plt.close(fig)
+
+
+def test_interactive_map_is_a_plotly_figure():
+    pytest.importorskip("plotly")
+    fig = paper000_relu.transfer_map_interactive(NS, MUS, RNG.standard_normal((2, 3)))
+    assert len(fig.data) == 1 and fig.data[0].zmin == -1 and fig.data[0].zmax == 1
+
+
+def test_every_public_function_is_tested():
+    tested = {"gram_figure", "scratch_power_law_figure", "out_of_span_figure",
+              "transfer_map_figure", "least_squares_factor_figure", "anchored_figure",
+              "convergence_figure", "transfer_map_interactive"}
+    assert set(paper000_relu.__all__) == tested

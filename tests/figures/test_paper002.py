@@ -1,0 +1,92 @@
+"""The figure builders of paper 002 on tiny synthetic results: a Figure with the expected axes."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from transferkit.experiments.ntk_similarity import TaskTransfer  # noqa: E402
+from transferkit.figures import paper002  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def ntk_tasks(names=("A", "B", "C"), seeds=3, steps=(0, 5, 10, 50)):
+    """``TransferResult.tasks`` of a tiny synthetic experiment: task i has Thm 2 term 0.5 + i."""
+    rng = np.random.default_rng(0)
+    out = {}
+    for i, k in enumerate(names):
+        t = 0.5 + i
+        path = np.outer(1 + 0.01 * rng.standard_normal(seeds), np.linspace(0, t, len(steps)))
+        out[k] = TaskTransfer(
+            yPQ=np.zeros(10), thm1=t ** 2, thm2=t, scratch=2 * t, lam_P=0.1, lam_Q=0.1,
+            dev=t + 0.01 * rng.standard_normal(seeds),
+            dev_scratch=2 * t + 0.01 * rng.standard_normal(seeds),
+            grad2=t ** 2 + 0.01 * rng.standard_normal(seeds),
+            flips=np.zeros(seeds), flips_scratch=np.zeros(seeds),
+            path_steps=np.array(steps), path=path, path_theory=np.linspace(0, t, len(steps)),
+            atol=1e-3, eta=0.5, steps=(np.full(seeds, 50), np.full(seeds, 60)),
+            converged=True, n=10)
+    return out
+
+
+def test_ntk_similarity_figure():
+    tasks = ntk_tasks()
+    fig = paper002.ntk_similarity_figure(tasks)
+    assert isinstance(fig, Figure)
+    ax1, ax2 = fig.axes
+    assert ax1.get_title().startswith("(a) Thm 2")
+    assert ax2.get_title().startswith("(b) Thm 1")
+    assert sorted(t.get_text() for t in ax1.get_legend().get_texts()) == [
+        "A", "B", "C", "theory = simulation"]
+    assert ax1.get_xlim() == ax1.get_ylim()
+    assert ax1.get_xlim()[1] == pytest.approx(1.1 * max(2 * 2.5, max(
+        r.dev_scratch.max() for r in tasks.values())))
+    assert ax2.get_legend() is None
+
+
+def test_deviation_path_figure():
+    fig = paper002.deviation_path_figure(ntk_tasks(names=("A", "B")))
+    assert isinstance(fig, Figure)
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "symlog"
+    assert len(ax.get_lines()) == 4                  # simulation and theory per task
+    assert ax.get_title().startswith("Fig. 2 (NTK regime)")
+    np.testing.assert_allclose(ax.get_lines()[1].get_ydata(),
+                               np.linspace(0, 0.5, 4) / np.sqrt(10))
+
+
+def test_fig8a_figure():
+    rng = np.random.default_rng(1)
+    labels = ["MNIST", "upside-down MNIST", "Fashion-MNIST", "scratch"]
+    acc = 0.9 + 0.05 * rng.random((4, 2))
+    dev = rng.random((4, 2, len(paper002.LAYER_TICKS)))
+    fig = paper002.fig8a_figure(acc, dev, np.array([0.5, 0.6, 0.7, 0.9]), labels)
+    assert isinstance(fig, Figure)
+    a, b, c = fig.axes
+    assert [t.get_text() for t in a.get_xticklabels()] == labels
+    assert [t.get_text() for t in b.get_xticklabels()] == list(paper002.LAYER_TICKS)
+    assert len(b.patches) == 4 * len(paper002.LAYER_TICKS)
+    assert [t.get_text() for t in b.get_legend().get_texts()] == labels
+    assert c.get_title() == "(c) theory: Thm 1 task dissimilarity"
+    assert c.get_ylim() == pytest.approx((0.45, 0.945))
+
+
+def test_fig9_figure():
+    ep = np.array([0, 1, 3])
+    pa = np.array([[0.8, 0.9], [0.82, 0.91]])
+    ft = np.array([[0.90, 0.92, 0.93], [0.91, 0.93, 0.95]])
+    fig = paper002.fig9_figure(ep, pa, ft)
+    assert isinstance(fig, Figure)
+    ax1, ax2 = fig.axes
+    assert ax1.get_xlabel() == "pretraining epochs"
+    assert ax2.get_xlabel() == "pretraining epochs (0: scratch)"
+    np.testing.assert_allclose(ax2.get_lines()[0].get_xdata(), ep)
+    np.testing.assert_allclose(ax2.get_lines()[0].get_ydata(), ft.mean(0))

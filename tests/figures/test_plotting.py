@@ -1,0 +1,44 @@
+"""The shared figure style ships with the package and applies cleanly."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from transferkit import (
+    figures,
+    provenance,  # noqa: E402
+)
+
+
+def test_use_style_applies_the_packaged_style():
+    with plt.rc_context():
+        figures.plotting.use_style()
+        assert plt.rcParams["figure.dpi"] == 110
+        assert plt.rcParams["savefig.bbox"] == "tight"
+        assert plt.rcParams["figure.constrained_layout.use"] is True
+        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        assert len(colours) >= 6 and colours[0].lower() == "#0072b2"
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, 1], label="$x$")
+        ax.legend()
+        fig.canvas.draw()
+        plt.close(fig)
+
+
+def test_show_plotly_embeds_without_cdn():
+    pytest.importorskip("IPython")
+    calls = {}
+
+    class FakeFigure:
+        def to_html(self, **kwargs):
+            calls.update(kwargs)
+            return "<div id='plot'></div>"
+
+    html = provenance.show_plotly(FakeFigure())
+    assert calls == {"include_plotlyjs": False, "include_mathjax": False, "full_html": False}
+    assert "plot" in html.data

@@ -1,0 +1,124 @@
+"""Tests of transferkit.models.diagonal: gradient descent on diagonal linear networks reaches the
+minimiser of paper 004's Eq. 22 as the step goes to zero; the convex solver; the
+experiment runner; participation ratio and ENSD (App. G)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from transferkit import experiments, models, stats, theory
+from transferkit.models.descent import ConvergenceWarning
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(0)
+    B, n, D = 3, 8, 20
+    X = rng.standard_normal((B, n, D))
+    bt = np.zeros((B, D))
+    bt[:, :2] = [1.0, -1.0]
+    y = np.einsum("bnd,bd->bn", X, bt)
+    w1 = np.abs(rng.standard_normal((B, D))) * 0.5 + 0.05  # a "pretrained" first layer
+    return X, y, w1
+
+
+def test_q_min_interpolant_is_feasible_and_minimal(problem):
+    X, y, w1 = problem
+    beta, res = models.diagonal.q_min_interpolant(X[0], y[0], w1[0], 0.1)
+    assert res < 1e-12
+    q0 = theory.penalties.diagonal_ptft_penalty(beta, w1[0], 0.1)
+    # any other interpolant beta + null-space direction costs more
+    rng = np.random.default_rng(1)
+    _, _, Vt = np.linalg.svd(X[0])
+    null = Vt[X.shape[1]:]
+    for _ in range(20):
+        v = rng.standard_normal(len(null)) @ null
+        for t in (1e-3, 1e-1):
+            assert theory.penalties.diagonal_ptft_penalty(beta + t * v, w1[0], 0.1) > q0
+    # KKT: beta = c sinh(X^T lam / 2) for some lam, i.e. arcsinh(beta / c) in the row space
+    c = w1[0] ** 2 + 0.01
+    s = 2 * np.arcsinh(beta / c)
+    lam, *_ = np.linalg.lstsq(X[0].T, s, rcond=None)
+    np.testing.assert_allclose(X[0].T @ lam, s, atol=1e-7)
+
+
+@pytest.mark.parametrize("init", ["stl", "ptft"])
+def test_gradient_descent_reaches_the_eq22_minimiser_as_the_step_vanishes(problem, init, one_thread):
+    X, y, w1 = problem
+    B, n, D = X.shape
+    w1_0, w2_0 = (0.1, 0.1) if init == "stl" else (w1, 0.1)
+    qmin = np.array([models.diagonal.q_min_interpolant(X[b], y[b], np.broadcast_to(w1_0, (B, D))[b], w2_0)[0]
+                     for b in range(B)])
+    betas = {}
+    for h in (0.02, 0.01):
+        st = models.diagonal.init_state(B, 1, D, w1_0, w2_0)
+        res = models.diagonal.train_diagonal(st, X[:, None], y[:, None], np.full((B, 1), n), rel_step=h,
+                       loss_tol=1e-13, max_steps=100_000)
+        assert res.converged.all()
+        betas[h] = res.beta[:, 0]
+    dist = {h: np.linalg.norm(b - qmin, axis=-1) / np.linalg.norm(qmin, axis=-1)
+            for h, b in betas.items()}
+    # first-order convergence to the gradient-flow limit: halving the step halves the error
+    # (the late, curvature-limited steps are not scaled by rel_step: ratio near, not at, 1/2)
+    ratio = dist[0.01] / dist[0.02]
+    assert np.all((ratio > 0.35) & (ratio < 0.7)), ratio
+    assert np.all(dist[0.01] < 0.01)
+    # Richardson extrapolation to step 0 lands on the minimiser of Eq. 22
+    extrap = 2 * betas[0.01] - betas[0.02]
+    d0 = np.linalg.norm(extrap - qmin, axis=-1) / np.linalg.norm(qmin, axis=-1)
+    assert np.all(d0 < 0.5 * dist[0.01]), (d0, dist[0.01])
+
+
+def test_linear_probe_keeps_the_first_layer(problem, one_thread):
+    X, y, w1 = problem
+    B, n, D = X.shape
+    st = models.diagonal.init_state(B, 1, D, w1, 0.1)
+    models.diagonal.train_diagonal(st, X[:, None], y[:, None], np.full((B, 1), n), train_first=False,
+             loss_tol=1e-10, max_steps=50_000)
+    np.testing.assert_array_equal(st.w1.cpu().numpy(), np.stack([w1, w1], 1))
+
+
+def test_run_tasks_shapes_and_determinism(one_thread):
+    kw = dict(draws=2, n_aux=20, alpha=0.1, gamma=0.1, seed=3, max_steps=1_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a short run: shapes and seeds only
+        a = experiments.diagonal_networks.run_tasks(10, 2, 1, [3, 6], **kw)
+        b = experiments.diagonal_networks.run_tasks(10, 2, 1, [3, 6], **kw)
+    for key in ("stl", "ptft", "mtl", "qmin_stl", "qmin_ptft"):
+        assert getattr(a, key).beta.shape == (2, 2, 10)
+        np.testing.assert_array_equal(getattr(a, key).beta, getattr(b, key).beta)
+        assert getattr(a, key).risk.shape == (2, 2)
+    for run in a.methods.values():
+        assert run.steps.shape == run.converged.shape == (2, 2)
+    assert list(a.methods) == ["stl", "ptft", "mtl"] and list(a.qmin) == ["stl", "ptft"]
+    assert a.mtl_aux.shape == (2, 2, 10) and a.beta_pre.shape == (2, 10)
+    assert np.all(a.qmin_ptft.residual < 1e-10)
+
+
+def test_sparse_teachers_supports():
+    rng = np.random.default_rng(0)
+    ba, bm = experiments.diagonal_networks.sparse_teachers(30, 5, 2, rng)
+    sa, sm = set(np.flatnonzero(ba)), set(np.flatnonzero(bm))
+    assert len(sa) == len(sm) == 5 and len(sa & sm) == 2
+    with pytest.raises(ValueError, match="^overlap"):
+        experiments.diagonal_networks.sparse_teachers(30, 5, 6, rng)
+
+
+def test_participation_ratio_and_ensd():
+    rng = np.random.default_rng(0)
+    n = 20_000
+    X = rng.standard_normal((n, 10))  # 10 uncorrelated unit-variance units
+    assert stats.participation_ratio(X) == pytest.approx(10, rel=0.02)
+    assert stats.participation_ratio(X[:, :1] * [1, 2, 3]) == pytest.approx(1.0)  # rank one
+    # the example of App. G: Y = five of X's units -> ENSD 5; independent units -> 0
+    assert stats.ensd(X, X[:, :5]) == pytest.approx(5, rel=0.02)
+    Z = rng.standard_normal((n, 5))
+    assert stats.ensd(X, Z) < 0.05
+    # a 1/sqrt(i) spectrum: PR = (sum 1/i)^2 / sum 1/i^2, exactly from the covariance
+    lam = 1 / np.arange(1, 11)
+    Y = rng.standard_normal((n, 10)) * np.sqrt(lam)
+    assert stats.participation_ratio(Y) == pytest.approx(lam.sum() ** 2 / (lam ** 2).sum(), rel=0.03)
+    with pytest.raises(ValueError, match="^X must"):
+        stats.participation_ratio(np.ones(3))

@@ -1,0 +1,90 @@
+"""Tests for :mod:`transferkit.models.lenet`: shapes, seeded determinism, the data splits of Fig. 8a
+and the per-layer deviation (fast: no full training)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from transferkit import data, experiments, models
+
+SKIP = "MNIST / Fashion-MNIST / digits not installed (make data)"
+
+
+def _have_data():
+    try:
+        data.load_mnist(), data.load_fashion_mnist(), data.load_digits_28()
+    except (data.DataNotFoundError, FileNotFoundError):
+        return False
+    return True
+
+
+needs_data = pytest.mark.skipif(not _have_data(), reason=SKIP)
+
+
+def test_forward_shape(one_thread):
+    model = models.lenet.make_lenet(0, "cpu")
+    out = model(torch.zeros(5, 784))
+    assert out.shape == (5, 10)
+    n = sum(p.numel() for p in model.parameters())
+    assert n == 61_706                       # LeNet-5 with padding 2 on 28x28 inputs
+
+
+def test_init_is_seeded_and_leaves_global_rng(one_thread):
+    state = torch.random.get_rng_state()
+    a, b, c = models.lenet.make_lenet(3, "cpu"), models.lenet.make_lenet(3, "cpu"), models.lenet.make_lenet(4, "cpu")
+    assert torch.equal(torch.random.get_rng_state(), state)
+    for (k, v), w, u in zip(a.state_dict().items(), b.state_dict().values(),
+                            c.state_dict().values()):
+        assert torch.equal(v, w), k
+        assert not torch.equal(v, u), k
+    with pytest.raises(ValueError, match="seed"):
+        models.lenet.make_lenet(-1)
+
+
+def test_training_is_deterministic_and_deviation(one_thread):
+    rng = np.random.default_rng(0)
+    x, y = rng.random((40, 784)).astype(np.float32), rng.integers(0, 10, 40)
+    runs = []
+    for _ in range(2):
+        model = models.lenet.make_lenet(1, "cpu")
+        start = {k: v.clone() for k, v in model.state_dict().items()}
+        snaps = models.lenet.train_lenet(model, x, y, epochs=2, seed=5, batch=16, snapshots=(0, 1, 2))
+        runs.append((model, start, snaps))
+    (m1, s1, snaps1), (m2, _, _) = runs
+    for v, w in zip(m1.state_dict().values(), m2.state_dict().values()):
+        assert torch.equal(v, w)
+    assert [e for e, _ in snaps1] == [0, 1, 2]
+    assert np.all(models.lenet.layer_deviation(m1, snaps1[-1][1]) == 0)
+    dev = models.lenet.layer_deviation(m1, s1)
+    assert dev.shape == (len(models.lenet.LAYERS),) and np.all(dev > 0)
+    acc = models.lenet.accuracy(m1, x, y)
+    assert 0 <= acc <= 1
+
+
+@needs_data
+def test_sources_are_balanced_and_flipped():
+    x, y, xt, yt = experiments.lenet_transfer.source_data("mnist", 100, 0)
+    xu, yu, xtu, ytu = experiments.lenet_transfer.source_data("mnist_upside_down", 100, 0)
+    xf, yf, _, _ = experiments.lenet_transfer.source_data("fashion", 100, 0)
+    for labels in (y, yu, yf):
+        assert np.array_equal(np.bincount(labels, minlength=10), np.full(10, 10))
+    assert np.array_equal(y, yu) and np.array_equal(yt, ytu)
+    assert np.array_equal(xu.reshape(-1, 28, 28), x.reshape(-1, 28, 28)[:, ::-1])
+    assert xt.shape == (2000, 784)
+    with pytest.raises(ValueError, match="source"):
+        experiments.lenet_transfer.source_data("svhn", 100, 0)
+    with pytest.raises(ValueError, match="multiple of 10"):
+        experiments.lenet_transfer.source_data("mnist", 105, 0)
+
+
+@needs_data
+def test_target_split_is_disjoint():
+    x, y, xt, yt = experiments.lenet_transfer.target_data(600, 0)
+    assert x.shape == (600, 784) and len(xt) == 1797 - 600
+    assert np.array_equal(np.bincount(y, minlength=10), np.full(10, 60))
+    full, _ = data.load_digits_28()
+    both = np.r_[x, xt]                                   # a partition of the data set
+    assert np.array_equal(both[np.lexsort(both.T)], full[np.lexsort(full.T)])
+    a = experiments.lenet_transfer.target_data(600, 0)
+    assert all(np.array_equal(u, v) for u, v in zip(a, (x, y, xt, yt)))

@@ -1,0 +1,342 @@
+"""Tests of :mod:`transferkit.models.relu`: exact population risk against a sampled risk, its
+analytic gradient against finite differences (including parallel and antiparallel
+units), the RKHS projections of paper 000, App. C, the source ablation (Eq. 16), the
+trainers and the power-law fit."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from transferkit import experiments, models, stats, streams, theory
+from transferkit.stats import critical_value
+from transferkit.theory.relu import relu_kernel
+
+
+def _t(x):
+    return torch.as_tensor(np.asarray(x), dtype=torch.float64)
+
+
+@pytest.fixture
+def small():
+    rng = np.random.default_rng(0)
+    T = models.relu.make_teachers(2, 4, 5, rng)
+    W = rng.standard_normal((2, 6, 5))
+    W[0, 1] = 2.0 * W[0, 0]      # parallel
+    W[0, 2] = -0.5 * W[0, 0]     # antiparallel
+    W[1, 3] = T.W[1, 0]          # student unit on a teacher unit
+    a = rng.standard_normal((2, 6))
+    return rng, T, W, a
+
+
+def test_population_risk_matches_sampled_risk(small):
+    rng, T, W, a = small
+    draws = 200_000
+    X = _t(rng.standard_normal((2, draws, 5)))
+    err = models.relu.sample_risk(_t(W), _t(a), _t(T.W), _t(T.a), X).numpy()
+    mean, se = err.mean(-1), err.std(-1, ddof=1) / math.sqrt(draws)
+    exact = models.relu.population_risk(_t(W), _t(a), _t(T.W), _t(T.a)).numpy()
+    assert np.all(np.abs(mean - exact) <= critical_value(2, draws) * se), (mean, exact, se)
+    np.testing.assert_allclose(models.relu.risk_np(W, a, T), exact, rtol=1e-12)
+
+
+def _central_differences(f, x, eps=1e-6):
+    """d f(x)[s] / d x[s, ...] by central differences, for a batched ``f: (S, ...) -> (S,)``."""
+    out = np.zeros_like(x)
+    for idx in np.ndindex(*x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[idx] += eps
+        xm[idx] -= eps
+        out[idx] = (f(xp) - f(xm))[idx[0]] / (2 * eps)
+    return out
+
+
+def test_population_gradient_matches_finite_differences(small):
+    _, T, W, a = small
+    Wt, at = _t(T.W), _t(T.a)
+    Wq, aq = _t(W), _t(a)
+    risk, ga, gW = models.relu.population_risk_grad(Wq, aq, Wt, at)
+    np.testing.assert_allclose(risk.numpy(), models.relu.population_risk(Wq, aq, Wt, at).numpy(),
+                               rtol=1e-13)
+    num_W = _central_differences(lambda W_: models.relu.risk_np(W_, a, T), W)
+    num_a = _central_differences(lambda a_: models.relu.risk_np(W, a_, T), a)
+    scale = 1 + np.abs(gW.numpy()).max()
+    np.testing.assert_allclose(gW.numpy(), num_W, atol=1e-6 * scale)
+    np.testing.assert_allclose(ga.numpy(), num_a, atol=1e-6 * (1 + np.abs(num_a).max()))
+
+
+def test_torch_kernel_is_the_numpy_kernel(small):
+    rng, T, W, _ = small
+    V = np.concatenate([T.W, np.zeros((2, 1, 5)), W[:, :2]], axis=1)   # with a zero row
+    np.testing.assert_allclose(models.relu.relu_kernel_torch(_t(W), _t(V)).numpy(),
+                               relu_kernel(W, V), rtol=1e-14, atol=1e-15)
+
+
+def test_torch_kernel_matches_monte_carlo():
+    g = torch.Generator().manual_seed(1)
+    A = torch.randn(1, 4, 5, generator=g, dtype=torch.float64)
+    B = torch.randn(1, 3, 5, generator=g, dtype=torch.float64)
+    n = 400_000
+    X = _t(np.random.default_rng(0).standard_normal((n, 5)))
+    prod = (torch.relu(X @ A[0].T)[:, :, None] * torch.relu(X @ B[0].T)[:, None, :]).numpy()
+    mean, se = prod.mean(0), prod.std(0, ddof=1) / math.sqrt(n)
+    K = models.relu.relu_kernel_torch(A, B)[0].numpy()
+    assert np.all(np.abs(K - mean) <= critical_value(K.size, None) * se), np.abs(K - mean) / se
+
+
+def test_torch_kernel_closed_form_special_cases():
+    w = _t([[[3.0, 0.0], [0.0, 2.0], [-1.0, 0.0]]])
+    K = models.relu.relu_kernel_torch(w, w)[0]
+    # diagonal ||w||^2 / 2; orthogonal: |w||v| / 2pi; opposite: 0
+    assert K[0, 0].item() == pytest.approx(4.5)
+    assert K[0, 1].item() == pytest.approx(6 / (2 * math.pi))
+    assert K[0, 2].item() == pytest.approx(0.0, abs=1e-15)
+
+
+def test_torch_kernel_gradient_is_exact_and_finite_on_the_diagonal():
+    g = torch.Generator().manual_seed(3)
+    A = torch.randn(2, 4, 3, generator=g, dtype=torch.float64).requires_grad_(True)
+    B = torch.randn(2, 5, 3, generator=g, dtype=torch.float64).requires_grad_(True)
+    assert torch.autograd.gradcheck(models.relu.relu_kernel_torch, (A, B))
+    A2 = torch.randn(1, 4, 3, generator=g, dtype=torch.float64).requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda a: models.relu.relu_kernel_torch(a, a), (A2,))
+    # parallel neurons (t = 0): autograd through arccos would give nan
+    P = _t([[[1.0, 1.0], [2.0, 2.0]]]).requires_grad_(True)
+    models.relu.relu_kernel_torch(P, P).sum().backward()
+    assert torch.isfinite(P.grad).all()
+
+
+def test_autograd_gradient_of_the_risk_is_the_analytic_one(small):
+    """Autograd through population_risk (the kernel's backward pass, used by the lazy-rich
+    sweep) and the closed form of population_risk_grad (used by Fig. 3) agree, also at
+    parallel, antiparallel and student-on-teacher units."""
+    _, T, W, a = small
+    Wq = _t(W).requires_grad_(True)
+    aq = _t(a).requires_grad_(True)
+    Wt, at = _t(T.W), _t(T.a)
+    risk = models.relu.population_risk(Wq, aq, Wt, at)
+    gW_auto, ga_auto = torch.autograd.grad(risk.sum(), (Wq, aq))
+    r, ga, gW = models.relu.population_risk_grad(_t(W), _t(a), Wt, at)
+    np.testing.assert_allclose(risk.detach().numpy(), r.numpy(), rtol=1e-13)
+    np.testing.assert_allclose(ga_auto.numpy(), ga.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gW_auto.numpy(), gW.numpy(), rtol=1e-12, atol=1e-14)
+    assert np.all(np.isfinite(gW_auto.numpy()))
+
+
+def test_tangent_gradient_on_the_sphere_is_the_projected_full_gradient(small):
+    """population_risk_tangent_grad (the fast path of train_population for units on the
+    sphere) equals population_risk_grad followed by the tangent projection, also at
+    parallel, antiparallel and student-on-teacher units; train_population takes it for
+    unit teachers and gives the same iterates as the general path."""
+    _, T, W, a = small
+    Wu = streams.unit_rows(W)
+    Wt, at = _t(T.W), _t(T.a)
+    r0, ga0, gW0 = models.relu.population_risk_grad(_t(Wu), _t(a), Wt, at)
+    r1, ga1, gW1 = models.relu.population_risk_tangent_grad(_t(Wu), _t(a), Wt, at)
+    np.testing.assert_allclose(r1.numpy(), r0.numpy(), rtol=1e-13)
+    np.testing.assert_allclose(ga1.numpy(), ga0.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gW1.numpy(), models.relu._tangent(_t(Wu), gW0).numpy(),
+                               rtol=1e-11, atol=1e-14)
+    # whole training runs: the fast path against the general one (teacher rows scaled by
+    # 1 + 1e-9 are "not on the sphere" for the check but give the same kernel to 1e-9)
+    rng = np.random.default_rng(3)
+    W0 = models.relu.random_sphere((2, 8, 5), rng)
+    c0 = np.full((2, 8), 1e-3)
+    Wf, cf, _ = models.relu.train_population(W0, c0, T, max_steps=40)
+    Tn = models.relu.Teacher(T.W * (1 + 1e-9), T.a)
+    Wg, cg, _ = models.relu.train_population(W0, c0, Tn, max_steps=40)
+    np.testing.assert_allclose(Wf, Wg, atol=1e-7)
+    np.testing.assert_allclose(cf, cg, atol=1e-7)
+
+
+def test_student_equal_to_teacher_has_zero_risk():
+    rng = np.random.default_rng(1)
+    T = models.relu.make_teachers(3, 5, 7, rng)
+    r, ga, gW = models.relu.population_risk_grad(_t(T.W), _t(T.a), _t(T.W), _t(T.a))
+    assert np.all(np.abs(r.numpy()) < 1e-14)
+    assert np.abs(ga.numpy()).max() < 1e-14 and np.abs(gW.numpy()).max() < 1e-14
+
+
+def test_rkhs_norms_inside_and_orthogonal():
+    rng = np.random.default_rng(2)
+    T = models.relu.make_teachers(2, 5, 6, rng)
+    # target inside the span: the student's units contain the teacher's
+    W = np.concatenate([T.W, models.relu.random_sphere((2, 7, 6), rng)], axis=1)
+    inside, out = models.relu.rkhs_norms(W, T)
+    total = models.relu.teacher_norm(T)
+    np.testing.assert_allclose(inside, total, rtol=1e-8)
+    assert np.all(out <= 1e-8 * total)
+    # repeated units make K singular: the pseudo-inverse still gives the same answer
+    inside2, out2 = models.relu.rkhs_norms(np.concatenate([W, W[:, :3]], axis=1), T)
+    np.testing.assert_allclose(inside2, total, rtol=1e-8)
+    # orthogonal to the span: target relu(x1) - relu(-x1) = x1 against units that see only
+    # x2, x3 (independent of x1, and x1 has mean 0, so every overlap vanishes)
+    e = np.eye(3)
+    odd = models.relu.Teacher(np.stack([np.vstack([e[0], -e[0]])]), np.array([[1.0, -1.0]]))
+    other_units = np.stack([np.vstack([e[1], -e[1], e[2], (e[1] - e[2]) / np.sqrt(2)])])
+    inside, out = models.relu.rkhs_norms(other_units, odd)
+    assert inside[0] == pytest.approx(0.0, abs=1e-14)
+    assert out[0] == pytest.approx(1.0, rel=1e-12)                         # E x1^2 = 1
+
+
+def test_rkhs_norms_match_regression_on_samples():
+    """||P_par f||^2 is the population R^2 numerator: compare with a least-squares fit."""
+    rng = np.random.default_rng(3)
+    T = models.relu.make_teachers(1, 4, 5, rng)
+    W = models.relu.random_sphere((1, 3, 5), rng)
+    inside, out = models.relu.rkhs_norms(W, T)
+    # the best L2 fit has risk ||P_perp f||^2: minimise the exact risk over a
+    K = relu_kernel(W, W)[0]
+    b = relu_kernel(W, T.W)[0] @ T.a[0]
+    a_best = np.linalg.solve(K, b)
+    np.testing.assert_allclose(models.relu.risk_np(W, a_best[None], T), out, rtol=1e-10)
+
+
+def test_rkhs_bad_rcond():
+    rng = np.random.default_rng(0)
+    T = models.relu.make_teachers(1, 2, 3, rng)
+    with pytest.raises(ValueError, match="^rcond"):
+        models.relu.rkhs_norms(T.W, T, rcond=0.0)
+
+
+def test_ablate():
+    rng = np.random.default_rng(4)
+    T = models.relu.make_teachers(3, 10, 4, rng)
+    src, keep = models.relu.ablate(T, 0.3, rng)
+    assert np.all(keep.sum(1) == 7)
+    np.testing.assert_allclose(src.a[keep], (T.a * 10 / 7)[keep])
+    assert np.all(src.a[~keep] == 0)
+    src0, keep0 = models.relu.ablate(T, 0.0, rng)
+    np.testing.assert_array_equal(src0.a, T.a)
+    for bad in (-0.1, 1.0, float("nan")):
+        with pytest.raises(ValueError, match="^mu"):
+            models.relu.ablate(T, bad, rng)
+
+
+def test_train_population_decreases_and_is_deterministic():
+    rng = np.random.default_rng(5)
+    T = models.relu.make_teachers(2, 3, 5, rng)
+    W0 = models.relu.random_sphere((2, 30, 5), rng)
+    c0 = np.full((2, 30), 1e-7)
+    W, c, info = models.relu.train_population(W0, c0, T, max_steps=200)
+    W2, c2, _ = models.relu.train_population(W0, c0, T, max_steps=200)
+    np.testing.assert_array_equal(W, W2)
+    np.testing.assert_array_equal(c, c2)
+    diffs = np.diff(info["history"], axis=0)
+    assert np.all(diffs[np.isfinite(diffs)] <= 1e-15)       # monotone (Armijo)
+    assert np.all(np.isfinite(info["history"][:2]))
+    assert np.all(info["loss"] < 0.05 * info["teacher_norm"])
+    np.testing.assert_allclose(np.linalg.norm(W, axis=-1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(models.relu.risk_np(W, c / 30, T), info["loss"], rtol=1e-10)
+
+
+def test_train_samples_fits_training_set():
+    rng = np.random.default_rng(6)
+    T = models.relu.make_teachers(2, 2, 4, rng)
+    X = rng.standard_normal((2, 20, 4))
+    y = np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(T.W, -1, -2), 0), T.a)
+    W0 = models.relu.random_sphere((2, 40, 4), rng)
+    W, c, info = models.relu.train_samples(W0, np.full((2, 40), 1e-7), X, y, max_steps=400)
+    diffs = np.diff(info["history"], axis=0)
+    assert np.all(diffs[np.isfinite(diffs)] <= 1e-15)
+    assert np.all(info["loss"] < 1e-2 * np.mean(y ** 2, axis=1))
+
+
+def test_linear_transfer_exact_when_units_contain_target():
+    rng = np.random.default_rng(7)
+    T = models.relu.make_teachers(2, 3, 5, rng)
+    W = np.concatenate([T.W, models.relu.random_sphere((2, 4, 5), rng)], axis=1)
+    X = rng.standard_normal((2, 40, 5))          # n > m: least squares recovers f_t
+    r = models.relu.readout_transfer_risk(W, X, T)
+    assert np.all(r < 1e-12 * models.relu.teacher_norm(T))
+    # few samples: risk at least the out-of-RKHS part for units not containing the target
+    W2 = models.relu.random_sphere((2, 4, 5), rng)
+    _, out = models.relu.rkhs_norms(W2, T)
+    r2 = models.relu.readout_transfer_risk(W2, X, T)
+    assert np.all(r2 >= out * (1 - 1e-10))
+
+
+def test_fit_power_law_recovers_exponent():
+    rng = np.random.default_rng(8)
+    n = np.array([50, 100, 200, 400, 800, 1600.0])
+    R = 3.0 * n ** -1.2 * np.exp(0.01 * rng.standard_normal(n.size))
+    A, nu, se_logA, se_nu = stats.fit_power_law(n, R)
+    assert abs(nu - 1.2) < 5 * se_nu + 1e-3 and se_nu < 0.05
+    with pytest.raises(ValueError):
+        stats.fit_power_law(n[:2], R[:2])
+
+
+def test_kernel_distance_and_gram():
+    rng = np.random.default_rng(9)
+    W = models.relu.random_sphere((5, 3), rng)
+    X = rng.standard_normal((7, 3))
+    G = models.relu.feature_gram(W, None, X)
+    np.testing.assert_allclose(G, models.relu.feature_gram(W, np.full(5, 0.2), X))
+    assert stats.kernel_distance(G, G) == 0.0
+
+
+def test_time_horizon_stops_training():
+    rng = np.random.default_rng(10)
+    T = models.relu.make_teachers(2, 3, 5, rng)
+    W0 = models.relu.random_sphere((2, 20, 5), rng)
+    _, _, info = models.relu.train_population(W0, np.full((2, 20), 1e-7), T, max_steps=10_000,
+                                       max_time=5.0)
+    assert np.all(info["horizon"]) and not np.any(info["converged"])
+    assert np.all(info["time"] >= 5.0) and np.all(info["time"] < 5.0 * 1.2 + 10)
+    t = info["time_history"]
+    assert np.all(np.diff(t, axis=0)[np.isfinite(np.diff(t, axis=0))] >= 0)
+
+
+def test_least_squares_factor_against_gaussian_regression():
+    """Gaussian features, target = a feature combination plus an orthogonal part of
+    variance v: the mean risk of least squares over v is (n-1)/(n-m-1) (Monte Carlo,
+    critical value from the draws)."""
+    rng = np.random.default_rng(11)
+    m, n, draws, v = 5, 12, 4000, 0.3
+    ratios = np.empty(draws)
+    for k in range(draws):
+        F = rng.standard_normal((n, m))
+        y = F @ np.ones(m) + np.sqrt(v) * rng.standard_normal(n)
+        a = np.linalg.lstsq(F, y, rcond=None)[0]
+        ratios[k] = ((a - 1) ** 2).sum() / v + 1.0        # population risk / v
+    se = ratios.std(ddof=1) / np.sqrt(draws)
+    assert abs(ratios.mean() - theory.relu.least_squares_factor(n, m)) < critical_value(1, draws) * se
+    assert theory.relu.least_squares_factor(6, 5) == np.inf
+    assert np.isnan(theory.relu.least_squares_factor(4, 5))
+    with pytest.raises(ValueError, match="n and m"):
+        theory.relu.least_squares_factor(0, 5)
+
+
+def test_anchor_penalty_of_fig9():
+    """lambda = 0 is plain pretraining (same iterates); the penalty pulls the units towards
+    their start monotonically in lambda; the reported loss is risk + lambda sum ||w - w0||^2."""
+    rng = np.random.default_rng(5)
+    T = models.relu.make_teachers(1, 4, 5, rng)
+    W0 = models.relu.random_sphere((3, 8, 5), rng)
+    c0 = np.full((3, 8), 1e-3)
+    Tr = models.relu.Teacher(np.tile(T.W, (3, 1, 1)), np.tile(T.a, (3, 1)))
+    Wa, ca, _ = models.relu.train_population(W0, c0, Tr, max_steps=60)
+    Wb, cb, info = models.relu.train_population(W0, c0, Tr, max_steps=60, anchor_weight=0.0)
+    np.testing.assert_array_equal(Wa, Wb)
+    np.testing.assert_array_equal(ca, cb)
+    _, _, info = models.relu.train_population(W0, c0, Tr, max_steps=200,
+                                       anchor_weight=[0.0, 1e-2, 1.0])
+    assert np.all(np.diff(info["anchor_dist"]) < 0), info["anchor_dist"]
+    np.testing.assert_allclose(info["loss"], info["risk"] + [0.0, 1e-2, 1.0] * info["anchor_dist"],
+                               rtol=1e-10)
+    for bad in (-1.0, np.nan):
+        with pytest.raises(ValueError, match="anchor_weight"):
+            models.relu.train_population(W0, c0, Tr, max_steps=2, anchor_weight=bad)
+
+
+def test_anchored_experiment_checks_mu():
+    res = experiments.relu_student_teacher.fig3_experiment(d=4, m=6, m_star=3, mus=[0.0, 0.5], ns=[8, 12, 16], draws=2,
+                               scratch_seeds=2, pretrain_steps=20, scratch_steps=20)
+    an = experiments.relu_student_teacher.anchored_experiment(res, [0.0, 1.0], 0.5, draws=2)
+    assert an["R_lt"].shape == (2, 3, 1, 2) and np.isfinite(an["R_lt"]).all()
+    with pytest.raises(ValueError, match="mu must be one of"):
+        experiments.relu_student_teacher.anchored_experiment(res, [0.0], 0.3)
+    with pytest.raises(ValueError, match="lambdas"):
+        experiments.relu_student_teacher.anchored_experiment(res, [-1.0], 0.5)

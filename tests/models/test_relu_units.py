@@ -1,0 +1,70 @@
+"""Tests of transferkit.models.relu: teachers, the ReLU trainer's gradients, k-means inertia
+and the alignment score (paper 004, App. E.2)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from transferkit import experiments, models, stats
+from transferkit.models.descent import ConvergenceWarning
+
+
+def test_teacher_pair_cosines():
+    rng = np.random.default_rng(0)
+    th, a, main, b = models.relu.teacher_pair(12, 6, 0.9, 0.1, rng)
+    np.testing.assert_allclose(np.sum(th * main, 1), 0.9, atol=1e-12)
+    np.testing.assert_allclose(th @ th.T, np.eye(6), atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(main, axis=1), 1, atol=1e-12)
+    assert np.all(a == 1) and np.all(b == 0.1)
+    with pytest.raises(ValueError, match="^rho"):
+        models.relu.teacher_pair(12, 6, 1.5, 1.0, rng)
+    with pytest.raises(ValueError, match="^d must"):
+        models.relu.teacher_pair(8, 6, 0.5, 1.0, rng)
+
+
+def test_train_gradient_matches_autograd(one_thread):
+    rng = np.random.default_rng(1)
+    X = torch.tensor(rng.standard_normal((2, 10, 4)))
+    y = torch.tensor(rng.standard_normal((2, 10)))
+    W = torch.tensor(rng.standard_normal((2, 5, 4)), requires_grad=True)
+    a = torch.tensor(rng.standard_normal((2, 5)), requires_grad=True)
+    loss = 0.5 * ((models.relu.forward(W, a, X) - y) ** 2).sum(1) / 10
+    loss.sum().backward()
+    lv, gW, ga = models.relu.loss_and_grads(W.detach(), a.detach(), X, y, torch.full((2,), 10.0,
+                                                                          dtype=torch.float64))
+    torch.testing.assert_close(lv, loss.detach())
+    torch.testing.assert_close(ga, a.grad)
+    torch.testing.assert_close(gW, W.grad)
+
+
+def test_train_fits_a_teacher_and_is_deterministic(one_thread):
+    out = []
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            out.append(experiments.ptft_relu.run_sample_efficiency(8, 1.0, 1.0, [6], draws=1, width=8, units=2,
+                                                n_aux=32, n_test=200, max_steps=1500))
+    np.testing.assert_array_equal(out[0].ptft.error, out[1].ptft.error)
+    assert np.all(np.isfinite(out[0].stl.error))
+    assert out[0].stl.W.shape == (1, 1, 8, 8) and out[0].ptft.a.shape == (1, 1, 8)
+    assert list(out[0].methods) == ["stl", "ptft"]
+
+
+def test_kmeans_inertia_and_alignment_on_planted_clusters():
+    rng = np.random.default_rng(0)
+    centres = np.linalg.qr(rng.standard_normal((10, 3)))[0].T  # 3 orthonormal directions
+    W = np.repeat(centres, 8, axis=0) * rng.uniform(0.5, 2, (24, 1))
+    W += 1e-4 * rng.standard_normal(W.shape)
+    a = rng.choice([-1.0, 1.0], 24)
+    inert1, _ = stats.kmeans_inertia(W, a, 1)
+    inert3, C = stats.kmeans_inertia(W, a, 3)
+    assert inert1 == pytest.approx(1.0)
+    assert inert3 < 1e-6
+    assert stats.alignment_score(C, centres) == pytest.approx(1.0, abs=1e-6)
+    # units with zero output weight do not count
+    a0 = a.copy()
+    a0[:8] = 0
+    assert stats.kmeans_inertia(W, a0, 2)[0] < 1e-6

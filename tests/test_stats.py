@@ -1,0 +1,244 @@
+"""Tests for :mod:`transferkit.stats` (Monte Carlo agreement with theory)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from transferkit import experiments, theory
+from transferkit import stats as tkstats
+
+# ---------------------------------------------------------------------------
+# critical_value
+# ---------------------------------------------------------------------------
+
+
+def test_critical_value_known_table_values():
+    # two-sided 5%, 10 degrees of freedom: the textbook t_{10, 0.975} = 2.228
+    assert tkstats.critical_value(1, 11, fwer=0.05) == pytest.approx(2.228138852, abs=1e-8)
+    # Bonferroni over 5 tests at 5%: t_{10}^{-1}(1 - 0.005) = 3.169
+    assert tkstats.critical_value(5, 11, fwer=0.05) == pytest.approx(3.169272673, abs=1e-8)
+    # many draws: the normal quantile z_{0.995} = 2.5758
+    assert tkstats.critical_value(1, 10 ** 7, fwer=0.01) == pytest.approx(2.575829, abs=1e-4)
+    # known standard deviation (draws=None): normal quantiles z_{0.995} and z_{1-0.01/8}
+    assert tkstats.critical_value(1, None, fwer=0.01) == pytest.approx(2.5758293035, abs=1e-9)
+    assert tkstats.critical_value(4, None, fwer=0.01) == pytest.approx(stats.norm.isf(0.01 / 8),
+                                                                  rel=1e-12)
+    assert tkstats.critical_value(4, None) < tkstats.critical_value(4, 1000) < tkstats.critical_value(4, 10)
+
+
+@pytest.mark.parametrize("k, m, fwer", [(1, 2, 0.01), (3, 40, 0.01), (60, 25, 0.05), (7, 500, 0.2)])
+def test_critical_value_against_scipy(k, m, fwer):
+    expected = stats.t.isf(fwer / (2 * k), df=m - 1)
+    assert tkstats.critical_value(k, m, fwer) == pytest.approx(expected, rel=1e-12)
+    # its meaning: the two-sided tail probability of t_{m-1} beyond it is fwer / k
+    assert 2 * stats.t.sf(tkstats.critical_value(k, m, fwer), df=m - 1) == pytest.approx(fwer / k,
+                                                                                     rel=1e-9)
+
+
+def test_critical_value_monotone():
+    by_tests = [tkstats.critical_value(k, 30) for k in (1, 2, 5, 10, 100, 1000)]
+    assert np.all(np.diff(by_tests) > 0)
+    by_draws = [tkstats.critical_value(4, m) for m in (2, 3, 5, 10, 100, 1000)]
+    assert np.all(np.diff(by_draws) < 0)
+    by_fwer = [tkstats.critical_value(4, 20, f) for f in (0.001, 0.01, 0.1, 0.5)]
+    assert np.all(np.diff(by_fwer) < 0)
+    by_tests_normal = [tkstats.critical_value(k, None) for k in (1, 3, 30, 300)]
+    assert np.all(np.diff(by_tests_normal) > 0)
+
+
+@pytest.mark.parametrize("args, name", [
+    ((0, 10), "n_tests"), ((2.5, 10), "n_tests"), ((-1, 10), "n_tests"),
+    ((1, 1), "draws"), ((1, 0), "draws"), ((1, 5.5), "draws"),
+    ((1, 10, 0.0), "fwer"), ((1, 10, 1.0), "fwer"), ((1, 10, float("nan")), "fwer"),
+    ((1, 10, -0.1), "fwer"), ((1, None, 0.0), "fwer"), ((0, None), "n_tests"),
+])
+def test_critical_value_rejects_bad_inputs(args, name):
+    with pytest.raises(ValueError, match=name):
+        tkstats.critical_value(*args)
+
+
+def test_critical_value_rejects_infinite_n_tests_with_value_error():
+    with pytest.raises(ValueError, match="n_tests"):
+        tkstats.critical_value(float("inf"), 10)
+
+
+# ---------------------------------------------------------------------------
+# agreement
+# ---------------------------------------------------------------------------
+
+
+def _normal_draws(seed, mu, sd, m):
+    rng = np.random.default_rng(seed)
+    mu = np.asarray(mu, float)
+    return mu[..., None] + sd * rng.standard_normal(mu.shape + (m,))
+
+
+def test_agreement_statistics_are_the_textbook_ones():
+    mu = np.array([[0.0, 1.0, -2.0], [5.0, 0.5, 3.0]])
+    m = 50
+    x = _normal_draws(0, mu, 0.7, m)
+    theory = mu + 0.01
+    a = tkstats.agreement(x, theory)
+    mean = x.sum(-1) / m
+    sd = np.sqrt(((x - mean[..., None]) ** 2).sum(-1) / (m - 1))
+    np.testing.assert_allclose(a.mean, mean, rtol=1e-12)
+    np.testing.assert_allclose(a.std, sd, rtol=1e-12)
+    np.testing.assert_allclose(a.se, sd / np.sqrt(m), rtol=1e-12)
+    np.testing.assert_allclose(a.z, (mean - theory) / (sd / np.sqrt(m)), rtol=1e-10)
+    assert a.n_compared == 6 and a.mask.all()
+    assert a.critical == pytest.approx(stats.t.ppf(1 - 0.01 / 12, m - 1), rel=1e-12)
+    assert a.worst == pytest.approx(np.abs(a.z).max())
+
+
+def test_agreement_accepts_true_mean_and_rejects_shifted_mean():
+    mu = np.linspace(-1.0, 2.0, 12).reshape(3, 4)
+    m, sd = 400, 1.3
+    x = _normal_draws(7, mu, sd, m)
+    good = tkstats.agreement(x, mu)
+    assert good.ok and "agree" in good.summary("x")
+    # z of the true mean are standard-normal-ish: none beyond the Bonferroni bound
+    assert good.worst < good.critical
+    # shift one cell by 8 (estimated) standard errors
+    shifted = mu.copy()
+    shifted[1, 2] += 8 * np.std(x[1, 2], ddof=1) / np.sqrt(m)
+    bad = tkstats.agreement(x, shifted)
+    assert not bad.ok and "DISAGREE" in bad.summary()
+    assert np.unravel_index(np.argmax(np.abs(bad.z)), bad.z.shape) == (1, 2)
+    assert bad.z[1, 2] == pytest.approx(good.z[1, 2] - 8, abs=1e-9)
+
+
+def test_agreement_coverage_rate_under_the_null():
+    # z of 400 independent cells at the true mean follow t_{m-1}: about 5% of them
+    # lie beyond its two-sided 5% point (binomial sd ~1.1%)
+    k, m = 400, 30
+    x = _normal_draws(3, np.zeros(k), 1.0, m)
+    a = tkstats.agreement(x, 0.0)
+    frac = np.mean(np.abs(a.z) > stats.t.ppf(0.975, m - 1))
+    assert 0.02 < frac < 0.09
+    assert a.ok
+
+
+def test_agreement_excludes_infinite_theory_and_masked_cells():
+    x = _normal_draws(1, [1.0, 2.0, 3.0, 4.0], 0.5, 20)
+    theory = np.array([1.0, np.inf, 100.0, np.nan])
+    a = tkstats.agreement(x, theory)
+    assert a.mask.tolist() == [True, False, True, False]
+    assert a.n_compared == 2 and a.z[1] == 0 and a.z[3] == 0
+    assert a.critical == pytest.approx(tkstats.critical_value(2, 20))
+    assert not a.ok                                        # cell 2 is far off
+    b = tkstats.agreement(x, theory, mask=np.array([True, True, False, True]))
+    assert b.mask.tolist() == [True, False, False, False]   # inf/nan still excluded
+    assert b.n_compared == 1 and b.ok
+    assert b.critical == pytest.approx(tkstats.critical_value(1, 20))
+    # nothing compared: trivially fine
+    c = tkstats.agreement(x, np.full(4, np.inf))
+    assert c.n_compared == 0 and c.worst == 0.0 and c.ok
+
+
+def test_agreement_zero_variance_cells():
+    x = np.array([[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]])
+    a = tkstats.agreement(x, np.array([2.0, 2.5]))
+    assert a.z[0] == 0 and np.isinf(a.z[1]) and not a.ok
+    assert tkstats.agreement(x, 2.0).ok
+
+
+def test_agreement_broadcasts_scalar_theory():
+    x = _normal_draws(2, np.zeros((2, 3)), 1.0, 10)
+    a = tkstats.agreement(x, 0.0)
+    assert a.theory.shape == (2, 3) and a.n_compared == 6
+
+
+@pytest.mark.parametrize("draws", [np.array(1.0), np.ones((3, 1)), np.ones(1)])
+def test_agreement_rejects_too_few_draws(draws):
+    with pytest.raises(ValueError, match="draws"):
+        tkstats.agreement(draws, 1.0)
+
+
+def test_agreement_with_known_std_uses_it_and_the_normal_quantile():
+    mu = np.array([0.0, 1.0, 2.0])
+    m, sd = 25, 2.0
+    x = _normal_draws(5, mu, sd, m)
+    a = tkstats.agreement(x, mu, std=sd)
+    np.testing.assert_allclose(a.se, sd / np.sqrt(m))
+    np.testing.assert_allclose(a.z, (x.mean(-1) - mu) / (sd / np.sqrt(m)), rtol=1e-12)
+    assert a.critical == pytest.approx(stats.norm.isf(0.01 / 6), rel=1e-12)
+    assert a.ok
+    # the true sd is used even where the sample sd is far off
+    b = tkstats.agreement(np.array([[1.0, 1.0, 1.0, 1.0]]), 0.0, std=4.0)
+    assert b.se[0] == pytest.approx(2.0) and b.z[0] == pytest.approx(0.5) and b.ok
+
+
+def test_agreement_atol_widens_by_exactly_the_allowed_optimisation_error():
+    m = 100
+    x = _normal_draws(9, [0.0, 0.0], 1.0, m)
+    se = x.std(-1, ddof=1) / np.sqrt(m)
+    crit = tkstats.critical_value(2, m)
+    # theory placed just outside the MC tolerance in cell 0
+    theory = x.mean(-1) + np.array([crit * se[0] + 0.05, 0.0])
+    assert not tkstats.agreement(x, theory).ok
+    a = tkstats.agreement(x, theory, atol=np.array([0.06, 0.0]))
+    assert a.ok and a.excess[0] == pytest.approx((crit * se[0] + 0.05) / (crit * se[0] + 0.06))
+    b = tkstats.agreement(x, theory, atol=0.04)
+    assert not b.ok and b.disagree.tolist() == [True, False]
+    assert b.excess[0] == pytest.approx((crit * se[0] + 0.05) / (crit * se[0] + 0.04))
+    for bad in (-0.1, np.nan, np.inf):
+        with pytest.raises(ValueError, match="atol"):
+            tkstats.agreement(x, theory, atol=bad)
+
+
+def test_risk_error_bound_holds_and_is_attained():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        d = 5
+        bt, bstar = rng.standard_normal(d), rng.standard_normal(d)
+        bhat = bstar + rng.uniform(0, 2) * rng.standard_normal(d)
+        R, Rstar = np.sum((bhat - bt) ** 2), np.sum((bstar - bt) ** 2)
+        delta = np.linalg.norm(bhat - bstar)
+        assert abs(R - Rstar) <= tkstats.risk_error_bound(R, delta) * (1 + 1e-12)
+    # attained when bhat - bstar points away from beta_t: R = (r + delta)^2, R* = r^2
+    # |R - R*| = delta (2 r + delta) <= delta (2 sqrt(R) + delta)
+    np.testing.assert_allclose(tkstats.risk_error_bound(np.array([0.0, 4.0]), np.array([0.5, 0.0])),
+                               [0.25, 0.0])
+    with pytest.raises(ValueError):
+        tkstats.risk_error_bound(-1.0, 0.1)
+    with pytest.raises(ValueError):
+        tkstats.risk_error_bound(1.0, -0.1)
+
+
+def _synthetic_result(shift_linear=0.0, seed=0):
+    """A simulate_grid-like result whose draws have the theoretical means."""
+
+    d, sigma, m = 60, 0.5, 400
+    ns, thetas = np.array([30, 90]), np.array([0.5, 1.0])
+    rng = np.random.default_rng(seed)
+    sc_mean = theory.deep_linear.scratch_risk_finite(ns, d, sigma)
+    lt_mean = theory.deep_linear.linear_transfer_risk(ns[:, None], thetas[None, :], sigma)
+    lt_std = theory.deep_linear.linear_transfer_risk_std(ns[:, None], thetas[None, :], sigma)
+    scratch = sc_mean[:, None, None] + 0.05 * rng.standard_normal((2, 1, m)) + np.zeros((2, 2, m))
+    linear = lt_mean[..., None] + lt_std[..., None] * rng.standard_normal((2, 2, m))
+    linear = linear + shift_linear
+    return {"n": ns, "d": d, "sigma": sigma, "thetas": thetas, "gammas": ns / d,
+            "scratch": scratch, "linear": linear, "scratch_minnorm_dist": np.zeros((2, m))}
+
+
+def test_linear_transfer_checks_on_synthetic_results():
+    good = experiments.linear_transfer.linear_transfer_checks(_synthetic_result())
+    assert all(a.ok for a in good.values()), {k: a.summary(k) for k, a in good.items()}
+    assert good["scratch"].n_compared == 2 and good["linear transfer"].n_compared == 4
+    # the exact std of linear transfer is used: normal critical value
+    assert good["linear transfer"].critical == pytest.approx(tkstats.critical_value(4, None))
+    bad = experiments.linear_transfer.linear_transfer_checks(_synthetic_result(shift_linear=0.05))
+    assert bad["scratch"].ok
+    assert not bad["linear transfer"].ok and not bad["transferability"].ok
+
+
+def test_transferability_draws():
+    r = {"scratch": np.array([[[3.0, 2.0]]]), "linear": np.array([[[1.0, 2.5]]]),
+         "finetune": np.array([[[0.5, 0.5]]])}
+    np.testing.assert_array_equal(experiments.linear_transfer.transferability_draws(r), [[[2.0, -0.5]]])
+    np.testing.assert_array_equal(experiments.linear_transfer.transferability_draws(r, "finetune"), [[[2.5, 1.5]]])
+    with pytest.raises(ValueError, match="scratch"):
+        experiments.linear_transfer.transferability_draws({"linear": r["linear"]})
+    with pytest.raises(ValueError):
+        experiments.linear_transfer.transferability_draws({"scratch": r["scratch"]}, "finetune")

@@ -1,0 +1,137 @@
+"""Tests for :mod:`transferkit.theory.ntk`: the Gram matrices of paper 002 (Sec. 6.1) against Monte
+Carlo over w ~ N(0, I), the similarity quantities of Thms 1-2, the linearised trajectory and
+the wide-network simulation."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from transferkit import experiments, models, stats, theory
+
+
+def _sphere(n, d, seed):
+    x = np.random.default_rng(seed).standard_normal((n, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_gram_matches_monte_carlo_over_gaussian_w(one_thread):
+    """H_ij = E_w[x_i.x_j 1{w.x_i >= 0} 1{w.x_j >= 0}], w ~ N(0, I) (Sec. 6.1)."""
+    X = _sphere(4, 5, 0)
+    X = np.r_[X, -X[:1], X[:1]]                   # antiparallel and parallel pairs too
+    w = np.random.default_rng(1).standard_normal((200_000, 5))
+    act = (w @ X.T >= 0).astype(float)            # (draws, n)
+    samples = (X @ X.T)[None] * act[:, :, None] * act[:, None, :]
+    mean = samples.mean(0)
+    se = samples.std(0, ddof=1) / np.sqrt(len(w))
+    crit = stats.critical_value(X.shape[0] ** 2, None)
+    H = theory.ntk.gram(X)
+    assert np.all(np.abs(mean - H) <= crit * se + 1e-12)
+    assert np.allclose(np.diag(H), 0.5) and H[0, 4] == 0.0 and np.isclose(H[0, 5], 0.5)
+
+
+def test_gram_finite_width_from_the_initialisation(one_thread):
+    """The empirical Gram of init_two_layer's units (any kappa) converges to H^inf."""
+    X = _sphere(5, 3, 2)
+    W, _ = models.relu.init_ntk(3, 100_000, 0.3, [0], symmetric=False, device="cpu")
+    act = (torch.tensor(X) @ W[0] >= 0).double().numpy()          # (n, m)
+    samples = (X @ X.T)[:, :, None] * act[:, None, :] * act[None, :, :]
+    se = samples.std(-1, ddof=1) / np.sqrt(act.shape[1])
+    crit = stats.critical_value(25, None)
+    assert np.all(np.abs(samples.mean(-1) - theory.ntk.gram(X)) <= crit * se + 1e-12)
+
+
+def test_gram_cross_and_psd():
+    XP, XQ = _sphere(6, 4, 3), _sphere(3, 4, 4)
+    HPQ = theory.ntk.gram(XP, XQ)
+    assert HPQ.shape == (6, 3)
+    assert np.allclose(theory.ntk.gram(np.r_[XP, XQ])[:6, 6:], HPQ)
+    assert np.linalg.eigvalsh(theory.ntk.gram(XP))[0] > 0
+
+
+def test_sphere_is_required():
+    with pytest.raises(ValueError, match="unit norm"):
+        theory.ntk.gram(2 * _sphere(3, 4, 0))
+    with pytest.raises(ValueError, match="same number of columns"):
+        theory.ntk.gram(_sphere(3, 4, 0), _sphere(3, 5, 0))
+    with pytest.raises(ValueError, match="lambda_min"):
+        X = _sphere(3, 4, 0)
+        theory.ntk.deviation_bound(np.r_[X, X[:1]], np.ones(4))
+
+
+def test_same_task_transfers_its_labels_exactly():
+    """Q = P: y_{P->Q} = H_P^T H_P^{-1} y_P = y_P, both similarity terms vanish."""
+    X, y = _sphere(8, 5, 5), np.sign(np.random.default_rng(6).standard_normal(8))
+    yPQ = theory.ntk.transformed_labels(X, y, X)
+    assert np.allclose(yPQ, y)
+    assert theory.ntk.label_discrepancy(y, yPQ) < 1e-20
+    assert theory.ntk.deviation_bound(X, y, yPQ) < 1e-8
+    H = theory.ntk.gram(X)
+    assert np.isclose(theory.ntk.deviation_bound(X, y), np.sqrt(y @ np.linalg.solve(H, y)))
+    # swapping the labels doubles the residual: distance twice the scratch one
+    assert np.isclose(theory.ntk.deviation_bound(X, -y, yPQ), 2 * theory.ntk.deviation_bound(X, y))
+
+
+def test_label_matrices_sum_over_columns():
+    XP, XQ = _sphere(7, 4, 7), _sphere(5, 4, 8)
+    Y = np.random.default_rng(9).standard_normal((7, 2))
+    YQ = np.random.default_rng(10).standard_normal((5, 2))
+    YPQ = theory.ntk.transformed_labels(XP, Y, XQ)
+    cols = [theory.ntk.deviation_bound(XQ, YQ[:, j], theory.ntk.transformed_labels(XP, Y[:, j], XQ)) ** 2
+            for j in range(2)]
+    assert np.isclose(theory.ntk.deviation_bound(XQ, YQ, YPQ) ** 2, sum(cols))
+
+
+def test_deviation_path_rises_to_the_bound():
+    X, y = _sphere(6, 4, 11), np.random.default_rng(12).standard_normal(6)
+    H = theory.ntk.gram(X)
+    eta = 1 / np.linalg.eigvalsh(H)[-1]
+    k = np.array([0, 1, 10, 100, 100_000])
+    p = theory.ntk.deviation_path(H, y, eta, k)
+    assert p[0] == 0 and np.all(np.diff(p) > 0)
+    assert np.isclose(p[-1], theory.ntk.deviation_bound(X, y))
+    # one step moves the weights by eta Z r, of squared norm eta^2 r^T H r
+    assert np.isclose(p[1] ** 2, eta ** 2 * y @ H @ y)
+    with pytest.raises(ValueError, match="eta"):
+        theory.ntk.deviation_path(H, y, 2.5 * eta, k)
+    with pytest.raises(ValueError, match="steps"):
+        theory.ntk.deviation_path(H, y, eta, [-1])
+
+
+def test_init_validation_and_symmetry():
+    W, A = models.relu.init_ntk(3, 8, 0.5, [0, 1], device="cpu")
+    assert W.shape == (2, 3, 8) and A.shape == (2, 8)
+    assert torch.equal(W[:, :, :4], W[:, :, 4:]) and float(A.sum()) == 0
+    W2, _ = models.relu.init_ntk(3, 8, 0.5, [0, 1], device="cpu")
+    assert torch.equal(W, W2)
+    for kwargs, match in (({"m": 7}, "even"), ({"kappa": 0.0}, "kappa"), ({"d": 0}, "d")):
+        args = {"d": 3, "m": 8, "kappa": 0.5, "seeds": [0], **kwargs}
+        with pytest.raises(ValueError, match=match):
+            models.relu.init_ntk(**args)
+
+
+def test_wide_network_follows_theorem_2(one_thread):
+    """Fine-tuning a wide network travels Eq. 2's leading term; the gradient of Thm 1 is
+    ||y_Q - y_P->Q||^2.  Finite-width corrections are O(m^{-1/2}) (~1 % here)."""
+    XP, XQ = _sphere(6, 8, 13), _sphere(5, 8, 14)
+    yP, yQ = np.array([1., -1, 1, -1, 1, -1]), np.array([1., 1, -1, -1, 1])
+    out = experiments.ntk_similarity.transfer_experiment(XP, yP, {"q": (XQ, yQ)}, m=20_000, seeds=[0, 1],
+                                  tol=1e-6, device=torch.device("cpu"))
+    r = out.tasks["q"]
+    assert r.converged and out.pretrain.converged.all()
+    assert np.allclose(r.dev, r.thm2, rtol=0.05)
+    assert np.allclose(r.dev_scratch, r.scratch, rtol=0.05)
+    assert np.allclose(r.grad2, r.thm1, rtol=0.05)
+    assert np.allclose(r.path[:, -1], r.dev)
+    again = experiments.ntk_similarity.transfer_experiment(XP, yP, {"q": (XQ, yQ)}, m=20_000, seeds=[0, 1],
+                                    tol=1e-6, device=torch.device("cpu"))
+    assert np.array_equal(again.tasks["q"].dev, r.dev)
+
+
+def test_fit_sphere_map():
+    ref = np.random.default_rng(15).random((50, 10))
+    f = theory.ntk.fit_sphere_map(ref, 3)
+    z = f(ref[:4])
+    assert z.shape == (4, 3) and np.allclose(np.linalg.norm(z, axis=1), 1)
+    with pytest.raises(ValueError, match="dim"):
+        theory.ntk.fit_sphere_map(ref, 11)

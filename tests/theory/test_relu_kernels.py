@@ -1,0 +1,178 @@
+"""Tests of :mod:`transferkit.theory.relu`: closed forms against Monte Carlo, the edge cases
+(parallel, antiparallel, zero rows), and property-based contracts (issue #9):
+symmetry, positive semi-definiteness, homogeneity, limits, and ``ValueError`` naming the
+parameter for bad input."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from _helpers import cfg
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from transferkit import theory
+from transferkit.stats import critical_value
+
+# ---------------------------------------------------------------------------
+# Monte Carlo
+# ---------------------------------------------------------------------------
+
+def _mc(f, A, B, draws, rng):
+    """Per-draw products f(A x) f(B x), shape (draws, N, M)."""
+    Z = rng.standard_normal((draws, A.shape[-1]))
+    FA, FB = f(Z @ A.T), f(Z @ B.T)
+    return FA[:, :, None] * FB[:, None, :]
+
+
+@pytest.mark.parametrize("name", ["relu_kernel", "arccos_kernel1", "arccos_kernel0"])
+def test_kernels_match_monte_carlo(name):
+    rng = np.random.default_rng(1)
+    d = 6
+    A = rng.standard_normal((4, d)) * rng.uniform(0.2, 3.0, (4, 1))
+    B = np.vstack([A[0] * 2.5, -A[1], rng.standard_normal((2, d)), A[2] + 1e-3 * A[3]])
+    draws = 200_000
+    f = (lambda z: np.maximum(z, 0.0)) if name != "arccos_kernel0" else (lambda z: (z > 0) * 1.0)
+    samples = _mc(f, A, B, draws, rng)
+    mean, se = samples.mean(0), samples.std(0, ddof=1) / math.sqrt(draws)
+    K = getattr(theory.relu, name)(A, B)
+    crit = critical_value(K.size, draws)
+    assert np.all(np.abs(mean - K) <= crit * se + 1e-12), np.max(np.abs(mean - K) / (se + 1e-300))
+
+
+def test_edge_cases_exact():
+    x = np.array([[3.0, 4.0, 0.0]])
+    assert theory.relu.relu_kernel(x, 2 * x)[0, 0] == pytest.approx(5 * 10 / 2, rel=1e-15)
+    assert theory.relu.relu_kernel(x, -x)[0, 0] == 0.0
+    assert theory.relu.arccos_kernel0(x, x)[0, 0] == 0.5
+    assert theory.relu.arccos_kernel0(x, -x)[0, 0] == 0.0
+    z = np.zeros((1, 3))
+    assert theory.relu.relu_kernel(x, z)[0, 0] == 0.0 and theory.relu.relu_kernel(z, z)[0, 0] == 0.0
+    assert theory.relu.arccos_kernel0(x, z)[0, 0] == 0.25
+    # cosine rounding above 1 must not give NaN
+    v = np.array([[0.1, 0.2, 0.3]])
+    assert np.isfinite(theory.relu.relu_kernel(v * 7.0, v * 3.0)).all()
+    assert theory.relu.safe_arccos(1 + 1e-12) == 0.0 and theory.relu.safe_arccos(-1 - 1e-12) == math.pi
+    # orthogonal unit vectors: 1 / (2 pi)
+    e = np.eye(3)
+    assert theory.relu.relu_kernel(e[:1], e[1:2])[0, 0] == pytest.approx(1 / (2 * math.pi), rel=1e-14)
+
+
+def test_batch_broadcasting():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((2, 3, 5, 4))
+    B = rng.standard_normal((3, 6, 4))
+    K = theory.relu.relu_kernel(A, B)
+    assert K.shape == (2, 3, 5, 6)
+    np.testing.assert_allclose(K[1, 2], theory.relu.relu_kernel(A[1, 2], B[2]), rtol=1e-14)
+
+
+def test_ntk_matches_monte_carlo():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((3, 5))
+    m = 400_000
+    W = rng.standard_normal((m, 5))
+    Z = X @ W.T
+    emp = (np.maximum(Z, 0) @ np.maximum(Z, 0).T + (X @ X.T) * ((Z > 0) * 1.0 @ (Z > 0).T)) / m
+    np.testing.assert_allclose(theory.relu.relu_ntk_kernel(X, X), emp, rtol=0.02, atol=0.02)
+
+
+# ---------------------------------------------------------------------------
+# property-based contracts (issue #9)
+# ---------------------------------------------------------------------------
+
+finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def rows(draw, n_max=6, d_max=5, d=None):
+    d = d if d is not None else draw(st.integers(1, d_max))
+    n = draw(st.integers(1, n_max))
+    return draw(hnp.arrays(np.float64, (n, d), elements=finite))
+
+
+@st.composite
+def row_pairs(draw):
+    A = draw(rows())
+    B = draw(rows(d=A.shape[1]))
+    return A, B
+
+
+KERNELS = [theory.relu.relu_kernel, theory.relu.arccos_kernel1, theory.relu.arccos_kernel0,
+           theory.relu.relu_ntk_kernel]
+
+
+@cfg(60)
+@given(row_pairs())
+def test_symmetry_and_finiteness(pair):
+    A, B = pair
+    for k in KERNELS:
+        K = k(A, B)
+        assert K.shape == (A.shape[0], B.shape[0]) and np.isfinite(K).all()
+        np.testing.assert_allclose(K, k(B, A).T, rtol=1e-12, atol=1e-12 * (1 + np.abs(K).max()))
+
+
+@cfg(60)
+@given(rows(n_max=8))
+def test_gram_psd(A):
+    for k in KERNELS:
+        G = k(A, A)
+        lam = np.linalg.eigvalsh((G + G.T) / 2)
+        assert lam.min() >= -1e-9 * max(1.0, np.abs(lam).max())
+
+
+@cfg(60)
+@given(row_pairs(), st.floats(1e-3, 1e3), st.floats(1e-3, 1e3))
+def test_homogeneity(pair, s, t):
+    A, B = pair
+    K1 = theory.relu.relu_kernel(A, B)
+    np.testing.assert_allclose(theory.relu.relu_kernel(s * A, t * B), s * t * K1,
+                               rtol=1e-9, atol=1e-12 * s * t * (1 + np.abs(K1).max()))
+    K0 = theory.relu.arccos_kernel0(A, B)
+    np.testing.assert_allclose(theory.relu.arccos_kernel0(s * A, t * B), K0, atol=1e-9)
+
+
+@cfg(60)
+@given(rows(n_max=4, d_max=5), st.floats(1e-3, 1e3))
+def test_parallel_and_antiparallel_limits(A, s):
+    norms = np.linalg.norm(A, axis=1)
+    Kp = np.diag(theory.relu.relu_kernel(A, s * A))
+    np.testing.assert_allclose(Kp, s * norms ** 2 / 2, rtol=1e-9, atol=1e-300)
+    assert np.all(np.diag(theory.relu.relu_kernel(A, -s * A)) == 0.0)
+    K0 = np.diag(theory.relu.arccos_kernel0(A, s * A))
+    assert np.all(K0[norms > 0] == 0.5) and np.all(K0[norms == 0] == 0.25)
+    assert np.all(np.diag(theory.relu.arccos_kernel0(A, -s * A))[norms > 0] == 0.0)
+
+
+@cfg(40)
+@given(st.floats(-2.0, 2.0))
+def test_safe_arccos_in_range(c):
+    t = theory.relu.safe_arccos(c)
+    assert 0.0 <= t <= math.pi
+
+
+@pytest.mark.parametrize("bad", [
+    np.ones(3),                      # not 2-d
+    np.ones((0, 2)),                 # no rows
+    np.array([[1.0, np.nan]]),       # non-finite
+    np.array([[1.0, np.inf]]),
+    "abc",
+], ids=["1d", "empty", "nan", "inf", "str"])
+@pytest.mark.parametrize("k", KERNELS)
+def test_bad_input_names_parameter(k, bad):
+    first, second = ("W", "V") if k is theory.relu.relu_kernel else ("X", "Y")
+    with pytest.raises(ValueError, match=f"^{first}"):
+        k(bad, np.ones((2, 2)))
+    with pytest.raises(ValueError, match=f"^{second}"):
+        k(np.ones((2, 2)), bad)
+
+
+def test_relu_kernel_names_w_v_and_mismatched_d():
+    with pytest.raises(ValueError, match=r"^W"):
+        theory.relu.relu_kernel(np.array([[np.nan]]), np.ones((1, 1)))
+    with pytest.raises(ValueError, match=r"^V"):
+        theory.relu.relu_kernel(np.ones((2, 3)), np.ones((2, 4)))
+    with pytest.raises(ValueError, match=r"^Y"):
+        theory.relu.arccos_kernel1(np.ones((2, 2, 3)), np.ones((3, 2, 3)))

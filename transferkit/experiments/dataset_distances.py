@@ -1,0 +1,126 @@
+r"""Dataset distances against transferability (paper 000, Sec. 2.1, Fig. 4): simulations."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .. import theory
+from .._validate import check_int, check_positive
+from ..models.deep_linear import (
+    feature_subspace,
+    gradient_descent,
+    init_deep_linear,
+    population_objective,
+)
+from ..theory.distances import kl_linear, w1_bounds_linear, wasserstein1_linear
+from .deep_linear import simulate_grid
+
+__all__ = ["opposite_sign_pairs", "simulate_pairs"]
+
+
+# ---------------------------------------------------------------------------
+# pairs of tasks: transfer simulated, distances computed
+# ---------------------------------------------------------------------------
+
+def scaled_pretrained(P, norm, depth, seed, alpha, rcond, loss_tol):
+    """Networks of ``P`` re-pretrained on the population loss of ``norm * beta_s``."""
+    if norm == 1.0:
+        return P
+    B, d = P.beta_s.shape
+    W0 = init_deep_linear(d, depth, alpha,
+                          [np.random.default_rng([int(seed), b, 0, 1]) for b in range(B)],
+                          device=P.beta_s.device, dtype=P.beta_s.dtype)
+    Ws, info = gradient_descent(W0, population_objective(norm * P.beta_s), loss_tol=loss_tol,
+                                desc=f"pretraining |beta_s| = {norm:g}")
+    U, S, rank, svals = feature_subspace(Ws, rcond)
+    return dataclasses.replace(P, weights=Ws, U=U, S=S, rank=rank, feature_svals=svals,
+                               info=info)
+
+
+def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
+                   w1_samples=1000, w1_repeats=5, rcond=1e-3, loss_tol=1e-10, progress=None) -> dict:
+    r"""Transferability and dataset distances for pairs of linear tasks (paper 000, Fig. 4).
+
+    A pair is a unit target :math:`\beta_t` and a source :math:`\beta_s = r\,u` with
+    :math:`\|u\| = 1`, :math:`u^\top\beta_t = \cos\theta`, :math:`\theta\in[0,\pi]`,
+    :math:`r` in ``norms``; the target set has :math:`n = \gamma d` points with noise
+    ``sigma`` and both tasks have label noise ``sigma`` (so that the KL is finite).
+    A deep linear network is pretrained on the population source loss (from scale
+    ``alpha``), its last layer re-fitted on the target sample (linear transfer) and
+    compared with scratch training on the same sample (:func:`~transferkit.experiments.deep_linear.simulate_grid`).
+
+    Returns
+    -------
+    dict with ``thetas, norms, gammas, n``; ``T`` (per-draw transferability,
+    ``(len(norms), len(gammas), len(thetas), draws)``), ``T_theory`` (exact finite-size
+    value, :func:`~transferkit.theory.deep_linear.linear_transferability_finite`, broadcast to
+    ``(len(norms), len(gammas), len(thetas))``), ``kl`` (Eq. 31) and ``w1``, ``w1_lower``,
+    ``w1_upper`` (``(len(norms), len(thetas))``; ``w1`` is the mean of ``w1_repeats``
+    estimates, each on ``w1_samples`` fresh points per law, kept in ``w1_draws``),
+    ``w1_null`` (the estimator between two independent samples of the same target law,
+    ``w1_repeats`` times: its bias scale), ``scratch`` and ``linear`` risks.
+    """
+    check_int("d", d, 2)
+    check_positive("sigma", sigma)
+    norms = np.atleast_1d(np.asarray(norms, float))
+    if norms.ndim != 1 or not np.all(np.isfinite(norms) & (norms > 0)):
+        raise ValueError(f"norms must be finite numbers > 0 (got {norms!r})")
+    sim_sc = simulate_grid(d, gammas, thetas, sigma, depth=depth, draws=draws, seed=seed,
+                           alpha=alpha, methods=("scratch",), rcond=rcond, loss_tol=loss_tol,
+                           progress=progress)
+    P = sim_sc["pretrained"]
+    gammas, thetas, ns = sim_sc["gammas"], sim_sc["thetas"], sim_sc["n"]
+    R, G, T = len(norms), len(gammas), len(thetas)
+    lin = np.empty((R, G, T, draws))
+    for i, r in enumerate(norms):
+        Pr = scaled_pretrained(P, float(r), depth, seed, alpha, rcond, 1e-12)
+        res = simulate_grid(d, gammas, thetas, sigma, depth=depth, draws=draws, seed=seed,
+                            alpha=alpha, methods=("linear",), rcond=rcond, pretrained=Pr,
+                            progress=progress)
+        lin[i] = res["linear"]
+    scratch = np.broadcast_to(sim_sc["scratch"], lin.shape)
+    T_th = theory.deep_linear.linear_transferability_finite(ns[:, None], d, thetas[None, :], sigma)
+    # distances: the target beta_t = cos(theta) u + sin(theta) nu, the source r u (draw 0)
+    u = P.beta_s[0].cpu().numpy()
+    nu = P.nu[0].cpu().numpy()
+    kl = kl_linear(thetas[None, :], sigma, norm_s=norms[:, None])
+    check_int("w1_repeats", w1_repeats, 2)
+    w1 = np.empty((R, T, w1_repeats))
+    lo = np.empty((R, T))
+    hi = np.empty((R, T))
+    for i, r in enumerate(norms):
+        for j, th in enumerate(thetas):
+            bt = math.cos(th) * u + math.sin(th) * nu
+            w1[i, j] = [wasserstein1_linear(r * u, bt, sigma, n=w1_samples,
+                                            seed=[seed, i, j, k]) for k in range(w1_repeats)]
+            lo[i, j], hi[i, j] = w1_bounds_linear(r * u, bt, sigma)
+    w1_null = np.array([wasserstein1_linear(nu, nu, sigma, n=w1_samples,
+                                            seed=[seed, 10**6, k]) for k in range(w1_repeats)])
+    return {"d": d, "sigma": sigma, "depth": depth, "draws": draws, "alpha": alpha,
+            "gammas": gammas, "thetas": thetas, "norms": norms, "n": ns,
+            "scratch": scratch, "linear": lin, "T": scratch - lin,
+            "T_theory": np.broadcast_to(T_th, (R, G, T)),
+            "scratch_minnorm_dist": sim_sc["scratch_minnorm_dist"],
+            "scratch_converged": sim_sc["scratch_converged"],
+            "kl": kl, "w1": w1.mean(-1), "w1_draws": w1, "w1_lower": lo, "w1_upper": hi, "w1_null": w1_null,
+            "w1_samples": w1_samples}
+
+
+def opposite_sign_pairs(distance, T_mean, T_se, critical):
+    r"""Pairs of tasks where the *farther* one transfers positively and the nearer negatively.
+
+    Thm 2.2 in numbers: indices ``(i, j)`` (into the flattened arrays) with
+    ``distance[i] >= distance[j]``, :math:`\mathcal T_i > c\,\mathrm{se}_i` and
+    :math:`\mathcal T_j < -c\,\mathrm{se}_j` (both signs significant at the critical value
+    ``c``).  Returns an array ``(k, 2)``.
+    """
+    dist = np.asarray(distance, float).ravel()
+    m = np.asarray(T_mean, float).ravel()
+    se = np.asarray(T_se, float).ravel()
+    pos = np.flatnonzero(m > critical * se)
+    neg = np.flatnonzero(m < -critical * se)
+    pairs = [(i, j) for i in pos for j in neg if dist[i] >= dist[j]]
+    return np.array(pairs, dtype=int).reshape(-1, 2)

@@ -1,0 +1,361 @@
+r"""End-to-end simulations of transfer in deep linear networks (paper 000, Sec. 3; App. D).
+
+One *draw* consists of a source teacher :math:`\beta_s`, a unit vector
+:math:`\nu\perp\beta_s` (so the target at angle :math:`\theta` is
+:math:`\beta_t = \cos\theta\,\beta_s + \sin\theta\,\nu`), a network pretrained on the
+population source loss from scale :math:`\alpha`, and, for every sample size
+:math:`n = \mathrm{round}(\gamma d)`, a target design :math:`X` and label noise
+:math:`\epsilon`.  The three methods are compared on the same :math:`X, \epsilon`:
+
+* **scratch**: the same architecture trained on the target sample from scale
+  :math:`\alpha` (Thm 3.5-3.6);
+* **linear**: last layer re-fitted on frozen pretrained features (Eq. 9, Thm 3.7);
+* **finetune**: all layers trained from the pretrained weights (Thm 3.9).
+
+What does not depend on a parameter is computed once: pretraining does not depend on
+:math:`(\gamma, \theta)`, the eigendecomposition of :math:`X` not on :math:`\theta`, and the
+risk of scratch training not on :math:`\theta` in distribution (the inputs and the
+initialisation are isotropic, so only :math:`\|\beta_t\| = 1` matters).  One scratch model
+per :math:`(n, \text{draw})` is therefore trained, on the :math:`\theta = \pi/2` target
+:math:`y = X\nu + \epsilon`, and its risk is used for every :math:`\theta` (set
+``reuse_scratch=False`` to train one per :math:`\theta`).  All risks are excess
+population risks :math:`\|\hat\beta - \beta_t\|^2`.
+
+Random numbers come from :class:`numpy.random.Generator` keyed by
+``(seed, draw, purpose, n)``: a cell's numbers do not depend on the other cells of the
+grid, and the same seed gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from .. import config
+from .._validate import check_grid, check_int, check_positive
+from ..models.deep_linear import (
+    empirical_objective,
+    end_to_end,
+    feature_subspace,
+    finetune_chain,
+    gradient_descent,
+    init_deep_linear,
+    linear_transfer,
+    population_objective,
+    rank_one_chain,
+)
+from ..models.device import as_tensor, default_device
+from ..streams import keyed_rng
+from ..theory.linear_teachers import deep_finetune_scale
+
+__all__ = ["METHODS", "Pretrained", "pretrain", "sample_size", "simulate_grid", "simulate_transfer"]
+
+
+METHODS = ("scratch", "linear", "finetune")
+
+
+TEACHER_STREAM, DATA_STREAM, SCRATCH_STREAM = 0, 1, 2
+
+
+def sample_size(gamma, d) -> int:
+    """``n = round(gamma d)``, checked to be at least 1."""
+    n = int(round(float(gamma) * d))
+    if n < 1:
+        raise ValueError(f"gamma * d must round to n >= 1 (gamma={gamma!r}, d={d!r})")
+    return n
+
+
+def check_simulation_args(d, sigma, depth, draws, alpha):
+    check_int("d", d, 2)
+    check_positive("sigma", sigma, allow_zero=True)
+    check_int("depth", depth, 2)
+    check_int("draws", draws, 1)
+    check_positive("alpha", alpha)
+
+
+@dataclass
+class Pretrained:
+    """Teachers and networks pretrained on the population source loss, one per draw."""
+
+    beta_s: torch.Tensor        # (B, d)
+    nu: torch.Tensor            # (B, d), unit, orthogonal to beta_s
+    weights: list               # pretrained layers
+    U: torch.Tensor             # (B, d, r) feature subspace
+    S: torch.Tensor             # (B, r)
+    rank: np.ndarray            # (B,) effective feature rank
+    feature_svals: torch.Tensor  # (B, d) singular values of W_1 ... W_{L-1}
+    info: object = field(repr=False, default=None)
+
+    def beta_t(self, theta) -> torch.Tensor:
+        """Targets for an array of angles, ``(B, m, d)``."""
+        th = as_tensor(np.atleast_1d(theta), self.beta_s.device, self.beta_s.dtype)
+        return (torch.cos(th)[None, :, None] * self.beta_s[:, None, :]
+                + torch.sin(th)[None, :, None] * self.nu[:, None, :])
+
+
+def pretrain(d, depth=2, draws=20, seed=0, alpha=1e-5, rcond=1e-3, loss_tol=1e-12,
+             max_steps=100_000, device=None, dtype=torch.float64, progress=None) -> Pretrained:
+    r"""Draw teachers and pretrain one network per draw on :math:`\frac12\|\beta-\beta_s\|^2`.
+
+    By Lemma 3.3 :math:`\beta\to\beta_s`; by Thm 3.4 the features
+    :math:`W_1\cdots W_{L-1}` collapse to rank one along :math:`\beta_s` as
+    :math:`\alpha\to0` (see ``feature_svals`` and ``rank``).
+    """
+    check_simulation_args(d, 0.0, depth, draws, alpha)
+    device = device or default_device()
+    bs, nus = [], []
+    for b in range(draws):
+        rng = keyed_rng(seed, b, TEACHER_STREAM)
+        u = rng.standard_normal(d)
+        u /= np.linalg.norm(u)
+        v = rng.standard_normal(d)
+        v -= (v @ u) * u
+        v /= np.linalg.norm(v)
+        bs.append(u)
+        nus.append(v)
+    beta_s = as_tensor(np.stack(bs), device, dtype)
+    nu = as_tensor(np.stack(nus), device, dtype)
+    W0 = init_deep_linear(d, depth, alpha, [keyed_rng(seed, b, TEACHER_STREAM, 1) for b in range(draws)],
+                          device=device, dtype=dtype)
+    Ws, info = gradient_descent(W0, population_objective(beta_s), loss_tol=loss_tol,
+                                max_steps=max_steps, progress=False, desc="pretraining")
+    U, S, rank, svals = feature_subspace(Ws, rcond)
+    return Pretrained(beta_s, nu, Ws, U, S, rank, svals, info)
+
+
+def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
+                  methods=METHODS, rcond=1e-3, loss_tol=1e-10, max_steps=100_000,
+                  reuse_scratch=True, scratch_method="nesterov", pretrained: Pretrained | None = None,
+                  finetune_method="chain", finetune_flow_tol=1e-3, device=None,
+                  dtype=torch.float64, progress=None) -> dict:
+    r"""Simulate a :math:`(\gamma, \theta)` grid of the transfer phase diagram.
+
+    Parameters
+    ----------
+    d : int
+        Input dimension (>= 2).
+    gammas, thetas : float or 1-d sequence
+        Sample ratios :math:`\gamma = n/d` (> 0) and source-target angles in
+        :math:`[0, \pi]`.
+    sigma : float
+        Target label-noise standard deviation (>= 0).
+    depth, draws, seed, alpha
+        Network depth ``L``, independent draws per cell, base seed, initialisation scale.
+    methods : iterable of {"scratch", "linear", "finetune"}
+    rcond, loss_tol, max_steps
+        Feature-rank cutoff (:func:`~transferkit.models.deep_linear.feature_subspace`) and the
+        stopping rule of :func:`~transferkit.models.deep_linear.gradient_descent`.
+    scratch_method : {"nesterov", "gd"}
+        Optimiser of scratch training.  Only its limit point enters the risk, and that
+        limit (the minimum-norm interpolant, Thm 3.5) is the same for both (see
+        :func:`~transferkit.models.deep_linear.gradient_descent`); the accelerated method needs
+        :math:`O(\sqrt\kappa)` steps near :math:`\gamma = 1`.  Pretraining and
+        fine-tuning always use plain gradient descent (their path matters).
+    pretrained : Pretrained, optional
+        Re-use networks from :func:`pretrain` (must match ``d, depth, draws``).
+    finetune_method : {"chain", "full"}
+        ``"chain"`` (default): gradient descent on all layers of the rank-one chain of the
+        pretrained weights (:func:`~transferkit.models.deep_linear.finetune_chain`; the same iterates as
+        plain gradient descent on the full network from that chain, which differs from the
+        pretrained weights by :math:`O(\alpha)`, reported as ``finetune_chain_residual``),
+        every angle and draw of a :math:`\gamma` row in one batch.  ``"full"``:
+        :func:`~transferkit.models.deep_linear.gradient_descent` on the full pretrained layers, one
+        batch of draws per angle (slow; kept as the reference).
+    finetune_flow_tol : float or None
+        ``flow_tol`` of :func:`~transferkit.models.deep_linear.finetune_chain`: the budget for the
+        departure of gradient descent from gradient flow (the change of the layer
+        imbalances; reported per run as ``finetune_imbalance_drift``).
+
+    Returns
+    -------
+    dict with ``gammas, thetas, n`` and, per method, an array of risks of shape
+    ``(len(gammas), len(thetas), draws)``; diagnostics ``<method>_converged`` and
+    ``<method>_steps`` for the trained methods, ``scratch_minnorm_dist`` (distance of the
+    scratch solution to :math:`X^+y`, Thm 3.5, shape ``(len(gammas), draws)``),
+    ``feature_rank`` and the ``pretrained`` object.  With ``"finetune"`` and
+    ``finetune_method="chain"`` also, per cell and draw, ``finetune_thm52`` (risk of paper
+    001's Thm 5.2 limit :math:`k P_\perp\beta(0) + X^+y` on the same sample, from the
+    pretrained :math:`\beta(0)`), ``finetune_thm52_dist`` (distance of the fine-tuned
+    :math:`\hat\beta` to it), ``finetune_thm52_k`` (its :math:`k`), ``finetune_row_error``
+    (certified bound on the distance of :math:`P_\parallel\hat\beta` to :math:`X^+y`), and
+    ``finetune_chain_residual`` ``(draws,)``.
+    """
+    check_simulation_args(d, sigma, depth, draws, alpha)
+    gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
+    thetas = check_grid("theta", thetas, 0.0, math.pi, False)
+    methods = tuple(methods)
+    unknown = set(methods) - set(METHODS)
+    if unknown or not methods:
+        raise ValueError(f"methods must be a non-empty subset of {METHODS} (got {methods!r})")
+    if finetune_method not in ("chain", "full"):
+        raise ValueError(f"finetune_method must be 'chain' or 'full' (got {finetune_method!r})")
+    ns = [sample_size(g, d) for g in gammas]
+    device = device or default_device()
+    if pretrained is None:
+        pretrained = pretrain(d, depth, draws, seed, alpha, rcond, device=device, dtype=dtype,
+                              progress=progress)
+    elif pretrained.beta_s.shape != (draws, d) or len(pretrained.weights) != depth:
+        raise ValueError("pretrained networks do not match d, depth and draws")
+    P = pretrained
+    G, T = len(gammas), len(thetas)
+    out = {"gammas": gammas, "thetas": thetas, "n": np.array(ns), "d": d, "sigma": sigma,
+           "depth": depth, "draws": draws, "seed": seed, "alpha": alpha,
+           "feature_rank": P.rank, "pretrained": P}
+    for m in methods:
+        out[m] = np.full((G, T, draws), np.nan)
+        if m != "linear":
+            out[m + "_converged"] = np.zeros((G, T, draws), dtype=bool)
+            out[m + "_steps"] = np.zeros((G, T, draws), dtype=np.int64)
+    if "scratch" in methods:
+        out["scratch_minnorm_dist"] = np.full((G, draws), np.nan)
+    chain = None
+    if "finetune" in methods and finetune_method == "chain":
+        chain = rank_one_chain(P.weights)
+        out["finetune_chain_residual"] = chain.residual.cpu().numpy()
+        for k in ("thm52", "thm52_dist", "thm52_k", "row_error", "imbalance_drift"):
+            out["finetune_" + k] = np.full((G, T, draws), np.nan)
+    beta_t = P.beta_t(thetas)                                       # (B, T, d)
+    cells = tqdm(list(enumerate(ns)), desc=f"simulating d={d}, L={depth}",
+                 disable=not config.progress(progress))
+    for i, n in cells:
+        cells.set_postfix(n=n)
+        Xs, eps = [], []
+        for b in range(draws):
+            rng = keyed_rng(seed, b, DATA_STREAM, n)
+            Xs.append(rng.standard_normal((n, d)))
+            eps.append(sigma * rng.standard_normal(n))
+        X = as_tensor(np.stack(Xs), device, dtype)
+        eps = as_tensor(np.stack(eps), device, dtype)
+        Y = (X @ beta_t.transpose(1, 2)) + eps[..., None]          # (B, n, T)
+        if "linear" in methods:
+            bh = linear_transfer(P.U, X, Y)                         # (B, T, d)
+            out["linear"][i] = _risk(bh, beta_t).T
+        need_obj = "finetune" in methods or "scratch" in methods
+        obj = empirical_objective(X, Y[..., 0]) if need_obj else None
+        if "scratch" in methods:
+            # one scratch model per draw, trained on the theta = pi/2 target y = X nu + eps
+            # (its risk does not depend on theta), or one per theta without reuse_scratch
+            jobs = ([(slice(None), (X @ P.nu[..., None])[..., 0] + eps, P.nu)] if reuse_scratch
+                    else [(j, Y[..., j], beta_t[:, j]) for j in range(T)])
+            for j, y_sc, b_t in jobs:
+                W0 = init_deep_linear(d, depth, alpha,
+                                      [keyed_rng(seed, b, SCRATCH_STREAM, n) for b in range(draws)],
+                                      device=device, dtype=dtype)
+                o = obj.relabel(X, y_sc)
+                Ws, info = gradient_descent(W0, o, loss_tol=loss_tol, max_steps=max_steps,
+                                            method=scratch_method, desc=f"scratch n={n}")
+                beta = end_to_end(Ws)
+                out["scratch"][i, j] = _risk(beta[:, None, :], b_t[:, None, :])[:, 0]
+                out["scratch_converged"][i, j] = info.converged
+                out["scratch_steps"][i, j] = info.steps
+                out["scratch_minnorm_dist"][i] = (beta - o.minimiser()).norm(dim=1).cpu().numpy()
+        if "finetune" in methods and chain is not None:
+            ft = _finetune_row(chain, obj, X, Y, beta_t, depth, loss_tol, max_steps, n,
+                               finetune_flow_tol)
+            for k, v in ft.items():
+                out[k][i] = v
+        elif "finetune" in methods:
+            for j in range(T):
+                o = obj.relabel(X, Y[..., j])
+                Ws, info = gradient_descent(P.weights, o, loss_tol=loss_tol, max_steps=max_steps,
+                                            desc=f"fine-tuning n={n}")
+                out["finetune"][i, j] = _risk(end_to_end(Ws)[:, None, :], beta_t[:, j:j + 1]).ravel()
+                out["finetune_converged"][i, j] = info.converged
+                out["finetune_steps"][i, j] = info.steps
+    return out
+
+
+def simulate_transfer(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
+                      methods=METHODS, **kwargs) -> dict:
+    r"""One point of the phase diagram: per-draw risks of scratch, linear transfer, fine-tuning.
+
+    Parameters are those of :func:`simulate_grid` with scalar ``gamma`` and ``theta``.
+
+    Returns
+    -------
+    dict mapping each method to an array of ``draws`` generalization errors
+    :math:`\|\hat\beta-\beta_t\|^2` (population excess risk), plus ``<method>_converged``
+    flags.  The same ``seed`` gives the same numbers.
+
+    Examples
+    --------
+    >>> r = simulate_transfer(d=50, gamma=0.5, theta=1.0, sigma=0.2, draws=4, progress=False)
+    >>> sorted(k for k in r if k in METHODS)
+    ['finetune', 'linear', 'scratch']
+    """
+    for name, v in (("gamma", gamma), ("theta", theta)):
+        if np.ndim(v) != 0:
+            raise ValueError(f"{name} must be a scalar for simulate_transfer (use simulate_grid)")
+    kwargs.setdefault("progress", False)
+    res = simulate_grid(d, [gamma], [theta], sigma, depth, draws, seed, alpha, methods, **kwargs)
+    out = {}
+    for m in methods:
+        out[m] = res[m][0, 0]
+        if m + "_converged" in res:
+            out[m + "_converged"] = res[m + "_converged"][0, 0]
+    return out
+
+
+def _finetune_row(chain, obj, X, Y, beta_t, depth, loss_tol, max_steps, n, flow_tol=1e-3) -> dict:
+    r"""Fine-tune every (angle, draw) of one :math:`\gamma` row at once (rank-one chain).
+
+    The eigendecomposition of :math:`X` is shared by the angles; targets
+    :math:`V^\top X^+ y = V^\top X^\top y / (n\lambda)` for all angles come from one
+    product.  Returns arrays ``(T, B)``: risks, convergence, steps and the paired
+    comparison with paper 001's Thm 5.2 limit on the same sample.
+    """
+
+    B, T = Y.shape[0], Y.shape[2]
+    V, lam = obj.V, obj.lam                                        # (B, d, r), (B, r)
+    r = lam.shape[1]
+    target = (V.transpose(1, 2) @ (X.transpose(1, 2) @ Y)) / (n * lam)[..., None]   # (B, r, T)
+    z0 = (V.transpose(1, 2) @ chain.w[..., None])[..., 0]        # (B, r)
+    flat = lambda a: a.reshape(B * T, *a.shape[2:])              # noqa: E731
+    rep = lambda a: flat(a[:, None].expand(B, T, *a.shape[1:]))  # noqa: E731
+    ch = type(chain)(rep(chain.w), rep(chain.c), rep(chain.residual))
+    # for n >= d the minimiser is unique and the path does not matter: plain curvature steps
+    z, c, info = finetune_chain(ch, rep(lam), rep(z0), flat(target.transpose(1, 2)),
+                                loss_tol=loss_tol, max_steps=max_steps,
+                                flow_tol=flow_tol if n < X.shape[2] else None,
+                                desc=f"fine-tuning n={n}")
+    dz = (z - rep(z0)).reshape(B, T, r)
+    C = c.prod(1).reshape(B, T)
+    beta = C[..., None] * (chain.w[:, None, :] + (V @ dz.transpose(1, 2)).transpose(1, 2))
+    # paper 001, Thm 5.2 on the same sample: k P_perp beta(0) + X^+ y, beta(0) pretrained
+    b0 = chain.beta                                                # (B, d)
+    perp = b0 - (V @ (V.transpose(1, 2) @ b0[..., None]))[..., 0]
+    mn = (V @ target).transpose(1, 2)                              # X^+ y, (B, T, d)
+    k = deep_finetune_scale(perp.norm(dim=1).cpu().numpy()[:, None],
+                            mn.norm(dim=2).cpu().numpy(), b0.norm(dim=1).cpu().numpy()[:, None],
+                            depth)                                 # (B, T)
+    k_t = torch.as_tensor(k, dtype=beta.dtype, device=beta.device)
+    b52 = k_t[..., None] * perp[:, None, :] + mn
+    tr = lambda a: np.ascontiguousarray(np.asarray(a).reshape(B, T).T)   # noqa: E731
+    return {"finetune": _risk(beta, beta_t).T,
+            "finetune_converged": tr(info.converged), "finetune_steps": tr(info.steps),
+            "finetune_row_error": tr(info.row_error),
+            "finetune_imbalance_drift": tr(info.imbalance_drift),
+            "finetune_thm52": _risk(b52, beta_t).T,
+            "finetune_thm52_dist": (beta - b52).norm(dim=2).cpu().numpy().T,
+            "finetune_thm52_k": k.T}
+
+
+def _risk(beta_hat, beta_t):
+    """``||beta_hat - beta_t||^2`` over the last axis, as numpy ``(B, m)``."""
+    return (beta_hat - beta_t).pow(2).sum(-1).cpu().numpy()
+
+
+# ---------------------------------------------------------------------------
+# cells of the book's grids
+# ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=2)
+def pretrain_cached(d, depth, draws, seed, alpha):
+    """Pretraining is the same for every cell of a grid: once per process (and worker)."""
+    return pretrain(d, depth, draws, seed=seed, alpha=alpha, progress=False)

@@ -1,0 +1,175 @@
+r"""Between lazy and rich: transfer from two-layer ReLU networks pretrained at different init scales.
+
+Paper 000 (Sec. 4, conclusion, App. E Fig. 9) argues that a network pretrained in the
+*rich* regime sparsifies its features to those of the source task, and then transfers
+badly to targets outside them, while a network pretrained in the *lazy* regime keeps its
+random features and gains nothing from pretraining; somewhere in between, negative
+transfer may disappear.
+
+Model (paper 000, Sec. 4): :math:`f(x) = \frac1m\sum_{i=1}^m c_i\,\sigma(w_i^\top x)`,
+:math:`\sigma = \mathrm{ReLU}`, :math:`x\sim\mathcal N(0, I_d)`; teachers of Eqs. 16-17:
+a target network of :math:`m_*` neurons and a source network made of a random fraction
+:math:`1-\mu` of them.
+
+Everything population-level is exact: for Gaussian inputs the arc-cosine kernel
+(Cho & Saul)
+
+.. math::
+
+    \kappa(w, v) = \mathbb E\,\sigma(w^\top x)\sigma(v^\top x)
+    = \frac{\|w\|\|v\|}{2\pi}\bigl(\sin\varphi + (\pi-\varphi)\cos\varphi\bigr),
+
+with :math:`\varphi` the angle between :math:`w` and :math:`v`, gives the population
+risk of any network against any teacher as a quadratic form
+(:func:`transferkit.models.relu.population_risk`, shared with Fig. 3),
+so pretraining is done on the *population* source loss (as for the deep linear
+networks of Sec. 3) and every risk is exact, without a test set.
+
+Protocol (ours; paper 000 gives none for an init-scale sweep, see :func:`init_scale_sweep`):
+pretrain from :math:`w_i(0) = \alpha\,\hat w_i` (:math:`\hat w_i` uniform on the sphere)
+and :math:`c_i(0) = 0`; gradient flow conserves :math:`c_i^2 - \|w_i\|^2 = -\alpha^2`,
+so for large :math:`\alpha` the readout does all the work and the features stay at
+their random initial value (lazy: the network is a random-features model), while for
+small :math:`\alpha` the neurons align with the teacher's before they grow (rich).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from .. import config, models
+from .._validate import check_int
+from ..models.device import as_tensor, default_device
+from ..models.relu import (
+    TEST_STREAM,
+    check_alphas,
+    draw_init_scale_teachers,
+    init_scale_targets,
+    pretrain_init_scale,
+    readout_transfer,
+    scratch_init_scale,
+)
+from ..streams import keyed_rng
+
+__all__ = ["monte_carlo_check", "span_floor", "init_scale_sweep"]
+
+
+# ---------------------------------------------------------------------------
+# the sweep
+# ---------------------------------------------------------------------------
+
+def init_scale_sweep(d, m, m_star, mu, alphas, ns, draws=4, sigma=0.0, seed=0, loss_tol=1e-6,
+          max_steps=20_000, stall_tol=1e-4, scratch_max_steps=None, device=None,
+          dtype=torch.float64, progress=None) -> dict:
+    r"""Transferability against the pretraining init scale :math:`\alpha` and the target size :math:`n`.
+
+    For each draw (teachers, initial directions, target samples): pretrain at every
+    ``alpha`` on the population source loss (:func:`~transferkit.models.relu.pretrain_init_scale`, all alphas and draws in one
+    batch), re-fit the readout on :math:`n` target samples (linear transfer,
+    :func:`~transferkit.models.relu.readout_transfer`), and train the whole network from scratch on the same
+    samples (:func:`~transferkit.models.relu.scratch_init_scale`; it does not depend on :math:`\alpha`).  All risks are exact
+    population excess risks, in units of :math:`\|f_t\|^2_{L_2} = 1`.  Two references
+    bracket the sweep:
+
+    * ``lazy``: readout re-fitted on the *initial* random features
+      :math:`\sigma(\hat W x)`: the :math:`\alpha\to\infty` limit, where the features do
+      not move (by homogeneity the scale of :math:`W` does not matter);
+    * ``source``: readout re-fitted on the source teacher's own neurons (the features a
+      perfectly rich pretraining keeps, the analogue of Thm 3.4); its :math:`n\to\infty`
+      risk is the out-of-span norm :math:`\|P_\perp f_t\|^2` (paper 000, App. C,
+      Eq. 156), returned as ``floor``.
+
+    Returns a dict of arrays: ``transfer`` ``(len(alphas), len(ns), draws)``, ``scratch_init_scale``,
+    ``lazy``, ``source`` ``(len(ns), draws)``, ``T = scratch - transfer``, ``floor``
+    ``(draws,)``, ``pretrain_loss``, ``pretrain_converged``, ``pretrain_stalled``,
+    ``movement`` (:math:`\|W - W_0\|_F/\|W_0\|_F`), ``span_floor`` (the out-of-span norm of
+    the target for the pretrained features, :func:`span_floor`: a lower bound on every
+    transfer risk), all ``(len(alphas), draws)``, ``lazy_floor`` ``(draws,)``, and
+    ``scratch_converged``, ``scratch_stalled``, ``scratch_loss`` ``(len(ns), draws)``.
+    ``scratch_max_steps`` is the step budget of scratch training (default ``max_steps``).
+    """
+    check_int("m", m, 1)
+    check_int("draws", draws, 1)
+    alphas = check_alphas(alphas)
+    ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
+    device = device or default_device()
+    T = draw_init_scale_teachers(d, m_star, mu, draws, seed, device, dtype)
+    A, N = len(alphas), len(ns)
+    out = {"alphas": alphas, "ns": np.array(ns), "d": d, "m": m, "m_star": m_star, "mu": mu,
+           "sigma": sigma, "draws": draws,
+           "transfer": np.empty((A, N, draws)), "scratch": np.empty((N, draws)),
+           "lazy": np.empty((N, draws)), "source": np.empty((N, draws)),
+           "scratch_converged": np.zeros((N, draws), bool),
+           "scratch_stalled": np.zeros((N, draws), bool), "scratch_loss": np.empty((N, draws))}
+    data = [init_scale_targets(T, n, sigma, seed) for n in ns]
+    res, W0 = pretrain_init_scale(T, m, alphas, seed, loss_tol, max_steps, stall_tol, progress)
+    shape = (A, draws)
+    out["pretrain_loss"] = res.loss.reshape(shape)
+    out["pretrain_converged"] = res.converged.reshape(shape)
+    out["pretrain_stalled"] = res.stalled.reshape(shape)
+    out["pretrain_steps"] = res.steps.reshape(shape)
+    out["movement"] = ((res.W - W0).flatten(1).norm(dim=1)
+                       / W0.flatten(1).norm(dim=1)).cpu().numpy().reshape(shape)
+    V_all, b_all = T.V.repeat(A, 1, 1), T.b_t.repeat(A, 1)
+    keepV = torch.where(T.keep[..., None], T.V, torch.zeros_like(T.V))  # source neurons only
+    with torch.no_grad():
+        for j, (X, y) in enumerate(data):
+            a = readout_transfer(res.W, X.repeat(A, 1, 1), y.repeat(A, 1))
+            out["transfer"][:, j] = models.relu.population_risk(res.W, a, V_all, b_all).cpu().numpy() \
+                .reshape(shape)
+            W_hat = W0[:draws] / float(alphas[0])
+            out["lazy"][j] = models.relu.population_risk(W_hat, readout_transfer(W_hat, X, y),
+                                                  T.V, T.b_t).cpu().numpy()
+            a_s = readout_transfer(keepV, X, y) * T.keep
+            out["source"][j] = models.relu.population_risk(T.V, a_s, T.V, T.b_t).cpu().numpy()
+    bar = tqdm(list(enumerate(data)), desc="scratch", disable=not config.progress(progress))
+    for j, (X, y) in bar:
+        sc = scratch_init_scale(X, y, m, seed, loss_tol, scratch_max_steps or max_steps, stall_tol,
+                     progress=False)
+        with torch.no_grad():
+            out["scratch"][j] = models.relu.population_risk(sc.W, sc.c / m, T.V, T.b_t).cpu().numpy()
+        out["scratch_converged"][j] = sc.converged
+        out["scratch_stalled"][j] = sc.stalled
+        out["scratch_loss"][j] = sc.loss
+    out["T"] = out["scratch"][None] - out["transfer"]
+    out["floor"] = span_floor(keepV, T.V, T.b_t)    # zero rows add nothing to the span
+    out["span_floor"] = span_floor(res.W, V_all, b_all).reshape(shape)
+    out["lazy_floor"] = span_floor(W0[:draws], T.V, T.b_t)
+    return out
+
+
+def span_floor(W, V, b, rcond=1e-10) -> np.ndarray:
+    r"""Out-of-span norm :math:`\|P_\perp f_*\|^2_{L_2}` of the teacher ``(V, b)`` for the
+    features of ``W`` (torch, batched), ``(B,)``.
+
+    The smallest population risk of any readout on the neurons ``W`` (paper 000, App. C,
+    Eqs. 154-156): :func:`transferkit.models.relu.rkhs_norms`.  Every linear-transfer risk of
+    these features is at least this value, whatever the sample; zero rows of ``W`` add
+    nothing to the span.
+    """
+    def np_(x):
+        return x.detach().cpu().numpy()
+
+    return models.relu.rkhs_norms(np_(W), models.relu.Teacher(np_(V), np_(b)), rcond=rcond)[1]
+
+
+def monte_carlo_check(d, m, m_star, mu, n, draws=4, seed=0, max_steps=20_000, test=20_000,
+                      loss_tol=1e-6, stall_tol=1e-4) -> dict:
+    r"""The exact risk (:func:`transferkit.models.relu.population_risk`) against a Monte Carlo test set.
+
+    Trains the scratch networks of :func:`init_scale_sweep` for one target size ``n`` and returns,
+    per draw, the exact risk ``exact`` ``(draws,)`` and the squared errors on ``test``
+    fresh Gaussian inputs ``sq_err`` ``(draws, test)``, whose mean estimates it.
+    """
+    check_int("test", test, 2)
+    T = draw_init_scale_teachers(d, m_star, mu, draws, seed)
+    X, y = init_scale_targets(T, n, 0.0, seed)
+    sc = scratch_init_scale(X, y, m, seed, loss_tol, max_steps, stall_tol, progress=False)
+    Xt = as_tensor(np.stack([keyed_rng(seed, b, TEST_STREAM, test).standard_normal((test, d))
+                             for b in range(draws)]), T.V.device, T.V.dtype)
+    with torch.no_grad():
+        exact = models.relu.population_risk(sc.W, sc.c / m, T.V, T.b_t)
+        sq_err = models.relu.sample_risk(sc.W, sc.c / m, T.V, T.b_t, Xt)
+    return {"exact": exact.cpu().numpy(), "sq_err": sq_err.cpu().numpy()}

@@ -1,0 +1,240 @@
+r"""Paper 001, Secs. 4-5: simulations of fine-tuning with linear teachers (eigen-alignment, depth, frozen layers)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import models
+from .._validate import check_int, check_positive
+from ..models.deep_linear import (
+    balanced_weights,
+    deep_finetune_sim,
+    end_to_end,
+    frozen_first_layer_gd,
+    pretrain_gd,
+)
+from ..models.device import as_tensor
+from ..stats import risk_error_bound
+from ..streams import keyed_rng, unit_rows
+from ..theory.linear_teachers import (
+    check_eigenvalues,
+    deep_finetune_predictor,
+    finetune_predictor,
+    frozen_predictor,
+    null_space_projection,
+)
+
+__all__ = ["spiked_spectrum", "eigen_align_sim", "depth_alpha_sim", "scaling_sim", "frozen_sim"]
+
+
+def spiked_spectrum(d, m, top=1.5, bottom=0.3):
+    r"""Eigenvalues of the target covariance of Fig. 1 (paper 001, Sec. 4.2): ``m`` equal to
+    ``top`` and ``d - m`` equal to ``bottom`` (decreasing)."""
+    d = check_int("d", d, 2)
+    m = check_int("m", m, 1)
+    if m >= d:
+        raise ValueError(f"m must be in 1..d-1 (got m = {m}, d = {d})")
+    top, bottom = check_positive("top", top), check_positive("bottom", bottom)
+    if bottom > top:
+        raise ValueError(f"bottom must be <= top (got {bottom} > {top})")
+    return np.where(np.arange(d) < m, top, bottom).astype(float)
+
+
+def eigen_align_sim(lam, m, ns, draws, seed=0, norm=1.0, loss_tol=1e-12, max_steps=200_000):
+    r"""Fig. 1 of paper 001: fine-tune a linear model by gradient descent from
+    :math:`\theta_S` on ``n`` noise-free samples :math:`x\sim\mathcal N(0,\Sigma)`,
+    :math:`\Sigma = \mathrm{diag}(\lambda)` (no loss of generality: the Gaussian problem is
+    rotation invariant), in the two settings
+
+    * ``"top"`` ("Top Eigen Align"): :math:`P_{\le m}(\theta_T-\theta_S) = 0`;
+    * ``"bottom"`` ("Bottom Eigen Align"): :math:`P_{> m}(\theta_T-\theta_S) = 0`;
+
+    with :math:`\|\theta_T-\theta_S\| =` ``norm`` and the difference uniform on the sphere of
+    its subspace.  Both settings use the same designs ``X`` (paired).  Gradient descent
+    (Nesterov with restarts: the limit of a linear model started at :math:`\theta_S` is the
+    same closest interpolant for any method whose steps are gradients) stops at excess loss
+    ``loss_tol``.
+
+    Returns a dict of arrays ``(2, len(ns), draws)`` (settings ``("top", "bottom")``):
+    ``risk_gd`` (population risk of the trained weights, exact given the weights),
+    ``risk_thm41`` (Eq. 2 on the same ``X``), ``opt_err`` (certified bound on
+    ``|risk_gd - risk_thm41|`` from the stopping rule), ``cov_dev``
+    (:math:`\|\tilde\Sigma-\Sigma\|`, for checking the constant of ``g``), ``converged``.
+    """
+
+    lam = check_eigenvalues(lam)
+    d = lam.shape[-1]
+    ns = [int(n) for n in ns]
+    if any(n < 1 or n >= d for n in ns):
+        raise ValueError(f"ns must lie in 1..d-1 (got {ns}, d = {d})")
+    shape = (2, len(ns), draws)
+    out = {k: np.zeros(shape) for k in ("risk_gd", "risk_thm41", "opt_err", "cov_dev")}
+    out["converged"] = np.zeros(shape, bool)
+    sq = np.sqrt(lam)
+    for j, n in enumerate(ns):
+        X = np.stack([keyed_rng(seed, 1, n, b).standard_normal((n, d)) for b in range(draws)]) * sq
+        ts = np.stack([unit_rows(keyed_rng(seed, 2, b).standard_normal(d)) for b in range(draws)])
+        dv = np.zeros((2, draws, d))
+        for s in range(2):
+            idx = slice(m, d) if s == 0 else slice(0, m)
+            g = np.stack([keyed_rng(seed, 3, s, b).standard_normal(d) for b in range(draws)])
+            dv[s, :, idx] = g[:, idx]
+        dv = norm * unit_rows(dv)
+        tt = ts[None] + dv                                              # (2, draws, d)
+        Xb = np.broadcast_to(X, (2,) + X.shape).reshape(-1, n, d)
+        yb = np.einsum("bnd,bd->bn", Xb, tt.reshape(-1, d))
+        obj = models.deep_linear.empirical_objective(as_tensor(Xb), as_tensor(yb))
+        w0 = [as_tensor(np.broadcast_to(ts, (2,) + ts.shape).reshape(-1, d, 1))]
+        Ws, info = models.deep_linear.gradient_descent(w0, obj, method="nesterov", loss_tol=loss_tol,
+                                      max_steps=max_steps, desc=f"n = {n}")
+        beta = end_to_end(Ws).cpu().numpy().reshape(2, draws, d)
+        out["risk_gd"][:, j] = (lam * (beta - tt) ** 2).sum(-1)
+        p = null_space_projection(X[None], dv)
+        out["risk_thm41"][:, j] = (lam * p ** 2).sum(-1)
+        # excess loss 1/2 sum_i lam_i c_i^2 <= tol  =>  ||beta - beta*|| <= sqrt(2 tol / lam_min)
+        lmin = obj.lam.min(1).values.cpu().numpy().reshape(2, draws)
+        excess = np.maximum(info.excess_loss.reshape(2, draws), 0)
+        dist = np.sqrt(lam[0]) * np.sqrt(2 * excess / lmin)
+        out["opt_err"][:, j] = risk_error_bound(out["risk_thm41"][:, j], dist)
+        out["converged"][:, j] = info.converged.reshape(2, draws)
+        out["cov_dev"][:, j] = _cov_deviation(X, lam)[None]
+    return out
+
+
+def _cov_deviation(X, lam):
+    r""":math:`\|X^\top X/n - \mathrm{diag}(\lambda)\|` per draw (Lanczos on the operator)."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    n, d = X.shape[-2:]
+    res = []
+    for Xb in X:
+        op = LinearOperator((d, d), matvec=lambda v, Xb=Xb: Xb.T @ (Xb @ v) / n - lam * v.ravel(),
+                            dtype=float)
+        res.append(abs(eigsh(op, k=1, which="LM", return_eigenvectors=False,
+                             v0=np.ones(d), tol=1e-8)[0]))
+    return np.array(res)
+
+
+def _tile(Ws, reps):
+    """Repeat a batch of weights ``reps`` times (outer index ``reps``)."""
+    return [W.repeat(reps, 1, 1) for W in Ws]
+
+
+def depth_alpha_sim(d, n, depths, alphas, draws, seed=0, noise_norm=0.5,
+                    step_scale=0.5, loss_tol=1e-12):
+    r"""Fig. 2a of paper 001: :math:`\theta_T = \alpha\theta_S + \epsilon` with unit
+    :math:`\theta_S`, :math:`\epsilon` Gaussian of norm ``noise_norm`` (the paper's
+    :math:`\approx 0.5\|\theta_S\|`), ``n`` isotropic Gaussian samples; networks of each
+    depth holding exactly balanced pretrained weights (:func:`~transferkit.models.deep_linear.balanced_weights`) fine-tuned
+    by gradient descent.
+
+    Returns dict with ``risk_gd``, ``risk_thm52``, ``risk_thm41``, ``risk_eq6`` of shape
+    ``(len(depths), len(alphas), draws)`` (population risks :math:`\|\beta-\theta_T\|^2`,
+    :math:`\Sigma = I`), and ``converged``.  The draws (teachers, ``X``) are shared by all
+    depths and :math:`\alpha` (paired)."""
+    A, D = len(alphas), len(depths)
+    ts = unit_rows(np.stack([keyed_rng(seed, 5, b).standard_normal(d) for b in range(draws)]))
+    eps = noise_norm * unit_rows(np.stack([keyed_rng(seed, 6, b).standard_normal(d) for b in range(draws)]))
+    X = np.stack([keyed_rng(seed, 7, n, b).standard_normal((n, d)) for b in range(draws)])
+    tt = np.asarray(alphas, float)[:, None, None] * ts[None] + eps[None]   # (A, draws, d)
+    y = np.einsum("bnd,abd->abn", X, tt)
+    Xa = np.broadcast_to(X, (A,) + X.shape)
+    tsa = np.broadcast_to(ts, (A, draws, d))
+    out = {k: np.zeros((D, A, draws)) for k in ("risk_gd", "risk_thm52")}
+    out["converged"] = np.zeros((D, A, draws), bool)
+    for i, L in enumerate(depths):
+        Wp = balanced_weights(ts, L, seed=seed)
+        beta, info = deep_finetune_sim(_tile(Wp, A), Xa.reshape(-1, n, d), y.reshape(-1, n),
+                                       step_scale, loss_tol)
+        out["risk_gd"][i] = ((beta.reshape(A, draws, d) - tt) ** 2).sum(-1)
+        out["risk_thm52"][i] = ((deep_finetune_predictor(Xa, y, tsa, L) - tt) ** 2).sum(-1)
+        out["converged"][i] = info.converged.reshape(A, draws)
+    out["risk_thm41"] = ((finetune_predictor(Xa, y, tsa) - tt) ** 2).sum(-1)
+    out["risk_eq6"] = ((deep_finetune_predictor(Xa, y, tsa, np.inf) - tt) ** 2).sum(-1)
+    return out
+
+
+def scaling_sim(d, n, depth, scales, draws, seed=0, angle_dist=0.1,
+                step_scale=0.5, loss_tol=1e-12):
+    r"""Fig. 2b of paper 001: unit directions with :math:`\|\hat\theta_T-\hat\theta_S\|` =
+    ``angle_dist``; either the target is scaled (:math:`\theta_T = a\hat\theta_T`,
+    :math:`\theta_S=\hat\theta_S`, ``"target"``) or the source
+    (:math:`\theta_S = a\hat\theta_S`, :math:`\theta_T=\hat\theta_T`, ``"source"``).
+
+    Returns dict with ``risk_gd``, ``risk_thm52``, ``risk_thm41``, ``risk_eq6`` of shape
+    ``(2, len(scales), draws)`` (index 0: target scaled, 1: source scaled), ``converged``."""
+    S = len(scales)
+    u = unit_rows(np.stack([keyed_rng(seed, 8, b).standard_normal(d) for b in range(draws)]))
+    v = np.stack([keyed_rng(seed, 9, b).standard_normal(d) for b in range(draws)])
+    v = unit_rows(v - (v * u).sum(-1, keepdims=True) * u)
+    # ||u - w|| = angle_dist for unit w = cos(phi) u + sin(phi) v: 2 - 2 cos(phi) = dist^2
+    phi = np.arccos(np.clip(1 - angle_dist ** 2 / 2, -1, 1))
+    w = np.cos(phi) * u + np.sin(phi) * v
+    X = np.stack([keyed_rng(seed, 10, n, b).standard_normal((n, d)) for b in range(draws)])
+    a = np.asarray(scales, float)[:, None, None]
+    ts = np.stack([np.broadcast_to(u, (S, draws, d)), a * u[None]])       # (2, S, draws, d)
+    tt = np.stack([a * w[None], np.broadcast_to(w, (S, draws, d))])
+    Xa = np.broadcast_to(X, (2, S) + X.shape)
+    y = np.einsum("kabnd,kabd->kabn", Xa, tt)
+    Wp = balanced_weights(ts.reshape(-1, d), depth, seed=seed)
+    beta, info = deep_finetune_sim(Wp, Xa.reshape(-1, n, d), y.reshape(-1, n), step_scale, loss_tol)
+    out = {"risk_gd": ((beta.reshape(ts.shape) - tt) ** 2).sum(-1),
+           "risk_thm52": ((deep_finetune_predictor(Xa, y, ts, depth) - tt) ** 2).sum(-1),
+           "risk_thm41": ((finetune_predictor(Xa, y, ts) - tt) ** 2).sum(-1),
+           "risk_eq6": ((deep_finetune_predictor(Xa, y, ts, np.inf) - tt) ** 2).sum(-1),
+           "converged": info.converged.reshape(ts.shape[:-1])}
+    return out
+
+
+def frozen_sim(d, ns, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
+               loss_tol=1e-12, rcond=1e-3):
+    r"""Fig. 3 of paper 001: two-layer linear networks on a target at angle
+    :math:`\arccos(\cos\theta)` from the unit source, noise free, :math:`\Sigma = I`.
+
+    * ``"frozen"``: pretrained first layer frozen, last layer fitted: ``risk_frozen_gd`` by
+      gradient descent (:func:`~transferkit.models.deep_linear.frozen_first_layer_gd`) for as many steps as ``"finetune"``
+      needed (``frozen_gd_steps``), ``risk_frozen`` by its limit along
+      the features that carry signal, the minimum-norm least squares on the pretrained
+      features of effective rank ``r`` (:func:`transferkit.models.deep_linear.linear_transfer` with
+      ``rcond``);
+    * ``"vanilla"``: trained from scratch from scale ``init_scale``;
+    * ``"finetune"``: all layers trained from the pretrained weights (gradient descent).
+
+    Returns dict with ``risk_<method>`` ``(len(ns), draws)`` for the simulations,
+    ``risk_thm55`` (:func:`~transferkit.theory.linear_teachers.frozen_predictor`), ``risk_thm52`` (depth 2),
+    ``risk_scratch_theory`` (:math:`(1-n/d)\|\theta_T\|^2`, the expectation for
+    :math:`X^+y`), ``rank`` (effective rank of the frozen features) and ``converged``.
+    """
+
+    ns = [int(n) for n in ns]
+    u = unit_rows(np.stack([keyed_rng(seed, 11, b).standard_normal(d) for b in range(draws)]))
+    v = np.stack([keyed_rng(seed, 12, b).standard_normal(d) for b in range(draws)])
+    v = unit_rows(v - (v * u).sum(-1, keepdims=True) * u)
+    tt = cos_angle * u + np.sqrt(1 - cos_angle ** 2) * v
+    Wp = pretrain_gd(u, 2, init_scale, seed)
+    U, _, rank, _ = models.deep_linear.feature_subspace(Wp, rcond)
+    keys = ("risk_frozen", "risk_frozen_gd", "risk_vanilla", "risk_finetune", "risk_thm55",
+            "risk_thm52")
+    out = {k: np.zeros((len(ns), draws)) for k in keys}
+    out["converged"] = np.ones((len(ns), draws), bool)
+    out["frozen_gd_steps"] = np.zeros(len(ns), int)
+    for j, n in enumerate(ns):
+        X = np.stack([keyed_rng(seed, 13, n, b).standard_normal((n, d)) for b in range(draws)])
+        y = np.einsum("bnd,bd->bn", X, tt)
+        Xt, yt = as_tensor(X), as_tensor(y)
+        bf = models.deep_linear.linear_transfer(U, Xt, yt[..., None])[:, 0].cpu().numpy()
+        out["risk_frozen"][j] = ((bf - tt) ** 2).sum(-1)
+        Wv, iv = models.deep_linear.train_scratch(Xt, yt, 2, init_scale, [keyed_rng(seed, 14, n, b) for b in range(draws)],
+                                 loss_tol=loss_tol, max_steps=200_000)
+        out["risk_vanilla"][j] = ((end_to_end(Wv).cpu().numpy() - tt) ** 2).sum(-1)
+        bft, ift = deep_finetune_sim(Wp, X, y, step_scale, loss_tol)
+        out["risk_finetune"][j] = ((bft - tt) ** 2).sum(-1)
+        bg = frozen_first_layer_gd(Wp, X, y, int(ift.steps.max()))
+        out["risk_frozen_gd"][j] = ((bg - tt) ** 2).sum(-1)
+        out["frozen_gd_steps"][j] = int(ift.steps.max())
+        out["risk_thm55"][j] = ((frozen_predictor(X, y, u) - tt) ** 2).sum(-1)
+        out["risk_thm52"][j] = ((deep_finetune_predictor(X, y, u, 2) - tt) ** 2).sum(-1)
+        out["converged"][j] = iv.converged & ift.converged
+    out["risk_scratch_theory"] = (1 - np.asarray(ns) / d) * 1.0
+    out["rank"] = rank
+    return out

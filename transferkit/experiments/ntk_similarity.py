@@ -1,0 +1,163 @@
+r"""Paper 002, Sec. 6: wide two-layer networks fine-tuned against Thm 2's leading term."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..models.device import default_device
+from ..models.relu import init_ntk, train_ntk
+from ..theory.ntk import check_labels, check_sphere, deviation_path, gram, similarity
+
+__all__ = ["Pretraining", "TaskTransfer", "TransferResult", "transfer_experiment"]
+
+
+@dataclass(frozen=True)
+class Pretraining:
+    r"""Pretraining of the wide network on $P$ (paper 002, Sec. 6).
+
+    Attributes
+    ----------
+    eta : float
+        Step size $1/\lambda_{\max}(H_P^\infty)$.
+    steps : ndarray
+        Gradient-descent steps taken, per initialisation.
+    converged : ndarray of bool
+        Whether the stopping rule $\|u - y\| \le {\rm tol}\,\|y\|$ was met, per initialisation.
+    """
+
+    eta: float
+    steps: np.ndarray
+    converged: np.ndarray
+
+
+@dataclass(frozen=True)
+class TaskTransfer:
+    r"""One target task $Q$: the closed forms of Thms 1-2 (paper 002, Eqs. 1-2) beside the
+    measured fine-tuning from $W(P)$ and training from $W(0)$.
+
+    Attributes
+    ----------
+    yPQ, thm1, thm2, scratch, lam_P, lam_Q
+        The closed forms of :func:`transferkit.theory.ntk.similarity`: transformed labels
+        $y_{P\to Q}$, $\|y_Q - y_{P\to Q}\|^2$ (Eq. 1), the leading term of Eq. 2, the same
+        with $y_{P\to Q} = 0$, and the smallest Gram eigenvalues.
+    dev, dev_scratch : ndarray
+        Measured $\|W(Q) - W(P)\|_F$ and $\|W_{\rm sc} - W(0)\|_F$, per initialisation.
+    grad2 : ndarray
+        $\|u_Q(P) - y_Q\|^2$ per initialisation (Thm 1's left side: the squared gradient of
+        the loss with respect to the hidden activations at $W(P)$).
+    flips, flips_scratch : ndarray
+        Fraction of activation signs flipped during fine-tuning and from scratch.
+    path_steps, path, path_theory : ndarray
+        Fine-tuning steps, $\|W_k - W(P)\|_F$ per initialisation and step, and its
+        linearised counterpart :func:`transferkit.theory.ntk.deviation_path` (App. C, Eq. 42).
+    atol : float
+        Optimisation error certified by the stopping rule, $\|u-y\|/\sqrt{\lambda_{\min}(H_Q)}$,
+        bounding the distance still to travel.
+    eta : float
+        Step size $1/\lambda_{\max}(H_Q^\infty)$.
+    steps : tuple
+        Steps taken (fine-tuning, scratch), per initialisation.
+    converged : bool
+        Whether every run on this task met the stopping rule.
+    n : int
+        Number of target inputs $n_Q$.
+    """
+
+    yPQ: np.ndarray
+    thm1: float
+    thm2: float
+    scratch: float
+    lam_P: float
+    lam_Q: float
+    dev: np.ndarray
+    dev_scratch: np.ndarray
+    grad2: np.ndarray
+    flips: np.ndarray
+    flips_scratch: np.ndarray
+    path_steps: np.ndarray
+    path: np.ndarray
+    path_theory: np.ndarray
+    atol: float
+    eta: float
+    steps: tuple
+    converged: bool
+    n: int
+
+
+@dataclass(frozen=True)
+class TransferResult:
+    """What :func:`transferkit.experiments.ntk_similarity.transfer_experiment` returns.
+
+    Attributes
+    ----------
+    pretrain : transferkit.experiments.ntk_similarity.Pretraining
+        The pretraining on $P$.
+    tasks : dict of str to transferkit.experiments.ntk_similarity.TaskTransfer
+        One result per target task name, in the order of the ``tasks`` argument.
+    """
+
+    pretrain: Pretraining
+    tasks: dict[str, TaskTransfer]
+
+
+def transfer_experiment(XP, yP, tasks: dict, *, m: int = 4096, kappa: float = 1.0,
+                        seeds=(0, 1, 2), symmetric: bool = True, tol: float = 1e-6,
+                        max_steps: int = 20_000, record_every: int = 10,
+                        device=None) -> TransferResult:
+    r"""Pretrain the wide network on $P$ once per seed, fine-tune on every target task.
+
+    ``XP`` ``(n_P, d)`` on the unit sphere, ``yP`` ``(n_P,)``; ``tasks`` maps a name to
+    ``(XQ, yQ)``.  For each task and seed: fine-tuning from $W(P)$ and, as the baseline,
+    training from $W(0)$ (scratch).  The step size is the largest safe one for the
+    linearised dynamics, $\eta = 1/\lambda_{\max}(H^\infty)$ of the task trained on.
+
+    Returns a :class:`transferkit.experiments.ntk_similarity.TransferResult`: the
+    :class:`transferkit.experiments.ntk_similarity.Pretraining` and, per task name, a
+    :class:`transferkit.experiments.ntk_similarity.TaskTransfer` holding the closed forms of
+    :func:`transferkit.theory.ntk.similarity` beside the measured distances, Thm 1's
+    gradient, the fine-tuning path and the certified optimisation error.
+    """
+    dev_ = device or default_device()
+    XP = check_sphere("XP", XP)
+    yP = check_labels("yP", yP, XP.shape[0])
+    d = XP.shape[1]
+    W0, A = init_ntk(d, m, kappa, seeds, symmetric=symmetric, device=dev_)
+    t = lambda v: torch.tensor(v, dtype=torch.float64, device=dev_)  # noqa: E731
+    HP = gram(XP)
+    eta_P = 1.0 / float(np.linalg.eigvalsh(HP)[-1])
+    WP, info_P = train_ntk(W0, A, t(XP), t(yP), eta=eta_P, tol=tol,
+                                 max_steps=max_steps, record_every=record_every)
+    pretrain = Pretraining(eta=eta_P, steps=info_P["steps"], converged=info_P["converged"])
+    out = {}
+    for name, (XQ, yQ) in tasks.items():
+        XQ = check_sphere(f"tasks[{name!r}] inputs", XQ)
+        yQ = check_labels(f"tasks[{name!r}] labels", yQ, XQ.shape[0])
+        sim = similarity(XP, yP, XQ, yQ)
+        HQ = gram(XQ)
+        lam = np.linalg.eigvalsh(HQ)
+        eta = 1.0 / float(lam[-1])
+        Xq, yq = t(XQ), t(yQ)
+        WQ, info = train_ntk(WP, A, Xq, yq, eta=eta, tol=tol, max_steps=max_steps,
+                                   record_every=record_every)
+        Ws, info_s = train_ntk(W0, A, Xq, yq, eta=eta, tol=tol, max_steps=max_steps,
+                                     record_every=record_every)
+        u_QP = info["outputs0"]
+        out[name] = TaskTransfer(
+            **sim,
+            dev=torch.linalg.vector_norm(WQ - WP, dim=(-2, -1)).cpu().numpy(),
+            dev_scratch=torch.linalg.vector_norm(Ws - W0, dim=(-2, -1)).cpu().numpy(),
+            grad2=np.sum((u_QP - yQ) ** 2, axis=-1), flips=info["flips"],
+            flips_scratch=info_s["flips"],
+            path_steps=info["path_steps"], path=info["path"],
+            path_theory=deviation_path(HQ, yQ - sim["yPQ"], eta, info["path_steps"]),
+            atol=float(max(info["residual"].max(), info_s["residual"].max())
+                       / math.sqrt(lam[0])),
+            eta=eta, steps=(info["steps"], info_s["steps"]),
+            converged=bool(info["converged"].all() and info_s["converged"].all()),
+            n=XQ.shape[0])
+    return TransferResult(pretrain=pretrain, tasks=out)

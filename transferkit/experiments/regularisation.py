@@ -1,0 +1,242 @@
+r"""Regularisation in the linear-transfer model (paper 000, Sec. 3.3.1, App. E Figs. 5-6).
+
+Two experiments of *Features are Fate* are regenerated here.
+
+* **Ridge cannot fix negative transfer** (Fig. 6, Eq. 13): the last layer of the
+  pretrained network is refitted with a ridge penalty (Eq. 12),
+  :func:`ridge_transfer_curve`.  With features :math:`\Phi = X W_1` of scale :math:`s`
+  (the top singular value of :math:`W_1\cdots W_{L-1}`; :math:`s = \|\beta_s\|^{(L-1)/L} = 1`
+  after balanced pretraining on a unit teacher) the fitted coefficient is
+  :math:`b = s\,z^\top y/(s^2\|z\|^2 + n\lambda)`, i.e. Eq. 13 holds with
+  :math:`\lambda/s^2` in place of :math:`\lambda`.
+* **Regularised scratch training removes anomalous positive transfer** (Fig. 5): the
+  scratch model is a two-layer linear network trained by gradient descent with weight
+  decay :math:`\lambda_{wd}\in\{0, 10^{-4}, 10^{-3}, 10^{-2}, 10^{-1}\}`
+  (:func:`weight_decay_scratch_grid`), tuned per :math:`\gamma` by its population risk
+  (oracle tuning, as the paper does: "choose the model that has the lowest
+  generalization error").  Its limit is ridge with the data-dependent parameter
+  :math:`\mu = \lambda_{wd}/\|\beta\|` (:func:`transferkit.models.deep_linear.weight_decay_minimiser`,
+  :func:`transferkit.theory.deep_linear.weight_decay_scratch_risk`); the continuous optimum is
+  :func:`transferkit.theory.deep_linear.optimal_ridge_risk`.
+
+Data, teachers and initialisations use the random keys of :mod:`transferkit.experiments.deep_linear`,
+so a draw here is the same draw as in the linear-transfer grids with the same seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .. import stats, sweep, theory
+from .._validate import check_grid, check_int, check_positive
+from ..models.deep_linear import (
+    empirical_objective,
+    end_to_end,
+    gradient_descent,
+    init_deep_linear,
+    ridge_linear_transfer,
+    weight_decay_minimiser,
+)
+from ..models.device import as_tensor, default_device
+from ..streams import keyed_rng
+from . import deep_linear
+from .deep_linear import DATA_STREAM, SCRATCH_STREAM, sample_size
+
+__all__ = ["WEIGHT_DECAYS", "ridge_transfer_curve", "weight_decay_scratch_cell", "weight_decay_scratch_grid", "theory_risks", "tune", "regularised_checks"]
+
+
+WEIGHT_DECAYS = (0.0, 1e-4, 1e-3, 1e-2, 1e-1)
+
+
+"""The weight-decay grid of paper 000, App. E, Fig. 5."""
+
+
+def _target_data(pre, n, sigma, draws, seed, device, dtype):
+    """``X`` ``(B, n, d)`` and noise ``(B, n)`` with the keys of :mod:`transferkit.experiments.deep_linear`."""
+    d = pre.beta_s.shape[1]
+    Xs, eps = [], []
+    for b in range(draws):
+        rng = keyed_rng(seed, b, DATA_STREAM, n)
+        Xs.append(rng.standard_normal((n, d)))
+        eps.append(sigma * rng.standard_normal(n))
+    return as_tensor(np.stack(Xs), device, dtype), as_tensor(np.stack(eps), device, dtype)
+
+
+def ridge_transfer_curve(d, gamma, lams, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
+                         feature_scales=(1.0,), device=None, dtype=torch.float64) -> dict:
+    r"""Risk of ridge linear transfer (Eq. 12) against :math:`\lambda` (paper 000, Fig. 6).
+
+    Networks are pretrained once per draw (:func:`transferkit.experiments.deep_linear.pretrain`, memoised);
+    for :math:`n = \mathrm{round}(\gamma d)` target points the last layer is refitted by
+    :func:`~transferkit.models.deep_linear.ridge_linear_transfer` for every :math:`\lambda` and
+    :math:`\theta`.  ``feature_scales`` multiplies the pretrained feature map by ``s``
+    (as a source teacher of norm :math:`s^{L/(L-1)}` would), to show that the ridge
+    strength acts as :math:`\lambda/s^2`.
+
+    Returns
+    -------
+    dict with ``lams, thetas, feature_scales, n, d, sigma, draws``; ``risk`` of shape
+    ``(len(feature_scales), len(lams), len(thetas), draws)``; ``feature_scale``, the
+    pretrained top singular value per draw.
+    """
+    d = check_int("d", d, 2)
+    check_positive("sigma", sigma, allow_zero=True)
+    draws = check_int("draws", draws, 2)
+    lams = check_grid("lams", lams, 0.0, np.inf, False)
+    thetas = check_grid("theta", thetas, 0.0, np.pi, False)
+    scales = check_grid("feature_scales", feature_scales, 0.0, np.inf, True)
+    device = device or default_device()
+    n = sample_size(gamma, d)
+    pre = deep_linear.pretrain_cached(d, depth, draws, seed, alpha)
+    X, eps = _target_data(pre, n, sigma, draws, seed, device, dtype)
+    beta_t = pre.beta_t(thetas)                                  # (B, T, d)
+    Y = X @ beta_t.transpose(1, 2) + eps[..., None]               # (B, n, T)
+    risk = np.empty((len(scales), len(lams), len(thetas), draws))
+    for i, s in enumerate(scales):
+        for j, lam in enumerate(lams):
+            bh = ridge_linear_transfer(pre.U, pre.S * float(s), X, Y, lam)
+            risk[i, j] = (bh - beta_t).pow(2).sum(-1).cpu().numpy().T
+    return {"lams": lams, "thetas": thetas, "feature_scales": scales, "n": n, "d": d,
+            "gamma": float(gamma), "sigma": sigma, "draws": draws, "risk": risk,
+            "feature_scale": pre.S[:, 0].cpu().numpy(), "feature_rank": pre.rank}
+
+
+def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, seed=0,
+                              alpha=1e-5, loss_tol=1e-10, grad_tol=1e-16,
+                              max_steps=100_000) -> dict:
+    r"""Scratch training with weight decay at one :math:`\gamma`, every ``weight_decay`` at once.
+
+    A cell function for :func:`transferkit.sweep.run` (vectorise ``weight_decay``).  For
+    each draw the scratch network (depth ``depth``, scale ``alpha``, the initialisation of
+    :func:`~transferkit.experiments.deep_linear.simulate_grid`) is trained with Nesterov gradient descent
+    (:func:`~transferkit.models.deep_linear.gradient_descent`) on the :math:`\theta = \pi/2` target
+    :math:`y = X\nu + \epsilon`; the risk of scratch training does not depend on
+    :math:`\theta` in distribution.  ``weight_decay = 0`` is the unregularised model,
+    stopped at excess loss ``loss_tol``; for ``weight_decay > 0`` training stops at a
+    squared gradient norm ``grad_tol``.
+
+    Returns
+    -------
+    dict of arrays with leading dimension ``len(weight_decay)``: ``risk`` ``(W, draws)``;
+    ``dist``, the distance of the end-to-end vector to the exact limit (:math:`X^+y` for
+    ``0``, :func:`~transferkit.models.deep_linear.weight_decay_minimiser` otherwise, depth 2 only:
+    ``nan`` for deeper networks); ``mu``, the effective ridge parameter of that limit;
+    ``converged``, ``steps``; ``n``.
+    """
+    wds = check_grid("weight_decay", weight_decay, 0.0, np.inf, False)
+    check_positive("grad_tol", grad_tol)
+    device = default_device()
+    dtype = torch.float64
+    n = sample_size(gamma, d)
+    pre = deep_linear.pretrain_cached(d, depth, draws, seed, alpha)
+    X, eps = _target_data(pre, n, sigma, draws, seed, device, dtype)
+    y = (X @ pre.nu[..., None])[..., 0] + eps
+    obj = empirical_objective(X, y)
+    W0 = init_deep_linear(d, depth, alpha, [keyed_rng(seed, b, SCRATCH_STREAM, n) for b in range(draws)],
+                          device=device, dtype=dtype)
+    W = len(wds)
+    out = {"n": np.full(W, n), "risk": np.empty((W, draws)), "dist": np.empty((W, draws)),
+           "mu": np.empty((W, draws)), "converged": np.empty((W, draws), bool),
+           "steps": np.empty((W, draws), np.int64)}
+    for k, wd in enumerate(wds):
+        wd = float(wd)
+        Ws, info = gradient_descent(W0, obj, method="nesterov", weight_decay=wd,
+                                    loss_tol=grad_tol if wd > 0 else loss_tol,
+                                    max_steps=max_steps, desc=f"scratch wd={wd:g}, n={n}")
+        beta = end_to_end(Ws)
+        if wd == 0:
+            limit, mu = obj.minimiser(), torch.zeros(draws, dtype=dtype)
+        elif depth == 2:
+            limit, mu = weight_decay_minimiser(obj, wd)
+        else:
+            limit, mu = None, torch.full((draws,), float("nan"), dtype=dtype)
+        out["risk"][k] = (beta - pre.nu).pow(2).sum(1).cpu().numpy()
+        out["dist"][k] = (np.full(draws, np.nan) if limit is None
+                          else (beta - limit).norm(dim=1).cpu().numpy())
+        out["mu"][k] = mu.cpu().numpy()
+        out["converged"][k] = info.converged
+        out["steps"][k] = info.steps
+    return out
+
+
+def weight_decay_scratch_grid(d, gammas, sigma, weight_decays=WEIGHT_DECAYS, depth=2, draws=20,
+                              seed=0, alpha=1e-5, loss_tol=1e-10, grad_tol=1e-16,
+                              max_steps=100_000, **run_kwargs) -> dict:
+    r"""The :math:`(\gamma, \lambda_{wd})` grid of :func:`weight_decay_scratch_cell`, swept and cached.
+
+    Returns a dict with ``gammas, weight_decays, n, d, sigma, depth, draws`` and arrays
+    ``risk, dist, mu, converged, steps`` of shape ``(len(gammas), len(weight_decays), draws)``
+    and the :class:`~transferkit.sweep.SweepResult` under ``"sweep"``.
+    """
+    gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
+    wds = check_grid("weight_decay", weight_decays, 0.0, np.inf, False)
+    fixed = dict(d=d, sigma=sigma, depth=depth, draws=draws, seed=seed, alpha=alpha,
+                 loss_tol=loss_tol, grad_tol=grad_tol, max_steps=max_steps)
+    run_kwargs.setdefault("desc", f"weight-decay scratch d={d}, sigma={sigma}")
+    res = sweep.run(weight_decay_scratch_cell, sweep.Grid(gamma=gammas, weight_decay=wds),
+                    fixed=fixed, vectorize=("weight_decay",), **run_kwargs)
+    out = {"gammas": gammas, "weight_decays": wds, "n": res["n"][:, 0], "d": d, "sigma": sigma,
+           "depth": depth, "draws": draws, "seed": seed, "alpha": alpha, "sweep": res}
+    for k in ("risk", "dist", "mu", "converged", "steps"):
+        out[k] = res[k]
+    return out
+
+
+def theory_risks(result: dict) -> np.ndarray:
+    r"""Theory for every :math:`(\gamma, \lambda_{wd})` cell of :func:`weight_decay_scratch_grid`.
+
+    ``0``: the exact finite-size minimum-norm risk
+    (:func:`~transferkit.theory.deep_linear.scratch_risk_finite`); ``> 0``: the :math:`n, d\to\infty`
+    weight-decay risk (:func:`~transferkit.theory.deep_linear.weight_decay_scratch_risk`, depth 2).
+    """
+    g = result["gammas"][:, None]
+    wd = result["weight_decays"][None, :]
+    fin = theory.deep_linear.scratch_risk_finite(result["n"][:, None], result["d"], result["sigma"])
+    lim = theory.deep_linear.weight_decay_scratch_risk(g, result["sigma"], wd)
+    return np.where(wd == 0, fin + 0 * wd, lim)
+
+
+def tune(result: dict) -> dict:
+    r"""Oracle tuning of the weight decay per :math:`\gamma` by mean population risk.
+
+    The paper chooses, per point, "the model that has the lowest generalization error";
+    here that is the weight decay whose mean risk over the draws is smallest (the population
+    risk :math:`\|\hat\beta - \beta_t\|^2` is known exactly given :math:`\hat\beta`, so this
+    is oracle tuning, not cross-validation).  Returns ``index`` ``(G,)``, ``weight_decay``
+    ``(G,)``, the per-draw ``risk`` ``(G, draws)`` of the chosen models and the theory
+    (``theory_index``, ``theory_risk``: the same choice made on the closed forms).
+    """
+    idx = np.argmin(result["risk"].mean(-1), axis=1)
+    G = np.arange(len(idx))
+    th = theory_risks(result)
+    t_idx = np.argmin(th, axis=1)
+    return {"index": idx, "weight_decay": result["weight_decays"][idx],
+            "risk": result["risk"][G, idx], "theory_of_choice": th[G, idx],
+            "theory_index": t_idx, "theory_risk": th[G, t_idx]}
+
+
+def regularised_checks(wd_result: dict, linear: dict, fwer: float = 0.01) -> dict:
+    r"""Agreement of the regularised-scratch simulation with theory.
+
+    * ``"weight decay"``: every :math:`(\gamma, \lambda_{wd})` cell against
+      :func:`theory_risks`, with the optimisation error (distance to the exact limit,
+      :func:`~transferkit.stats.risk_error_bound`) allowed on top;
+    * ``"tuned transferability"``: the paired per-draw difference of the tuned scratch risk and
+      the linear-transfer risk (``linear`` from :func:`transferkit.experiments.linear_transfer.linear_transfer_grid`
+      on the same draws) against the theory of the chosen weight decay minus Eq. 10.
+    """
+    th = theory_risks(wd_result)
+    opt = stats.risk_error_bound(wd_result["risk"], np.nan_to_num(wd_result["dist"]))
+    t = tune(wd_result)
+    G = np.arange(len(t["index"]))
+    lt = linear["linear"]                                          # (G, T, draws)
+    n = linear["n"][:, None]
+    lt_th = theory.deep_linear.linear_transfer_risk(n, linear["thetas"][None, :], linear["sigma"])
+    tuned_T = t["risk"][:, None, :] - lt
+    atol = opt[G, t["index"]].mean(-1)[:, None]
+    return {
+        "weight decay": stats.agreement(wd_result["risk"], th, atol=opt.mean(-1), fwer=fwer),
+        "tuned transferability": stats.agreement(tuned_T, t["theory_of_choice"][:, None] - lt_th,
+                                                    atol=atol, fwer=fwer),
+    }

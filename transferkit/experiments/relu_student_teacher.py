@@ -1,0 +1,201 @@
+r"""Paper 000, Sec. 4, Figs. 3 and 9: two-layer ReLU student-teacher transfer experiments."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import check_int
+from ..config import progress as _progress
+from ..models.relu import (
+    Teacher,
+    ablate,
+    feature_gram,
+    make_teachers,
+    random_sphere,
+    readout_transfer_risk,
+    repeat_teacher,
+    risk_np,
+    rkhs_norms,
+    teacher_mean,
+    teacher_norm,
+    tile_teacher,
+    train_population,
+    train_samples,
+)
+from ..stats import kernel_distance
+
+__all__ = ["anchored_experiment"]
+
+
+# ---------------------------------------------------------------------------
+# the experiment of Fig. 3 (paper 000)
+# ---------------------------------------------------------------------------
+
+def _targets(X, teacher_W, teacher_a):
+    return np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(teacher_W, -1, -2), 0.0),
+                     teacher_a)
+
+
+def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
+                    draws: int = 4, scratch_seeds: int = 2, readout_init: float = 1e-7,
+                    lr: float = 1.0, tol: float = 1e-6, pretrain_steps: int = 3000,
+                    scratch_steps: int = 3000, max_time: float = 1000.0, max_step: float = 1.0,
+                    gram_points: int = 60, seed: int = 0,
+                    progress: bool | None = None) -> dict:
+    r"""Everything Fig. 3 of paper 000 plots, from exact population formulas where they
+    exist and from training where they do not:
+
+    * ``teachers`` target teachers (Eq. 17) and, for every $\mu$ in ``mus``, the source
+      of Eq. 16; a student with $m$ units on the sphere and readout ``readout_init``
+      pretrained on each source's population loss (:func:`~transferkit.models.relu.train_population`);
+    * (a, b) the Gram matrices, on ``gram_points`` Gaussian inputs, of the pretrained
+      kernel $\frac1m\sum_i\sigma(w_i\cdot x)\sigma(w_i\cdot x')$ and of the source
+      teacher's $\frac1{(1-\mu)m_*}\sum_{i\in\mathcal A^c}\sigma(w^*_i\cdot x)
+      \sigma(w^*_i\cdot x')$ (first teacher, each $\mu$), with their relative distance;
+    * (c) scratch training (:func:`~transferkit.models.relu.train_samples`) on $n$ target samples for every $n$ in
+      ``ns``: ``teachers x scratch_seeds`` runs (each with its own data and
+      initialisation) and their exact population risks;
+    * (d) $\|P_\perp f_t\|^2/\|f_t\|^2$ for the pretrained units (simulation) and for the
+      source teacher's kept units (the limit in which the kernel has sparsified exactly);
+    * (e) linear-transfer risks (:func:`~transferkit.models.relu.readout_transfer_risk`) on ``draws`` target sets per
+      $(\mu, n)$ and teacher.
+
+    Training stops at the relative tolerance ``tol``, at ``pretrain_steps`` /
+    ``scratch_steps`` iterations, or at gradient-flow time ``max_time`` (default
+    $10^3$: the paper's $10^5$ steps at learning rate $0.01\,m$, App. D), whichever
+    comes first; the step size is capped at ``max_step`` (default 1: 100 times the
+    paper's, below the curvature bound of the readout, about 6). All risks are exact population risks (no test sample). Returns a dict
+    of arrays.
+    """
+    d, m, m_star = check_int("d", d, 1), check_int("m", m, 1), check_int("m_star", m_star, 1)
+    mus = np.asarray(mus, dtype=float)
+    ns = np.asarray(ns, dtype=int)
+    rng = np.random.default_rng(seed)
+    T = make_teachers(teachers, m_star, d, rng)
+    tn = teacher_norm(T)                                       # (teachers,)
+    # sources for every (mu, teacher), stacked on the seed axis: index = i_mu * teachers + t
+    srcs, keeps = zip(*(ablate(T, mu, rng) for mu in mus))
+    SW = np.concatenate([s.W for s in srcs])
+    Sa = np.concatenate([s.a for s in srcs])
+    keep = np.concatenate(keeps)
+    source = Teacher(SW, Sa)
+    W0 = random_sphere((len(mus) * teachers, m, d), rng)
+    c0 = np.full((len(mus) * teachers, m), float(readout_init))
+    Wp, cp, pinfo = train_population(W0, c0, source, lr=lr, tol=tol, max_steps=pretrain_steps,
+                                     max_time=max_time, max_step=max_step)
+    TT = tile_teacher(T, len(mus))
+    _, out_sim = rkhs_norms(Wp, TT)
+    kept_units = np.where(keep[..., None], SW, 0.0)            # zero rows drop out of the span
+    _, out_th = rkhs_norms(kept_units, TT)
+    _, out_src = rkhs_norms(Wp, source)                         # how well pretraining spans f_s
+    _, out_init = rkhs_norms(W0, TT)                            # random initial units
+    shape = (len(mus), teachers)
+    # Gram matrices (first teacher)
+    Xg = rng.standard_normal((gram_points, d))
+    grams = []
+    for i in range(len(mus)):
+        k = i * teachers
+        G_model = feature_gram(Wp[k], None, Xg)
+        G_src = feature_gram(SW[k][keep[k]], np.full(keep[k].sum(), 1.0 / keep[k].sum()), Xg)
+        grams.append((G_model, G_src))
+    G_init = feature_gram(W0[0], None, Xg)
+    # linear transfer and scratch training for every n
+    R_lt = np.zeros((len(mus), len(ns), teachers, draws))
+    R_sc = np.zeros((len(ns), teachers, scratch_seeds))
+    sc_info = []
+    it = ns
+    if _progress(progress):
+        from tqdm.auto import tqdm
+        it = tqdm(ns, desc="n")
+    Trep = repeat_teacher(T, draws)
+    Ts = repeat_teacher(T, scratch_seeds)
+    for j, n in enumerate(it):
+        X = rng.standard_normal((len(mus), teachers, draws, n, d))
+        for i in range(len(mus)):
+            Wrep = np.repeat(Wp[i * teachers:(i + 1) * teachers, None], draws, 1)
+            R_lt[i, j] = readout_transfer_risk(Wrep.reshape(-1, m, d), X[i].reshape(-1, n, d),
+                                              Trep).reshape(teachers, draws)
+        Xs = rng.standard_normal((teachers * scratch_seeds, n, d))
+        ys = _targets(Xs, Ts.W, Ts.a)
+        Ws0 = random_sphere((teachers * scratch_seeds, m, d), rng)
+        cs0 = np.full((teachers * scratch_seeds, m), float(readout_init))
+        Ws, cs, info = train_samples(Ws0, cs0, Xs, ys, lr=lr, tol=tol, max_steps=scratch_steps,
+                                     max_time=max_time, max_step=max_step)
+        R_sc[j] = risk_np(Ws, cs / m, Ts).reshape(teachers, scratch_seeds)
+        info["train_loss_rel"] = info["loss"] / np.mean(ys ** 2, axis=1)
+        sc_info.append(info)
+    return {"d": d, "m": m, "m_star": m_star, "mus": mus, "ns": ns, "teacher_norm": tn,
+            "target": T, "source": source, "seed": seed, "readout_init": readout_init,
+            "lr": lr, "tol": tol, "pretrain_steps": pretrain_steps, "max_time": max_time,
+            "max_step": max_step,
+            "pretrain": pinfo, "pretrain_rel": (pinfo["loss"] / pinfo["teacher_norm"]).reshape(shape),
+            "perp_sim": out_sim.reshape(shape) / tn, "perp_theory": out_th.reshape(shape) / tn,
+            "perp_source": out_src.reshape(shape) / pinfo["teacher_norm"].reshape(shape),
+            "perp_init": out_init.reshape(shape) / tn,
+            "grams": grams, "gram_init": G_init,
+            "gram_distance": np.array([kernel_distance(a, b) for a, b in grams]),
+            "gram_init_distance": np.array([kernel_distance(G_init, b) for _, b in grams]),
+            "teacher_var": tn - teacher_mean(T) ** 2,
+            "R_lt": R_lt, "R_sc": R_sc,
+            "scratch": sc_info}
+
+
+def anchored_experiment(res: dict, lambdas, mu: float, draws: int = 8, seed: int = 1,
+                        progress: bool | None = None) -> dict:
+    r"""Paper 000, App. E, Fig. 9: pretraining with the penalty
+    $\lambda\sum_i\|w_i - w_i^{(0)}\|^2$ (:func:`~transferkit.models.relu.train_population` with ``anchor_weight``),
+    then linear transfer, on the teachers of a :func:`fig3_experiment` result ``res``.
+
+    For every $\lambda$ in ``lambdas`` and every target teacher of ``res``: a fresh student
+    (random units on the sphere, readout ``res["readout_init"]``) is pretrained on the
+    source of ablation ``mu`` (which must be one of ``res["mus"]``) with the training
+    settings of ``res``; then $\|P_\perp f_t\|^2$ of its units and its linear-transfer risk
+    (:func:`~transferkit.models.relu.readout_transfer_risk`) on ``draws`` fresh target sets for every $n$ of
+    ``res["ns"]``. Scratch training does not depend on $\lambda$: compare with
+    ``res["R_sc"]``.
+
+    Returns dict ``lambdas, mu, ns``, ``R_lt`` ``(len(lambdas), len(ns), teachers, draws)``,
+    ``perp`` ``(len(lambdas), teachers)`` (normalised by $\|f_t\|^2$), ``anchor_dist``
+    (:math:`\sum_i\|w_i-w_i^{(0)}\|^2 / m`), ``source_rel`` (pretraining source risk over
+    $\|f_s\|^2$) and the pretraining ``info``.
+    """
+    lambdas = np.atleast_1d(np.asarray(lambdas, dtype=float))
+    if lambdas.ndim != 1 or not np.all(np.isfinite(lambdas) & (lambdas >= 0)):
+        raise ValueError(f"lambdas must be finite numbers >= 0 (got {lambdas!r})")
+    hit = np.flatnonzero(np.isclose(res["mus"], mu))
+    if hit.size != 1:
+        raise ValueError(f"mu must be one of res['mus'] = {list(res['mus'])} (got {mu!r})")
+    draws = check_int("draws", draws, 1)
+    i = int(hit[0])
+    T = res["target"]
+    nt = T.W.shape[0]
+    m, d = res["m"], res["d"]
+    src = Teacher(res["source"].W[i * nt:(i + 1) * nt], res["source"].a[i * nt:(i + 1) * nt])
+    L = len(lambdas)
+    rng = np.random.default_rng([int(seed), 9])
+    W0 = random_sphere((L * nt, m, d), rng)
+    c0 = np.full((L * nt, m), float(res["readout_init"]))
+    src_rep = tile_teacher(src, L)
+    Wp, cp, info = train_population(W0, c0, src_rep, lr=res["lr"], tol=res["tol"],
+                                    max_steps=res["pretrain_steps"], max_time=res["max_time"],
+                                    max_step=res["max_step"],
+                                    anchor_weight=np.repeat(lambdas, nt))
+    T_rep = tile_teacher(T, L)
+    _, perp = rkhs_norms(Wp, T_rep)
+    tn = np.tile(res["teacher_norm"], L)
+    ns = res["ns"]
+    R_lt = np.zeros((L, len(ns), nt, draws))
+    it = list(enumerate(ns))
+    if _progress(progress):
+        from tqdm.auto import tqdm
+        it = tqdm(it, desc="n (anchored)")
+    Trep = repeat_teacher(T, draws)
+    for j, n in it:
+        for k in range(L):          # one lambda at a time: the features are (draws, n, m)
+            Wk = np.repeat(Wp[k * nt:(k + 1) * nt, None], draws, 1).reshape(-1, m, d)
+            X = rng.standard_normal((nt * draws, int(n), d))
+            R_lt[k, j] = readout_transfer_risk(Wk, X, Trep).reshape(nt, draws)
+    return {"lambdas": lambdas, "mu": float(res["mus"][i]), "ns": ns, "R_lt": R_lt,
+            "perp": (perp / tn).reshape(L, nt),
+            "anchor_dist": info["anchor_dist"].reshape(L, nt) / m,
+            "source_rel": (info["risk"] / info["teacher_norm"]).reshape(L, nt), "info": info}

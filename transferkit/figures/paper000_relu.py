@@ -1,0 +1,314 @@
+r"""Figures of paper 000 (*Features are Fate*), Sec. 4 and App. E: linear transfer in a
+two-layer ReLU student-teacher model (Fig. 3 (a)-(e), Fig. 9), with the extra panel (f) and
+the loss curves of the book.
+
+Each function draws one figure from the output of
+:func:`transferkit.experiments.relu_student_teacher.fig3_experiment` or
+:func:`transferkit.experiments.relu_student_teacher.anchored_experiment` (or from quantities
+the chapter derives from them) and returns it; the chapter
+``notebooks/relu_student_teacher.py`` shows each through :func:`transferkit.provenance.record`.
+The functions draw only: they compute no statistic that the chapter prints or checks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import theory
+from . import plotting
+
+__all__ = [
+    "anchored_figure",
+    "convergence_figure",
+    "gram_figure",
+    "least_squares_factor_figure",
+    "out_of_span_figure",
+    "scratch_power_law_figure",
+    "transfer_map_figure",
+    "transfer_map_interactive",
+]
+
+
+def gram_figure(G_model, G_source, G_init):
+    r"""Paper 000, Fig. 3 (a, b): Gram matrices of the pretrained kernel and of the source
+    teacher's kernel.
+
+    Parameters
+    ----------
+    G_model, G_source : ndarray, shape (p, p)
+        Gram matrices, on the same ``p`` Gaussian inputs, of the pretrained student's kernel
+        :math:`\frac1m\sum_i\sigma(w_i\cdot x)\sigma(w_i\cdot x')` (panel a) and of the source
+        teacher's kernel (panel b); one entry of ``res["grams"]`` of
+        :func:`transferkit.experiments.relu_student_teacher.fig3_experiment`.
+    G_init : ndarray, shape (p, p)
+        The kernel of the random initial units (``res["gram_init"]``), drawn on the right for
+        scale.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three heat maps on one colour scale, with a shared colour bar.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, axs = plt.subplots(1, 3, figsize=(11, 3.4))
+    vmax = max(G_model.max(), G_source.max())
+    for ax, G, title in zip(axs, (G_model, G_source, G_init),
+                            ("(a) pretrained model", "(b) source teacher",
+                             "random init (for scale)")):
+        im = ax.imshow(G, vmin=0, vmax=vmax, cmap="viridis")
+        ax.set_title(title)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.colorbar(im, ax=axs, shrink=0.8)
+    return fig
+
+
+def scratch_power_law_figure(ns, risk_mean, risk_se, A: float, nu: float, se_nu: float):
+    r"""Paper 000, Fig. 3 (c): scratch risk against :math:`n`, with a power-law fit.
+
+    Parameters
+    ----------
+    ns : array_like of int
+        The target sample sizes.
+    risk_mean, risk_se : array_like, shape (len(ns),)
+        Mean and standard error of the scratch population risk over the target variance,
+        :math:`\mathcal R_{sc}/\mathrm{Var} f_t^*`.
+    A, nu, se_nu : float
+        The fit :math:`A n^{-\nu}` and the standard error of :math:`\nu`, as returned by
+        :func:`transferkit.stats.fit_power_law`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Markers with error bars and the fitted line, on log-log axes.
+    """
+    import matplotlib.pyplot as plt
+
+    ns = np.asarray(ns)
+    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    ax.errorbar(ns, risk_mean, yerr=risk_se, fmt="o", label="scratch (simulation)")
+    nn = np.geomspace(ns.min(), ns.max(), 50)
+    ax.plot(nn, A * nn ** -nu, "-", label=rf"$A n^{{-\nu}}$, $\nu = {nu:.2f}\pm{se_nu:.2f}$")
+    ax.set(xscale="log", yscale="log", xlabel="$n$",
+           ylabel=r"$\mathcal{R}_{sc}/\mathrm{Var} f_t^*$")
+    ax.legend()
+    return fig
+
+
+def out_of_span_figure(mus, perp_sim, perp_theory, perp_init):
+    r"""Paper 000, Fig. 3 (d): the target's squared norm outside the span of the units,
+    :math:`\|P_\perp f_t^*\|^2/\|f_t^*\|^2` (Eqs. 155-156), against the ablation :math:`\mu`.
+
+    Parameters
+    ----------
+    mus : array_like, shape (k,)
+        The ablation fractions.
+    perp_sim, perp_theory, perp_init : array_like, shape (k, teachers)
+        The normalised out-of-span norm for the pretrained units (markers, mean and standard
+        error over teachers), for the source teacher's kept units (line; App. C, exact
+        sparsification) and for the random initial units (dashed); ``res["perp_sim"]``,
+        ``res["perp_theory"]`` and ``res["perp_init"]`` of
+        :func:`transferkit.experiments.relu_student_teacher.fig3_experiment`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    ps = np.asarray(perp_sim)
+    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    ax.plot(mus, np.asarray(perp_theory).mean(1), "-",
+            label="source units (App. C, exact sparsification)")
+    ax.errorbar(mus, ps.mean(1), yerr=ps.std(1) / np.sqrt(ps.shape[1]), fmt="o",
+                label="pretrained units (simulation)")
+    ax.plot(mus, np.asarray(perp_init).mean(1), "--", color="0.5", label="random initial units")
+    ax.set(xlabel=r"$\mu$", ylabel=r"$\|P_\perp f_t^*\|^2 / \|f_t^*\|^2$")
+    ax.legend()
+    return fig
+
+
+def transfer_map_figure(ns, mus, T, n_star):
+    r"""Paper 000, Fig. 3 (e): transferability over :math:`(\mu, n)` with the predicted
+    boundary.
+
+    Parameters
+    ----------
+    ns : array_like of int, shape (k_n,)
+        The target sample sizes (columns, equally spaced on the grid).
+    mus : array_like, shape (k_mu,)
+        The ablation fractions (rows).
+    T : array_like, shape (k_mu, k_n)
+        Transferability :math:`(\mathcal R_{sc} - \mathcal R_{lt})/\mathrm{Var} f_t^*`,
+        drawn clipped to :math:`[-1, 1]` (blue: pretraining helps, red: it hurts).
+    n_star : array_like, shape (k_mu,)
+        The predicted boundary :math:`n^*(\mu)` where
+        :math:`\|P_\perp f_t^*\|^2 = A n^{-\nu}` (paper 000, Eq. 18 without :math:`C(n)`);
+        drawn as grey circles, interpolated in :math:`\log n`; a value outside the grid is
+        not drawn.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    ns, mus = np.asarray(ns), np.asarray(mus)
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    im = ax.pcolormesh(np.arange(len(ns) + 1), np.arange(len(mus) + 1),
+                       np.clip(T, -1, 1), cmap="RdBu", vmin=-1, vmax=1)
+    ax.set_xticks(np.arange(len(ns)) + 0.5, ns)
+    ax.set_yticks(np.arange(len(mus)) + 0.5, mus)
+    # predicted boundary, in the grid's log-n coordinates
+    x_star = np.interp(np.log(n_star), np.log(ns), np.arange(len(ns)) + 0.5,
+                       left=np.nan, right=np.nan)
+    ax.plot(x_star, np.arange(len(mus)) + 0.5, "o", color="0.5", ms=8,
+            label=r"$\|P_\perp f_t\|^2 = A n^{-\nu}$")
+    ax.set(xlabel="$n$", ylabel=r"$\mu$")
+    fig.colorbar(im, ax=ax, label=r"$\mathcal{T}/\mathrm{Var} f_t^*$")
+    ax.legend(loc="lower left", fontsize=8)
+    return fig
+
+
+def transfer_map_interactive(ns, mus, T):
+    r"""Paper 000, Fig. 3 (e), interactive: the map of :func:`transfer_map_figure` as a
+    plotly heat map (:func:`transferkit.figures.plotting.plotly_heatmap`).
+
+    Parameters
+    ----------
+    ns, mus, T
+        As for :func:`transfer_map_figure`. The colours are clipped to :math:`[-1, 1]`; the
+        hover label shows :math:`n`, :math:`\mu` and the unclipped value.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Unlike the other functions of this module, a plotly figure (the book embeds it).
+    """
+    fig = plotting.plotly_heatmap(T, [str(n) for n in ns], [f"{mu:g}" for mu in mus],
+                                  xlabel="n", ylabel="mu", zlabel="T / Var f_t")
+    fig.update_traces(zmin=-1, zmax=1)   # colours clipped as in the static map, hover unclipped
+    return fig
+
+
+def least_squares_factor_figure(ns, mus, ratio, m: int):
+    r"""Fig. 3 (f) of the book, not in paper 000: the linear-transfer risk over the
+    out-of-span norm, :math:`\mathcal R_{lt}/\|P_\perp f_t^*\|^2`, against :math:`n`, with
+    the Gaussian least-squares factor :math:`(n-1)/(n-m-1)`
+    (:func:`transferkit.theory.relu.least_squares_factor`), the term :math:`C(n)` that the
+    boundary of paper 000, Eq. 18 neglects.
+
+    Parameters
+    ----------
+    ns : array_like of int, shape (k_n,)
+        The target sample sizes.
+    mus : array_like, shape (k_mu,)
+        The ablation fractions (one marker series each, offset by 2 % per series in
+        :math:`n` for legibility).
+    ratio : array_like, shape (k_n, k_mu, draws)
+        The ratio per target draw (markers: mean and standard error over draws).
+    m : int
+        The number of student units; a dotted vertical line marks :math:`n = m`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    ns = np.asarray(ns)
+    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    for i, mu in enumerate(mus):
+        r = ratio[:, i]
+        ax.errorbar(ns * (1 + 0.02 * i), r.mean(-1),
+                    yerr=r.std(-1, ddof=1) / np.sqrt(r.shape[-1]),
+                    fmt="o", ms=3, label=rf"$\mu = {mu:g}$")
+    nn = np.geomspace(m + 2, ns.max() * 1.1, 200)
+    ax.plot(nn, theory.relu.least_squares_factor(nn, m), "k-", lw=1, label="$(n-1)/(n-m-1)$")
+    ax.axvline(m, color="0.6", ls=":", lw=1)
+    ax.set(xscale="log", yscale="log", xlabel="$n$",
+           ylabel=r"$\mathcal{R}_{lt} / \|P_\perp f_t^*\|^2$")
+    ax.legend(fontsize=7, ncol=2)
+    return fig
+
+
+def anchored_figure(ns, lambdas, T_lam, T_best, T_best_se):
+    r"""Paper 000, Fig. 9 (App. E): transferability after pretraining with the penalty
+    :math:`\lambda\sum_i\|w_i - w_i^{(0)}\|^2`, per :math:`\lambda` and for the best
+    :math:`\lambda`.
+
+    Parameters
+    ----------
+    ns : array_like of int, shape (k_n,)
+        The target sample sizes.
+    lambdas : array_like, shape (L,)
+        The penalty weights.
+    T_lam : array_like, shape (L, k_n, teachers, draws)
+        Transferability over the target variance per :math:`\lambda` and draw (thin lines:
+        mean over teachers and draws).
+    T_best, T_best_se : array_like, shape (k_n,)
+        Transferability of the :math:`\lambda` chosen per :math:`n` on held-in draws, mean
+        and standard error on the held-out draws (thick line with error bars).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    ns = np.asarray(ns)
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for k, lam in enumerate(lambdas):
+        ax.plot(ns, T_lam[k].mean(axis=(1, 2)), "-", lw=0.8, alpha=0.7,
+                label=rf"$\lambda = {lam:g}$")
+    ax.errorbar(ns, T_best, yerr=T_best_se, fmt="o-", color="k", lw=2,
+                label="best $\\lambda$ (held-out draws)")
+    ax.axhline(0, color="0.5", lw=0.8)
+    ax.set(xscale="log", xlabel="$n$", ylabel=r"$\mathcal{T}/\mathrm{Var} f_t^*$",
+           ylim=(max(-1.5, float(np.min(T_lam.mean(axis=(2, 3))))) - 0.05, None))
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax.legend(fontsize=7)
+    return fig
+
+
+def convergence_figure(pretrain: dict, ns, scratch: list):
+    r"""Loss curves of the runs behind paper 000, Fig. 3: pretraining (left) and scratch
+    training (right) against gradient-flow time :math:`t = \sum_k h_k`.
+
+    Parameters
+    ----------
+    pretrain : dict
+        The pretraining ``info`` of
+        :func:`transferkit.experiments.relu_student_teacher.fig3_experiment`
+        (``res["pretrain"]``), with ``history`` and ``time_history`` of shape
+        ``(steps, runs)`` and ``teacher_norm`` of shape ``(runs,)``; the population loss is
+        drawn over :math:`\|f_s^*\|^2`.
+    ns : array_like of int
+        The target sample sizes.
+    scratch : list of dict
+        One scratch-training ``info`` per entry of ``ns`` (``res["scratch"]``); the training
+        loss is drawn over its initial value, one colour per :math:`n`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
+    h = pretrain["history"] / pretrain["teacher_norm"]
+    for k in range(h.shape[1]):
+        axs[0].plot(pretrain["time_history"][:, k], h[:, k], lw=0.8)
+    axs[0].set(xscale="symlog", yscale="log", xlabel=r"gradient-flow time $\sum_k h_k$",
+               ylabel=r"$\mathcal{R} / \|f_s^*\|^2$", title="pretraining (population loss)")
+    for j, (n, info) in enumerate(zip(ns, scratch)):
+        hh = info["history"] / info["history"][0]
+        for k in range(hh.shape[1]):
+            axs[1].plot(info["time_history"][:, k], hh[:, k], lw=0.8,
+                        color=f"C{j}", label=f"n = {n}" if k == 0 else None)
+    axs[1].set(xscale="symlog", yscale="log", xlabel=r"gradient-flow time $\sum_k h_k$",
+               ylabel="training loss / initial", title="scratch training")
+    axs[1].legend(fontsize=7)
+    return fig

@@ -1,0 +1,199 @@
+r"""Figures of paper 002 (Liu et al., *Towards Understanding the Transferability of Deep
+Representations*): Thms 1-2 and the Fig. 2 analogue in the NTK regime (Sec. 6), and LeNet
+transfer among digit-like data sets (Sec. 5, Figs. 8a and 9).
+
+Each function returns a :class:`matplotlib.figure.Figure`; the notebooks
+``ntk_similarity`` and ``lenet_transfer`` call them and show them through
+:func:`transferkit.provenance.record`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["LAYER_TICKS", "deviation_path_figure", "fig8a_figure", "fig9_figure",
+           "ntk_similarity_figure"]
+
+#: tick labels of the layers of :data:`transferkit.models.lenet.LAYERS` in Fig. 8a (b)
+LAYER_TICKS = (r"$\psi_1$ conv1", r"$\psi_2$ conv2", "fc1", "fc2", "fc3")
+
+
+def ntk_similarity_figure(tasks):
+    r"""Thms 1-2 of paper 002 (Sec. 6, Eqs. 1-2) against the wide network, one point per task.
+
+    Parameters
+    ----------
+    tasks : dict of str to transferkit.experiments.ntk_similarity.TaskTransfer
+        ``tasks`` of the :class:`transferkit.experiments.ntk_similarity.TransferResult` of
+        :func:`transferkit.experiments.ntk_similarity.transfer_experiment`: the closed forms
+        ``thm1``, ``thm2``, ``scratch`` and the measured ``grad2``, ``dev``, ``dev_scratch``
+        (one value per initialisation). Task ``i`` is drawn in colour ``C{i}``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Regenerates the figure "Thms 1-2" of paper 002 (our numerical check of Sec. 6; the
+        paper has none): (a) measured :math:`\|W(Q) - W(P)\|_F` against Eq. 2's leading
+        term, fine-tuning (dots) and scratch (open squares); (b) measured
+        :math:`\|u_Q(P) - y_Q\|^2` against Eq. 1's :math:`\|y_Q - y_{P\to Q}\|^2`. Means
+        over the initialisations with one standard deviation; dashed: theory = simulation.
+    """
+    import matplotlib.pyplot as plt
+
+    names = list(tasks)
+    grad2 = np.stack([tasks[k].grad2 for k in names])
+    dev = np.stack([tasks[k].dev for k in names])
+    dev_sc = np.stack([tasks[k].dev_scratch for k in names])
+    thm1 = np.array([tasks[k].thm1 for k in names])
+    thm2 = np.array([tasks[k].thm2 for k in names])
+    scr = np.array([tasks[k].scratch for k in names])
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.2))
+    for i, k in enumerate(names):
+        ax1.errorbar(thm2[i], dev[i].mean(), yerr=dev[i].std(ddof=1), fmt="o", c=f"C{i}",
+                     capsize=2, label=k)
+        ax1.errorbar(scr[i], dev_sc[i].mean(), yerr=dev_sc[i].std(ddof=1), fmt="s", c=f"C{i}",
+                     mfc="none", capsize=2)
+    lim = [0, 1.1 * max(thm2.max(), scr.max(), dev.max(), dev_sc.max())]
+    ax1.plot(lim, lim, "k--", lw=1, label="theory = simulation")
+    ax1.set_xlim(lim)
+    ax1.set_ylim(lim)
+    ax1.set_xlabel(r"theory $\sqrt{(y_Q - y_{P\to Q})^\top H_Q^{-1}(y_Q - y_{P\to Q})}$")
+    ax1.set_ylabel(r"measured $\|W(Q) - W(P)\|_F$")
+    ax1.set_title("(a) Thm 2: fine-tuning (dots), scratch (squares)")
+    ax1.legend(fontsize=7, loc="upper left")
+    for i, k in enumerate(names):
+        ax2.errorbar(thm1[i], grad2[i].mean(), yerr=grad2[i].std(ddof=1), fmt="o", c=f"C{i}",
+                     capsize=2)
+    lim = [0, 1.1 * max(thm1.max(), grad2.max())]
+    ax2.plot(lim, lim, "k--", lw=1)
+    ax2.set_xlabel(r"theory $\|y_Q - y_{P\to Q}\|^2$")
+    ax2.set_ylabel(r"measured $\|u_Q(P) - y_Q\|^2$")
+    ax2.set_title("(b) Thm 1: squared loss gradient at $W(P)$")
+    fig.tight_layout()
+    return fig
+
+
+def deviation_path_figure(tasks):
+    r"""The Fig. 2 analogue of paper 002 in the NTK regime: weight deviation during fine-tuning.
+
+    Parameters
+    ----------
+    tasks : dict of str to transferkit.experiments.ntk_similarity.TaskTransfer
+        ``tasks`` of the :class:`transferkit.experiments.ntk_similarity.TransferResult`:
+        ``path_steps``, ``path`` (one row per initialisation), ``path_theory``
+        (:func:`transferkit.theory.ntk.deviation_path`, paper 002 App. C, Eq. 42) and ``n``.
+        Task ``i`` is drawn in colour ``C{i}``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Regenerates Fig. 2 of paper 002 (:math:`\|W_k - W(P)\|_F/\sqrt n` against the
+        fine-tuning step) for the wide two-layer network: mean over initialisations (solid)
+        and the linearised theory (dotted), on a symlog step axis.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for i, (k, r) in enumerate(tasks.items()):
+        ax.plot(r.path_steps, r.path.mean(0) / np.sqrt(r.n), c=f"C{i}", label=k)
+        ax.plot(r.path_steps, r.path_theory / np.sqrt(r.n), c=f"C{i}", ls=":", lw=2)
+    ax.set_xscale("symlog", linthresh=10)
+    ax.set_xlabel("gradient-descent step $k$ of fine-tuning")
+    ax.set_ylabel(r"$\|W_k - W(P)\|_F / \sqrt{n}$")
+    ax.legend(fontsize=7)
+    ax.set_title("Fig. 2 (NTK regime): simulation (solid), linearised theory (dotted)")
+    fig.tight_layout()
+    return fig
+
+
+def fig8a_figure(acc, dev, thm1, labels, layer_ticks=LAYER_TICKS):
+    r"""Fig. 8a of paper 002 (Sec. 5) at LeNet scale, with the task similarity of Thm 1.
+
+    Parameters
+    ----------
+    acc : array ``(source, seed)``
+        Target test accuracy after fine-tuning, one row per entry of ``labels``.
+    dev : array ``(source, seed, layer)``
+        Relative deviation :math:`\|W_l - W_l^{\rm start}\|_F / \|W_l^{\rm start}\|_F` of each
+        layer (:func:`transferkit.models.lenet.layer_deviation`).
+    thm1 : array ``(source,)``
+        Thm 1's task-dissimilarity term :math:`\|Y_Q - Y_{P\to Q}\|^2 / n_Q` (paper 002,
+        Eq. 1) of :func:`transferkit.experiments.lenet_transfer.ntk_similarity`.
+    labels : list of str
+        The sources (up to four: the bars of panel (b) are centred for four).
+    layer_ticks : sequence of str
+        One tick label per layer (default :data:`LAYER_TICKS`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Regenerates Fig. 8a of paper 002: (a) target accuracy (bars: mean and standard
+        deviation over seeds; dots: seeds); (b) deviation of each layer; (c) Thm 1's term.
+    """
+    import matplotlib.pyplot as plt
+
+    acc, dev, thm1 = np.asarray(acc), np.asarray(dev), np.asarray(thm1)
+    x = np.arange(len(labels))
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+    ax = axes[0]
+    ax.bar(x, acc.mean(1), yerr=acc.std(1, ddof=1), capsize=3, color=[f"C{k}" for k in x])
+    for k in x:
+        ax.plot(np.full(acc.shape[1], k), acc[k], "k.", ms=4)
+    ax.set_xticks(x, labels, rotation=20)
+    ax.set_ylim(max(0, acc.min() - 0.1), 1)
+    ax.set_ylabel("target test accuracy")
+    ax.set_title("(a) simulation: accuracy after fine-tuning")
+    ax = axes[1]
+    w = 0.2
+    n_layers = dev.shape[-1]
+    for k in x:
+        ax.bar(np.arange(n_layers) + (k - 1.5) * w, dev[k].mean(0), w,
+               yerr=dev[k].std(0, ddof=1), capsize=2, color=f"C{k}", label=labels[k])
+    ax.set_xticks(np.arange(n_layers), list(layer_ticks))
+    ax.set_ylabel(r"$\|W_l - W_l^{\rm start}\|_F / \|W_l^{\rm start}\|_F$")
+    ax.set_title("(b) simulation: deviation of each layer")
+    ax.legend(fontsize=7)
+    ax = axes[2]
+    ax.bar(x, thm1, color=[f"C{k}" for k in x])
+    ax.set_xticks(x, labels, rotation=20)
+    ax.set_ylim(0.9 * thm1.min(), 1.05 * thm1.max())
+    ax.set_ylabel(r"$\|Y_Q - Y_{P\to Q}\|^2 / n_Q$")
+    ax.set_title("(c) theory: Thm 1 task dissimilarity")
+    fig.tight_layout()
+    return fig
+
+
+def fig9_figure(epochs, pre_acc, ft_acc):
+    r"""Fig. 9 of paper 002 (Sec. 5) in small: transfer accuracy against pretraining epochs.
+
+    Parameters
+    ----------
+    epochs : array ``(E + 1,)``
+        Pretraining epochs, starting with 0 (training from scratch).
+    pre_acc : array ``(seed, E)``
+        Test accuracy on the source after ``epochs[1:]`` epochs of pretraining.
+    ft_acc : array ``(seed, E + 1)``
+        Target test accuracy after fine-tuning from each of those networks (column 0:
+        from scratch).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Regenerates Fig. 9 of paper 002 in small: (a) source accuracy and (b) target
+        accuracy after fine-tuning against pretraining epochs, mean and standard deviation
+        over seeds.
+    """
+    import matplotlib.pyplot as plt
+
+    ep, pa, ft = np.asarray(epochs), np.asarray(pre_acc), np.asarray(ft_acc)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    ax1.errorbar(ep[1:], pa.mean(0), yerr=pa.std(0, ddof=1), fmt="o-", capsize=3)
+    ax1.set_xlabel("pretraining epochs")
+    ax1.set_ylabel("MNIST test accuracy")
+    ax1.set_title("(a) pretraining task")
+    ax2.errorbar(ep, ft.mean(0), yerr=ft.std(0, ddof=1), fmt="o-", capsize=3, c="C1")
+    ax2.set_xlabel("pretraining epochs (0: scratch)")
+    ax2.set_ylabel("target test accuracy")
+    ax2.set_title("(b) after fine-tuning on digits")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,213 @@
+r"""Figures of papers 003 (*the PT+FT penalty of a ReLU unit*) and 004 (*diagonal linear networks*).
+
+Paper 003: the penalty and its local exponent (Fig. 1a-b), sample efficiency of STL against
+PT+FT (Fig. 1c) and the clustering of the learned ReLU features (paper 004, App. E.2/G).
+Paper 004: generalisation of STL, PT+FT and MTL diagonal networks against the number of
+samples, and the :math:`Q` and :math:`\ell_{1,2}` norms of their solutions (Fig. 5a).
+
+Each function returns a :class:`matplotlib.figure.Figure`; the notebooks
+``ptft_relu`` and ``diagonal_networks`` call them and show them through
+:func:`transferkit.provenance.record`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ..theory.penalties import relu_ptft_penalty
+
+__all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
+           "relu_features_figure", "diagonal_generalisation_figure", "diagonal_norms_figure"]
+
+#: Colour of each method in every figure of this module.
+METHOD_COLORS = {"stl": "C0", "ptft": "C1", "mtl": "C2"}
+#: Legend label of each method.
+METHOD_LABELS = {"stl": "STL", "ptft": "PT+FT", "mtl": "MTL"}
+
+
+def ptft_penalty_figure(m, penalty: dict, dlog: dict, m_check, direct: dict, fd: dict,
+                        rhos, m_aux):
+    r"""The PT+FT penalty of one ReLU unit and its local exponent (paper 003, Fig. 1a-b).
+
+    Parameters
+    ----------
+    m : array_like
+        Grid of magnitudes :math:`m` for the closed-form curves.
+    penalty, dlog : dict
+        ``{(rho, m_aux): array like m}``: the penalty :math:`\tilde r(m)` (paper 003,
+        Eqs. 10-11; :func:`transferkit.theory.penalties.relu_ptft_penalty`) and its local
+        exponent :math:`\partial\log\tilde r/\partial\log m`
+        (:func:`transferkit.theory.penalties.relu_ptft_dlog_penalty`).
+    m_check : array_like
+        Magnitudes of the numerical checks (circles).
+    direct, fd : dict
+        ``{(rho, m_aux): array like m_check}``: the direct numerical minimum of
+        :math:`p(u)` and the finite-difference exponent.
+    rhos, m_aux : sequence of float
+        Cosines :math:`\rho` (columns) and auxiliary coefficients :math:`m^{\rm aux}` (colours).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Top row Fig. 1a, bottom row Fig. 1b, one column per :math:`\rho`.
+    """
+    fig, axes = plt.subplots(2, len(rhos), figsize=(10, 6), sharex=True, squeeze=False)
+    for j, rho in enumerate(rhos):
+        for c, ma in enumerate(m_aux):
+            k = (rho, ma)
+            axes[0, j].loglog(m, penalty[k], color=f"C{c}", label=rf"$m^{{\rm aux}}={ma:g}$")
+            axes[0, j].loglog(m_check, direct[k], "o", color=f"C{c}", ms=4, mfc="none")
+            axes[1, j].semilogx(m, dlog[k], color=f"C{c}")
+            axes[1, j].semilogx(m_check, fd[k], "o", color=f"C{c}", ms=4, mfc="none")
+        axes[0, j].set_title(rf"$\rho = {rho}$")
+        axes[1, j].set_xlabel("$m$")
+        axes[1, j].axhline(1, color="k", lw=0.6, ls=":")
+        axes[1, j].axhline(2, color="k", lw=0.6, ls=":")
+        axes[1, j].set_ylim(-0.5, 2.5)
+    axes[0, 0].set_ylabel(r"$\tilde r$")
+    axes[1, 0].set_ylabel(r"$\partial\log\tilde r/\partial\log m$")
+    axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def sample_efficiency_figure(results: dict, rhos, magnitudes, gamma: float):
+    r"""Test error of STL and PT+FT ReLU students against the sample size (paper 003, Fig. 1c).
+
+    Parameters
+    ----------
+    results : dict
+        ``{(rho, magnitude): SampleEfficiencyResult}`` from
+        :func:`transferkit.experiments.ptft_relu.run_sample_efficiency`.
+    rhos, magnitudes : sequence of float
+        Rows (cosines :math:`\rho`) and columns (main-task magnitudes :math:`m`).
+    gamma : float
+        Readout re-initialisation :math:`\gamma`; each title gives the theory's ratio
+        :math:`\tilde r(m; \rho, m_0 = 1)/\tilde r(m; 0, 0)` of re-using a pretrained unit
+        against a fresh one (paper 003, Eqs. 10-11).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per :math:`(\rho, m)`: mean normalised test error over draws.
+    """
+    fig, axes = plt.subplots(len(rhos), len(magnitudes),
+                             figsize=(3.3 * len(magnitudes), 2.8 * len(rhos)), squeeze=False,
+                             sharex=True)
+    for i, rho in enumerate(rhos):
+        for j, mag in enumerate(magnitudes):
+            r, ax = results[rho, mag], axes[i, j]
+            ns = [int(n) for n in r.ns]
+            for name, run in r.methods.items():
+                ax.loglog(ns, run.error.mean(1), "o-", color=METHOD_COLORS[name],
+                          label=METHOD_LABELS[name])
+            ratio = relu_ptft_penalty(mag, rho, 1.0, gamma) / relu_ptft_penalty(mag, 0.0, 0.0, gamma)
+            ax.set_title(rf"$\rho={rho}$, $m={mag}$; $\tilde r/\tilde r_{{\rm new}}={ratio:.2f}$",
+                         fontsize=8)
+            ax.set_xlabel("main-task samples $n$")
+            ax.set_xticks(ns, [str(n) for n in ns])
+            ax.minorticks_off()
+    axes[0, 0].set_ylabel("test error / Var f*")
+    axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def relu_features_figure(ks, rows):
+    r"""k-means inertia of the learned ReLU features, STL against PT+FT (paper 004, App. E.2/G).
+
+    Parameters
+    ----------
+    ks : sequence of int
+        Numbers of clusters :math:`K`.
+    rows : sequence of tuple
+        ``(method, inertia, alignment, participation_ratio)`` per method (``"stl"``,
+        ``"ptft"``): the mean inertia for each ``K``
+        (:func:`transferkit.stats.kmeans_inertia`), the alignment score
+        (:func:`transferkit.stats.alignment_score`) and the participation ratio
+        (:func:`transferkit.stats.participation_ratio`, paper 004, App. G).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Inertia against :math:`K`, alignment and participation ratio in the legend.
+    """
+    fig, ax = plt.subplots(figsize=(4, 3))
+    for name, inert, align, pr in rows:
+        ax.plot(ks, inert, "o-", color=METHOD_COLORS[name],
+                label=f"{name.upper()}: alignment {align:.2f}, PR {pr:.1f}")
+    ax.set_xlabel("clusters $K$")
+    ax.set_ylabel("inertia")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def diagonal_generalisation_figure(runs: dict):
+    r"""Generalisation of STL, PT+FT and MTL diagonal networks against :math:`n` (paper 004).
+
+    Markers: gradient descent (mean and standard error over draws); lines: the minimiser of
+    paper 004's Eq. 22 at the STL and PT+FT initialisations (the theory).
+
+    Parameters
+    ----------
+    runs : dict
+        ``{support name: TasksResult}`` from
+        :func:`transferkit.experiments.diagonal_networks.run_tasks`, one panel each.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        :math:`\|\hat\beta-\beta\|^2` against the number of main-task samples.
+    """
+    fig, axes = plt.subplots(1, len(runs), figsize=(9, 3.4), sharey=True, squeeze=False)
+    axes = axes[0]
+    for ax, (name, r) in zip(axes, runs.items()):
+        ns = r.ns
+        for m, run in r.methods.items():
+            risk = run.risk
+            ax.errorbar(ns, risk.mean(1), risk.std(1, ddof=1) / np.sqrt(risk.shape[1]), fmt="o",
+                        color=METHOD_COLORS[m], label=f"{METHOD_LABELS[m]} (GD)", ms=4, capsize=2)
+        for m, q in r.qmin.items():
+            ax.plot(ns, q.risk.mean(1), "-", color=METHOD_COLORS[m],
+                    label=f"{METHOD_LABELS[m]}: Eq. 22 minimiser")
+        ax.set_yscale("symlog", linthresh=1e-3)
+        ax.set_xlabel("main-task samples $n$")
+        ax.set_title(f"{name} supports ({r.overlap}/{r.k})")
+    axes[0].set_ylabel(r"$\|\hat\beta - \beta\|^2$")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def diagonal_norms_figure(ns, q_ratio: dict, l12_ratio: dict):
+    r"""The :math:`Q` and :math:`\ell_{1,2}` norms of learned solutions (paper 004, Fig. 5a).
+
+    Parameters
+    ----------
+    ns : array_like
+        Main-task sample sizes.
+    q_ratio, l12_ratio : dict
+        ``{method: array (len(ns), draws)}``: the PT+FT penalty :math:`\|\hat\beta\|_Q`
+        (paper 004, Eq. 22; :func:`transferkit.theory.penalties.diagonal_ptft_penalty`) and
+        the :math:`\ell_{1,2}` norm (Eq. 30; :func:`transferkit.theory.penalties.l12_norm`) of
+        each method's solutions, relative to the ground truth's.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels, mean ratio over draws against :math:`n`.
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    for m, q in q_ratio.items():
+        axes[0].plot(ns, q.mean(1), "o-", color=METHOD_COLORS[m], label=METHOD_LABELS[m])
+        axes[1].plot(ns, l12_ratio[m].mean(1), "o-", color=METHOD_COLORS[m], label=METHOD_LABELS[m])
+    for ax, t in zip(axes, [r"$\|\hat\beta\|_Q / \|\beta\|_Q$ (PT+FT penalty)",
+                            r"$\ell_{1,2}$ / ground truth"]):
+        ax.axhline(1, color="k", lw=0.8, ls=":")
+        ax.set_xlabel("main-task samples $n$")
+        ax.set_title(t)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,214 @@
+r"""Diagonal linear networks trained by single-task learning, PT+FT and multi-task learning.
+
+The model of paper 004 (Eqs. 6-7 and 24-25): with :math:`O` outputs (tasks) and a shared
+first layer,
+
+.. math:: \beta_{o,d} = w^{(2)}_{+,o,d}\,w^{(1)}_{+,d} - w^{(2)}_{-,o,d}\,w^{(1)}_{-,d},
+
+trained by gradient descent on :math:`\sum_o \frac1{2n_o}\|X_o\beta_o - y_o\|^2` with a
+small relative step, so that it follows gradient flow (whose limit Eq. 22 describes).
+
+* :func:`train_diagonal` -- batched gradient descent (leading batch dimension: draws and sample
+  sizes; rows of ``X`` padded with zeros), stopping at a loss tolerance;
+* :func:`q_min_interpolant` -- the minimiser of Eq. 22 under :math:`X\beta = y`, by Newton's
+  method on the convex dual;
+* :func:`~transferkit.experiments.diagonal_networks.sparse_teachers`, :func:`~transferkit.experiments.diagonal_networks.run_tasks` -- the experiment of the chapter: sparse
+  teachers with overlapping or disjoint supports, STL / PT+FT / MTL against the number of
+  samples;
+* :func:`~transferkit.stats.participation_ratio`, :func:`~transferkit.stats.ensd` -- dimensionality of representations (App. G).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .._validate import check_int, check_positive
+from .descent import ConvergenceWarning
+from .device import default_device
+
+__all__ = ["DiagonalState", "init_state", "effective_weights", "train_diagonal", "q_min_interpolant"]
+
+
+@dataclass
+class DiagonalState:
+    """Weights of a batch of diagonal networks: ``w1`` ``(B, 2, D)``, ``w2`` ``(B, 2, O, D)``.
+
+    Index 0 of the second axis is the :math:`+` branch, index 1 the :math:`-` branch.
+    """
+
+    w1: torch.Tensor
+    w2: torch.Tensor
+
+
+def init_state(B: int, O: int, D: int, w1_0, w2_0, device=None) -> DiagonalState:
+    r"""The symmetric initialisation :math:`w_\pm(0) = w_0` of paper 004 (before Eq. 18).
+
+    ``w1_0`` broadcasts to ``(B, D)``, ``w2_0`` to ``(B, O, D)``; :math:`\beta(0) = 0`.
+    """
+    dev = device or default_device()
+    w1 = torch.tensor(np.broadcast_to(np.asarray(w1_0, float), (B, D)).copy(),
+                      dtype=torch.float64, device=dev)
+    w2 = torch.tensor(np.broadcast_to(np.asarray(w2_0, float), (B, O, D)).copy(),
+                      dtype=torch.float64, device=dev)
+    return DiagonalState(torch.stack([w1, w1], 1).clone(), torch.stack([w2, w2], 1).clone())
+
+
+def effective_weights(state: DiagonalState) -> torch.Tensor:
+    r""":math:`\beta` of Eq. 25, shape ``(B, O, D)``."""
+    return state.w2[:, 0] * state.w1[:, 0, None] - state.w2[:, 1] * state.w1[:, 1, None]
+
+
+@dataclass
+class TrainResult:
+    beta: np.ndarray        # (B, O, D)
+    loss: np.ndarray        # (B,) final training loss
+    steps: np.ndarray       # (B,) steps taken
+    converged: np.ndarray   # (B,) loss <= loss_tol
+    state: DiagonalState
+
+
+def train_diagonal(state: DiagonalState, X, y, n, *, train_first: bool = True, rel_step: float = 0.01,
+          loss_tol: float = 1e-12, max_steps: int = 200_000) -> TrainResult:
+    r"""Gradient descent on :math:`\sum_o \frac{1}{2n_o}\|X_o\beta_o - y_o\|^2` (paper 004, Eq. 8).
+
+    Parameters
+    ----------
+    state : DiagonalState
+        Initial weights (modified in place).
+    X : array ``(B, O, N, D)``
+        Inputs of every task; rows beyond ``n[b, o]`` must be zero (padding).
+    y : array ``(B, O, N)``
+        Targets (zero in padded rows).
+    n : array ``(B, O)``
+        Number of real samples per task (>= 1).
+    train_first : bool
+        ``False`` freezes the first layer (linear probing).
+    rel_step : float
+        Largest relative change of a weight in one step; the step is
+        :math:`\eta = \min(\min(1, 50\,\mathrm{rel\_step})/\kappa,\
+        \mathrm{rel\_step}/\max|\nabla_\beta L|)` (so the whole trajectory's
+        discretisation error scales with ``rel_step`` up to 0.02) with
+        :math:`\kappa = \lambda_{\max}\max_d\sum(w^2) + \max|\nabla_\beta L|` a bound on the
+        curvature.  Small ``rel_step`` keeps the trajectory close to gradient flow, whose
+        implicit bias Eq. 22 describes (a finite step changes it, Nacson et al. 2022).
+    loss_tol : float
+        Stop (per network) when the training loss is at most ``loss_tol`` times the mean
+        of :math:`y^2`.
+
+    A network that has not converged after ``max_steps`` raises a
+    :class:`~transferkit.models.descent.ConvergenceWarning`.
+    """
+    rel_step = check_positive("rel_step", rel_step)
+    loss_tol = check_positive("loss_tol", loss_tol)
+    max_steps = check_int("max_steps", max_steps, 1)
+    dev = state.w1.device
+    X = torch.as_tensor(np.asarray(X, float), device=dev)
+    y = torch.as_tensor(np.asarray(y, float), device=dev)
+    n = torch.as_tensor(np.asarray(n, float), device=dev)
+    if not (torch.isfinite(X).all() and torch.isfinite(y).all()):
+        raise ValueError("X and y must be finite")
+    B, O, N, D = X.shape
+    if y.shape != (B, O, N) or n.shape != (B, O):
+        raise ValueError(f"y must have shape {(B, O, N)} and n {(B, O)}")
+    # lambda_max of X_o^T X_o / n_o, per network (largest over tasks)
+    gram = X.transpose(-1, -2) @ X / n[..., None, None]
+    lam = torch.linalg.eigvalsh(gram)[..., -1].amax(-1)               # (B,)
+    scale = ((y ** 2).sum((1, 2)) / n.sum(1)).clamp_min(1e-300)         # mean y^2
+    w1, w2 = state.w1, state.w2
+    curv_frac = min(1.0, 50 * rel_step)
+    steps = torch.zeros(B, dtype=torch.long, device=dev)
+    active = torch.ones(B, dtype=torch.bool, device=dev)
+    loss = torch.full((B,), np.inf, dtype=torch.float64, device=dev)
+    for _ in range(max_steps):
+        beta = w2[:, 0] * w1[:, 0, None] - w2[:, 1] * w1[:, 1, None]    # (B, O, D)
+        r = (X @ beta[..., None])[..., 0] - y                            # (B, O, N)
+        loss = 0.5 * ((r ** 2).sum(-1) / n).sum(-1)
+        if not torch.isfinite(loss).all():
+            raise FloatingPointError("diagonal network training diverged")
+        active = loss > loss_tol * scale
+        if not active.any():
+            break
+        g = (r[..., None, :] @ X)[..., 0, :] / n[..., None]               # dL/dbeta (B, O, D)
+        gmax = g.abs().amax((1, 2))
+        wsq = (w1 ** 2).sum(1) + (w2 ** 2).sum((1, 2))                    # (B, D)
+        kappa = lam * wsq.amax(-1) * (2 if train_first else 1) + gmax
+        eta = torch.minimum(curv_frac / kappa, rel_step / gmax.clamp_min(1e-300))
+        eta = torch.where(active, eta, torch.zeros_like(eta))
+        g1p = (g * w2[:, 0]).sum(1)
+        g1m = -(g * w2[:, 1]).sum(1)
+        g2p = g * w1[:, 0, None]
+        g2m = -g * w1[:, 1, None]
+        e = eta[:, None, None]
+        if train_first:
+            w1 = w1 - e * torch.stack([g1p, g1m], 1)
+        w2 = w2 - eta[:, None, None, None] * torch.stack([g2p, g2m], 1)
+        steps += active.long()
+    state.w1, state.w2 = w1, w2
+    conv = ~active
+    if not conv.all():
+        warnings.warn(f"{int((~conv).sum())} of {B} diagonal networks did not reach the loss "
+                      f"tolerance in {max_steps} steps", ConvergenceWarning, stacklevel=2)
+    beta = effective_weights(state)
+    return TrainResult(beta.cpu().numpy(), loss.cpu().numpy(), steps.cpu().numpy(),
+                       conv.cpu().numpy(), state)
+
+
+def q_min_interpolant(X, y, w1_0, w2_0, *, tol: float = 1e-12, max_iter: int = 200):
+    r"""Minimiser of :math:`\|\beta\|_Q` (paper 004, Eq. 22) subject to :math:`X\beta = y`.
+
+    The problem is convex; its dual is the smooth unconstrained problem
+
+    .. math:: \min_\lambda\ \sum_d 2c_d\left(\cosh\frac{(X^\top\lambda)_d}{2} - 1\right)
+              - \lambda^\top y,\qquad c_d = (w^{(1)}_{0,d})^2 + (w^{(2)}_{0,d})^2,
+
+    (the convex conjugate of :math:`c\,q(2\beta/c)` is :math:`2c(\cosh(s/2) - 1)`), solved by
+    Newton's method with backtracking; the primal solution is
+    :math:`\beta = c\circ\sinh(X^\top\lambda/2)` (:func:`~transferkit.theory.penalties.diagonal_dual_beta`).
+    Stops when :math:`\|X\beta - y\| \le \mathrm{tol}\,\|y\|`.  ``X`` is ``(n, D)`` with full
+    row rank, ``y`` ``(n,)``; ``c_d > 0`` for all ``d``.
+
+    Returns ``(beta, residual)`` with the relative residual reached.
+    """
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    c = np.broadcast_to(np.asarray(w1_0, float) ** 2 + np.asarray(w2_0, float) ** 2, X.shape[1:])
+    if np.any(c <= 0):
+        raise ValueError("w1_0**2 + w2_0**2 must be > 0 in every coordinate")
+    ynorm = max(np.linalg.norm(y), 1e-300)
+
+    def dual(lam):
+        s = X.T @ lam
+        with np.errstate(over="ignore"):
+            return float(np.sum(2 * c * (np.cosh(s / 2) - 1)) - lam @ y)
+
+    lam = np.zeros(X.shape[0])
+    res = np.inf
+    for _ in range(max_iter):
+        s = X.T @ lam
+        with np.errstate(over="ignore"):
+            beta = c * np.sinh(s / 2)
+        grad = X @ beta - y
+        res = np.linalg.norm(grad) / ynorm
+        if res <= tol:
+            break
+        H = (X * (c * np.cosh(s / 2) / 2)) @ X.T
+        H += 1e-14 * np.trace(H) / len(H) * np.eye(len(H))
+        step = np.linalg.solve(H, grad)
+        f0, t = dual(lam), 1.0
+        dec = grad @ step
+        gnorm = np.linalg.norm(grad)
+        # backtrack until the dual decreases enough (Armijo) or, close to the optimum where
+        # the dual's decrease drowns in rounding, the residual shrinks
+        while t > 1e-12:
+            new = lam - t * step
+            with np.errstate(over="ignore", invalid="ignore"):
+                rnew = np.linalg.norm(X @ (c * np.sinh(X.T @ new / 2)) - y)
+            if dual(new) <= f0 - 0.25 * t * dec or rnew < gnorm:
+                break
+            t /= 2
+        lam = lam - t * step
+    beta = c * np.sinh(X.T @ lam / 2)
+    return beta, float(np.linalg.norm(X @ beta - y) / ynorm)

@@ -1,0 +1,127 @@
+r"""LeNet transfer among digit-like data sets (paper 002, Sec. 5, Fig. 8a and Fig. 9).
+
+Liu et al. pretrain LeNet (LeCun et al. 1998) on MNIST, on upside-down MNIST and on
+Fashion-MNIST, with the same data-set sizes, labels and images per class, then fine-tune
+all layers on 600 images of SVHN, and compare with training from scratch: test accuracy
+and the deviation of each layer from its pretrained weights (Fig. 8a).  Fig. 9 plots
+transfer accuracy against the number of pretraining epochs.
+
+SVHN cannot be downloaded offline; the target here is scikit-learn's 8x8 digits upscaled to
+28x28 (:func:`transferkit.data.load_digits_28`), another digit set whose pixels differ
+from MNIST's.  Everything is seeded: the subsets through numpy generators keyed by
+``(seed, purpose)``, the initialisation and the batch order through
+:func:`torch.Generator` seeds; the same seed gives the same numbers on the CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .._validate import check_int, check_positive
+from .device import default_device
+
+__all__ = ["LAYERS", "LeNet", "accuracy", "layer_deviation", "make_lenet", "train_lenet"]
+
+
+#: The weight tensors whose deviation is reported (the paper's psi_1, psi_2, W).
+LAYERS = ("conv1", "conv2", "fc1", "fc2", "fc3")
+
+
+SUBSET_STREAM, TARGET_STREAM, INIT_STREAM, PRETRAIN_ORDER_STREAM, FINETUNE_ORDER_STREAM = 11, 12, 13, 14, 15
+
+
+class LeNet(nn.Module):
+    """LeNet-5 for 28x28 grey images: conv(6, 5x5, pad 2) - pool - conv(16, 5x5) - pool -
+    fc 400-120-84-10, ReLU activations, max pooling."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.fc1 = nn.Linear(400, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = x.reshape(-1, 1, 28, 28)
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = x.flatten(1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+def make_lenet(seed: int, device=None) -> LeNet:
+    """A LeNet with PyTorch's default initialisation drawn from ``seed`` (reproducible;
+    the global random state is left untouched)."""
+    seed = check_int("seed", seed, 0)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(1_000_003 * seed + INIT_STREAM)
+        model = LeNet()
+    return model.to(device or default_device())
+
+
+def _tensors(x, y, device):
+    return (torch.as_tensor(np.asarray(x, dtype=np.float32), device=device),
+            torch.as_tensor(np.asarray(y, dtype=np.int64), device=device))
+
+
+def accuracy(model: nn.Module, x, y, batch: int = 2048) -> float:
+    """Fraction of ``x`` (``(n, 784)``) classified as ``y``."""
+    dev = next(model.parameters()).device
+    X, Y = _tensors(x, y, dev)
+    model.eval()
+    with torch.no_grad():
+        hits = sum(int((model(X[i:i + batch]).argmax(1) == Y[i:i + batch]).sum())
+                   for i in range(0, len(Y), batch))
+    return hits / len(Y)
+
+
+def train_lenet(model: nn.Module, x, y, *, epochs: int, seed: int, lr: float = 1e-3,
+          weight_decay: float = 5e-4, batch: int = 128, snapshots=(),
+          purpose: int = PRETRAIN_ORDER_STREAM):
+    """Adam on the cross-entropy, in place, with L2 weight decay ``weight_decay``.  Paper
+    002 (App. B) uses SGD at learning rate 0.01, weight decay 5e-4, batch 64, 100 epochs;
+    Adam reaches a trained LeNet in the few epochs a shared CPU allows.
+
+    ``snapshots``: epochs after which a copy of the state dict is kept.  Returns the list
+    of ``(epoch, state_dict)`` (copies on the CPU)."""
+    epochs = check_int("epochs", epochs, 0)
+    batch = check_int("batch", batch, 1)
+    check_positive("lr", lr)
+    dev = next(model.parameters()).device
+    X, Y = _tensors(x, y, dev)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    gen = torch.Generator().manual_seed(1_000_003 * check_int("seed", seed, 0) + purpose)
+    keep = sorted(set(int(e) for e in snapshots))
+    out = [(0, state_copy(model))] if 0 in keep else []
+    for epoch in range(1, epochs + 1):
+        model.train()
+        order = torch.randperm(len(Y), generator=gen).to(dev)
+        for i in range(0, len(Y), batch):
+            idx = order[i:i + batch]
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(model(X[idx]), Y[idx]).backward()
+            opt.step()
+        if epoch in keep:
+            out.append((epoch, state_copy(model)))
+    return out
+
+
+def state_copy(model):
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def layer_deviation(model: nn.Module, ref: dict) -> np.ndarray:
+    r"""Relative deviation $\|W_l - W_l^{\rm ref}\|_F / \|W_l^{\rm ref}\|_F$ of each weight
+    tensor in :data:`LAYERS` (paper 002, Fig. 8a, there $\|W - W_0\|_F$)."""
+    state = model.state_dict()
+    out = []
+    for name in LAYERS:
+        w, r = state[f"{name}.weight"].detach().cpu().double(), ref[f"{name}.weight"].double()
+        out.append(float(torch.linalg.vector_norm(w - r) / torch.linalg.vector_norm(r)))
+    return np.array(out)

@@ -1,0 +1,888 @@
+r"""Two-layer ReLU networks, batched over a leading dimension, and their training.
+
+One module for the four parametrisations the papers use:
+
+* mean-field student-teacher with units on the sphere (paper 000, Sec. 4, App. C-D, Fig. 3):
+  :class:`Teacher`, :func:`population_risk` (exact, through the ReLU kernel of Eq. 150),
+  :func:`train_population`, :func:`train_samples`, :func:`readout_transfer_risk`;
+* the init-scale protocol between lazy and rich (paper 000, App. E, Fig. 9):
+  :func:`pretrain_init_scale`, :func:`scratch_init_scale`, :func:`readout_transfer`;
+* small networks with free units (paper 003 Eq. 1, paper 004 App. E.2): :func:`teacher_pair`,
+  :func:`forward`, :func:`train_units`;
+* the NTK parametrisation of Du et al. used by paper 002 (Sec. 6): :func:`init_ntk`,
+  :func:`train_ntk`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from .. import config
+from .._validate import check_int, check_positive
+from ..streams import keyed_rng, unit_rows
+from ..theory.relu import check_rows, relu_kernel
+from .descent import ConvergenceWarning
+from .device import as_tensor, default_device
+
+__all__ = ["InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "init_ntk", "train_ntk", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "hidden_representation", "loss_and_grads"]
+
+
+TEACHER_STREAM, INIT_STREAM, DATA_STREAM, SCRATCH_STREAM, TEST_STREAM = 10, 11, 12, 13, 14
+
+
+# ---------------------------------------------------------------------------
+# the network and its teachers (paper 000, Sec. 4, Eqs. 16-17)
+# ---------------------------------------------------------------------------
+#
+# The arc-cosine kernel, the exact population risk and its gradient, the teachers and the
+# ablated sources, and the out-of-span norm live in :mod:`transferkit.models.relu` (Fig. 3);
+# this module adds the init-scale protocol of the sweep.
+
+def relu_features(W, X) -> torch.Tensor:
+    r"""Hidden features :math:`\sigma(X W^\top)`, ``(B, n, m)``."""
+    return torch.relu(X @ W.transpose(-1, -2))
+
+
+@dataclass
+class InitScaleTeachers:
+    """Target and source teachers, one per draw: neurons ``V`` and readouts ``b_t, b_s``."""
+
+    V: torch.Tensor       # (B, m_*, d) unit neurons
+    b_t: torch.Tensor     # (B, m_*) target readout c_*/m_*  (||f_t||_{L2} = 1)
+    b_s: torch.Tensor     # (B, m_*) source readout: c_*/((1-mu) m_*) on the kept neurons, else 0
+    keep: torch.Tensor    # (B, m_*) bool, the source neurons (complement of the ablated set A)
+
+
+def draw_init_scale_teachers(d, m_star, mu, draws, seed=0, device=None, dtype=torch.float64) -> InitScaleTeachers:
+    r"""Teachers of paper 000, Eqs. 16-17.
+
+    :math:`f_t = \frac1{m_*}\sum_{i=1}^{m_*}c^*_i\sigma(w_i^{*\top}x)`,
+    :math:`f_s = \frac1{(1-\mu)m_*}\sum_{i\in\mathcal A^c}c^*_i\sigma(w_i^{*\top}x)` with
+    :math:`|\mathcal A| = \mu m_*` ablated neurons.  :math:`w^*_i` uniform on the sphere,
+    :math:`c^*_i\sim\mathcal N(0,1)` rescaled so that :math:`\|f_t\|_{L_2} = 1` (the paper
+    does not state the law of :math:`c^*`; it normalises risks by the target variance).
+    """
+    check_int("draws", draws, 1)
+    targets, sources, keeps = [], [], []
+    for b in range(draws):  # one generator per draw: draws are independent of their number
+        rng = keyed_rng(seed, b, TEACHER_STREAM)
+        target = make_teachers(1, m_star, d, rng)
+        source, keep = ablate(target, mu, rng)
+        targets.append(target)
+        sources.append(source.a)
+        keeps.append(keep)
+    W = np.concatenate([t.W for t in targets])
+    a_t = np.concatenate([t.a for t in targets])
+    norm = np.sqrt(teacher_norm(Teacher(W, a_t)))[:, None]   # ||f_t||_{L2}
+    device = device or default_device()
+    V = as_tensor(W, device, dtype)
+    b_t = as_tensor(a_t / norm, device, dtype)
+    b_s = as_tensor(np.concatenate(sources) / norm, device, dtype)
+    keep = torch.as_tensor(np.concatenate(keeps), device=device)
+    return InitScaleTeachers(V, b_t, b_s, keep)
+
+
+def init_scale_targets(teachers: InitScaleTeachers, n, sigma=0.0, seed=0):
+    r""":math:`n` target samples per draw: ``X (B, n, d)`` and ``y = f_t(X) + sigma eps``."""
+    check_int("n", n, 1)
+    check_positive("sigma", sigma, allow_zero=True)
+    B, _, d = teachers.V.shape
+    Xs, es = [], []
+    for b in range(B):
+        rng = keyed_rng(seed, b, DATA_STREAM, n)
+        Xs.append(rng.standard_normal((n, d)))
+        es.append(rng.standard_normal(n))
+    X = as_tensor(np.stack(Xs), teachers.V.device, teachers.V.dtype)
+    eps = as_tensor(np.stack(es), teachers.V.device, teachers.V.dtype)
+    y = (relu_features(teachers.V, X) @ teachers.b_t[..., None])[..., 0] + sigma * eps
+    return X, y
+
+
+# ---------------------------------------------------------------------------
+# training: full-batch gradient descent with a per-instance stable step
+# ---------------------------------------------------------------------------
+
+@dataclass
+class InitScaleResult:
+    W: torch.Tensor
+    c: torch.Tensor
+    loss: np.ndarray
+    steps: np.ndarray
+    converged: np.ndarray
+    stalled: np.ndarray
+
+
+def descend_init_scale(loss_fn, W, c, *, loss_tol=1e-6, max_steps=20_000, stall_tol=1e-4,
+                     window=200, step0=1.0, grow=1.2, progress=None,
+                     desc="training") -> InitScaleResult:
+    r"""Full-batch gradient descent on ``(W, c)`` with a per-instance adaptive step.
+
+    ``loss_fn(W, c)`` returns the loss of every batch element, ``(B,)``.  Each instance
+    keeps its own step :math:`\eta_b`: a step is accepted when it lowers the loss, and
+    then :math:`\eta_b` grows by ``grow``; otherwise it is rejected and :math:`\eta_b` is
+    halved.  The step thus tracks the largest stable step (about :math:`2/\lambda_{\max}`
+    of the local curvature; the "bold driver" rule), which one fixed learning rate cannot
+    do across a sweep of initialisation scales.  An instance stops when its loss is at most
+    ``loss_tol`` (``converged``), when its loss fell by less than a fraction ``stall_tol``
+    over the last ``window`` steps (``stalled``: a stationary point or a plateau, e.g. a
+    random-features model that cannot represent the target), or after ``max_steps``.
+    """
+    W = W.detach().clone()
+    c = c.detach().clone()
+    B = W.shape[0]
+    eta = torch.full((B,), float(step0), dtype=W.dtype, device=W.device)
+    steps = torch.zeros(B, dtype=torch.int64, device=W.device)
+    bar = tqdm(total=max_steps, desc=desc, disable=not config.progress(progress), leave=False)
+
+    def value_and_grad(W, c):
+        Wg, cg = W.detach().requires_grad_(True), c.detach().requires_grad_(True)
+        val = loss_fn(Wg, cg)
+        gW, gc = torch.autograd.grad(val.sum(), (Wg, cg))
+        return val.detach(), gW, gc
+
+    loss, gW, gc = value_and_grad(W, c)
+    if not torch.isfinite(loss).all():
+        raise ValueError("the initial loss is not finite")
+    stalled = torch.zeros(B, dtype=torch.bool, device=W.device)
+    mark = loss.clone()
+    for t in range(1, max_steps + 1):
+        active = (loss > loss_tol) & ~stalled
+        if not active.any():
+            break
+        e = torch.where(active, eta, torch.zeros_like(eta))
+        W_new = W - e[:, None, None] * gW
+        c_new = c - e[:, None] * gc
+        new, gWn, gcn = value_and_grad(W_new, c_new)
+        ok = active & torch.isfinite(new) & (new < loss)
+        W = torch.where(ok[:, None, None], W_new, W)
+        c = torch.where(ok[:, None], c_new, c)
+        gW = torch.where(ok[:, None, None], gWn, gW)
+        gc = torch.where(ok[:, None], gcn, gc)
+        loss = torch.where(ok, new, loss)
+        eta = torch.where(ok, eta * grow, torch.where(active, eta / 2, eta))
+        steps += active
+        if t % window == 0:
+            stalled |= active & (mark - loss <= stall_tol * mark)
+            mark = loss.clone()
+            bar.update(window)
+    bar.close()
+    conv = loss <= loss_tol
+    return InitScaleResult(W, c, loss.cpu().numpy(), steps.cpu().numpy(), conv.cpu().numpy(),
+                       (stalled & ~conv).cpu().numpy())
+
+
+def check_alphas(alphas) -> np.ndarray:
+    """The init scales as a 1-d float array; ``ValueError`` unless all are finite and > 0."""
+    out = np.atleast_1d(np.asarray(alphas, float))
+    if out.ndim != 1 or not np.all(np.isfinite(out) & (out > 0)):
+        raise ValueError(f"alphas must be finite numbers > 0 (got {alphas!r})")
+    return out
+
+
+def _init_scale_weights(d, m, draws, seed, purpose, scale, device, dtype):
+    W = np.stack([random_sphere((m, d), keyed_rng(seed, b, purpose)) for b in range(draws)])
+    W = as_tensor(scale * W, device, dtype)
+    return W, torch.zeros(W.shape[:2], dtype=dtype, device=device)
+
+
+def pretrain_init_scale(teachers: InitScaleTeachers, m, alphas, seed=0, loss_tol=1e-6, max_steps=20_000,
+             stall_tol=1e-4, progress=None) -> tuple[InitScaleResult, torch.Tensor]:
+    r"""Pretrain on the population source loss :math:`\frac12\mathbb E(f - f_s)^2`, all ``alphas`` at once.
+
+    Initialisation: :math:`w_i(0) = \alpha\hat w_i`, :math:`\hat w_i` uniform on the unit
+    sphere (the same :math:`\hat w` for every ``alpha``), :math:`c_i(0) = 0`.  The loss is
+    exact (:func:`transferkit.models.relu.population_risk`) and normalised by
+    :math:`\frac12\|f_s\|^2`, so ``loss_tol`` is relative.  The batch is
+    ``(len(alphas) * draws)``, alpha-major.  Returns the result and the initial first layers ``(len(alphas) * draws, m, d)``.
+    """
+    check_int("m", m, 1)
+    alphas = check_alphas(alphas)
+    T = teachers
+    D, _, d = T.V.shape
+    A = len(alphas)
+    W_hat, c0 = _init_scale_weights(d, m, D, seed, INIT_STREAM, 1.0, T.V.device, T.V.dtype)
+    scale = as_tensor(np.repeat(alphas, D), T.V.device, T.V.dtype)
+    W0 = scale[:, None, None] * W_hat.repeat(A, 1, 1)
+    c0 = c0.repeat(A, 1)
+    V, b_s = T.V.repeat(A, 1, 1), T.b_s.repeat(A, 1)
+    norm2 = population_risk(torch.zeros_like(W0[:, :1]), c0[:, :1], V, b_s)   # ||f_s||^2
+
+    def loss(W, c):
+        return population_risk(W, c / m, V, b_s, cross_t=norm2) / norm2
+
+    res = descend_init_scale(loss, W0, c0, loss_tol=loss_tol, max_steps=max_steps,
+                           stall_tol=stall_tol, progress=progress, desc="pretraining")
+    return res, W0
+
+
+def readout_transfer(W, X, y, rcond=1e-3) -> torch.Tensor:
+    r"""Linear transfer: minimum-norm least squares on the frozen features (paper 000, Eq. 9).
+
+    Returns the effective readout :math:`a = \sigma(XW^\top)^+ y`, ``(B, m)``: the limit
+    of gradient flow on the readout from zero.  Singular values of the feature matrix
+    below ``rcond`` times the largest are dropped, as the rank cutoff of the deep linear
+    features (:func:`~transferkit.models.deep_linear.feature_subspace`, ``rcond = 1e-3``): rich
+    pretraining makes many neurons (nearly) parallel, and without a cutoff the
+    pseudo-inverse would amplify those directions.  Predictions do not depend on the scale
+    of :math:`W` (ReLU is positively homogeneous).
+    """
+    Phi = relu_features(W, X)
+    return (torch.linalg.pinv(Phi, rtol=rcond) @ y[..., None])[..., 0]
+
+
+def scratch_init_scale(X, y, m, seed=0, loss_tol=1e-6, max_steps=20_000, stall_tol=1e-4,
+            progress=None) -> InitScaleResult:
+    r"""The same network trained on the target sample from the paper's initialisation.
+
+    :math:`w_i(0)` uniform on the unit sphere, :math:`c_i(0) = 0` (paper 000, App. D.2:
+    output weights :math:`10^{-7}`); empirical loss :math:`\frac1{2n}\sum(f(x_i)-y_i)^2`,
+    ``loss_tol`` relative to :math:`\frac1{2n}\|y\|^2`.
+    """
+    B, n, d = X.shape
+    W0, c0 = _init_scale_weights(d, m, B, seed, SCRATCH_STREAM, 1.0, X.device, X.dtype)
+    scale = 0.5 * y.pow(2).mean(1)
+
+    def loss(W, c):
+        f = relu_features(W, X) @ (c / m)[..., None]
+        return 0.5 * (f[..., 0] - y).pow(2).mean(1) / scale
+
+    return descend_init_scale(loss, W0, c0, loss_tol=loss_tol, max_steps=max_steps,
+                            stall_tol=stall_tol, progress=progress, desc=f"scratch n={n}")
+
+
+# ---------------------------------------------------------------------- simulation
+
+def init_ntk(d: int, m: int, kappa: float, seeds, symmetric: bool = True,
+                   device=None):
+    r"""Initial weights :math:`W(0)`, shape ``(S, d, m)`` (one per seed), and readout :math:`a` ``(m,)``.
+
+    :math:`w_r(0)\sim\mathcal N(0,\kappa^2 I)`, :math:`a_r = \pm1` (paper 002, Sec. 6.1), float64,
+    drawn on the CPU with ``numpy.random.default_rng([seed, 7])`` and moved to ``device``.
+    ``symmetric=True`` pairs the units (the second half copies the first half's :math:`w_r`
+    with :math:`a_r` of opposite sign), so that :math:`f_{W(0)} = 0` exactly: this removes the
+    :math:`O(\kappa)` output at initialisation, the source of Eq. 2's :math:`O(\kappa^{1/2})` term,
+    without changing :math:`H^\infty`.  ``symmetric=False`` draws :math:`a_r` uniformly as the paper.
+    """
+    d, m = check_int("d", d, 1), check_int("m", m, 2)
+    kappa = check_positive("kappa", kappa)
+    seeds = [check_int("seed", s, 0) for s in np.atleast_1d(seeds).tolist()]
+    if symmetric and m % 2:
+        raise ValueError(f"m must be even with symmetric=True (got {m})")
+    Ws, As = [], []
+    for s in seeds:
+        g = np.random.default_rng([s, 7])
+        if symmetric:
+            w = g.standard_normal((d, m // 2)) * kappa
+            Ws.append(np.concatenate([w, w], axis=1))
+            As.append(np.r_[np.ones(m // 2), -np.ones(m // 2)])
+        else:
+            Ws.append(g.standard_normal((d, m)) * kappa)
+            As.append(g.choice([-1.0, 1.0], size=m))
+    dev = device or default_device()
+    W = torch.tensor(np.stack(Ws), dtype=torch.float64, device=dev)
+    A = torch.tensor(np.stack(As), dtype=torch.float64, device=dev)
+    return W, A
+
+
+def _ntk_forward(W, A, X):
+    """Outputs ``(S, n)`` and activation pattern ``(S, n, m)`` of the network."""
+    pre = X @ W                                   # (S, n, m)
+    out = (torch.relu(pre) * A[:, None, :]).sum(-1) / math.sqrt(W.shape[-1])
+    return out, pre
+
+
+def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_000,
+                    record_every: int = 1):
+    r"""Full-batch gradient descent on :math:`L = \frac12\|y - f(X)\|^2` from ``W`` (not modified).
+
+    ``W`` ``(S, d, m)``, ``A`` ``(S, m)`` as from :func:`init_ntk`; ``X`` ``(n, d)``
+    and ``y`` ``(n,)`` tensors.  The update is paper 002's Eq. 4,
+    :math:`\mathrm{vec}\,W \leftarrow \mathrm{vec}\,W - \eta Z(u - y)`.  It stops when every draw
+    has :math:`\|u - y\| \le \mathrm{tol}\,\|y\|` (or after ``max_steps``).
+
+    Returns ``(W_end, info)`` with ``info`` holding ``steps``, ``converged`` (per draw),
+    ``residual`` :math:`\|u-y\|` per draw, ``flips`` (the fraction of activation signs
+    :math:`\mathbb I\{w_r^\top x_i\ge0\}` that changed, per draw: the lazy regime of the
+    theory needs it small), ``outputs0`` (outputs at the start), ``path_steps``
+    and ``path`` ``(S, K)``: :math:`\|W_k - W_{\rm start}\|_F` every ``record_every`` steps.
+    """
+    eta = check_positive("eta", eta)
+    tol = check_positive("tol", tol)
+    max_steps = check_int("max_steps", max_steps, 1)
+    record_every = check_int("record_every", record_every, 1)
+    W0 = W
+    W = W.clone()
+    m = W.shape[-1]
+    target = tol * torch.linalg.vector_norm(y)
+    steps, path_steps, path = 0, [0], [torch.zeros(W.shape[0], dtype=W.dtype, device=W.device)]
+    out, pre = _ntk_forward(W, A, X)
+    outputs0 = out.clone()
+    while True:
+        res = out - y                                          # (S, n)
+        rn = torch.linalg.vector_norm(res, dim=-1)
+        if not torch.all(torch.isfinite(rn)):
+            raise FloatingPointError(f"gradient descent diverged at step {steps} (eta = {eta})")
+        if bool(torch.all(rn <= target)) or steps >= max_steps:
+            break
+        # dL/dw_r = (1/sqrt m) a_r sum_i (u_i - y_i) 1{w_r.x_i >= 0} x_i
+        act = (pre >= 0).to(W.dtype) * (A[:, None, :] / math.sqrt(m))   # (S, n, m)
+        grad = X.T @ (res[:, :, None] * act)                            # (S, d, m)
+        W -= eta * grad
+        steps += 1
+        out, pre = _ntk_forward(W, A, X)
+        if steps % record_every == 0:
+            path_steps.append(steps)
+            path.append(torch.linalg.vector_norm(W - W0, dim=(-2, -1)))
+    if path_steps[-1] != steps:
+        path_steps.append(steps)
+        path.append(torch.linalg.vector_norm(W - W0, dim=(-2, -1)))
+    flips = ((X @ W0 >= 0) != (pre >= 0)).to(W.dtype).mean(dim=(-2, -1))
+    info = {"steps": steps, "converged": (rn <= target).cpu().numpy(),
+            "flips": flips.cpu().numpy(),
+            "residual": rn.cpu().numpy(), "outputs0": outputs0.cpu().numpy(),
+            "path_steps": np.array(path_steps),
+            "path": torch.stack(path, dim=-1).cpu().numpy()}
+    return W, info
+
+
+TWO_PI = 2 * math.pi
+
+
+# ---------------------------------------------------------------------------
+# teachers
+# ---------------------------------------------------------------------------
+
+@dataclass
+class Teacher:
+    """Batched teachers :math:`f(x) = \\sum_i a_i\\,\\sigma(w_i\\cdot x)`: ``W (S, k, d)``, ``a (S, k)``."""
+    W: np.ndarray
+    a: np.ndarray
+
+
+def random_sphere(shape, rng) -> np.ndarray:
+    """Rows uniform on the unit sphere, ``shape = (..., d)``."""
+    Z = rng.standard_normal(shape)
+    return Z / np.linalg.norm(Z, axis=-1, keepdims=True)
+
+
+def make_teachers(seeds: int, m_star: int, d: int, rng) -> Teacher:
+    r"""``seeds`` target teachers (paper 000, Eq. 17): :math:`m_*` units uniform on
+    :math:`\mathbb S^{d-1}`, output weights :math:`c_i^*\sim\mathcal N(0, 1)` (our choice: the paper
+    does not state their law), effective weights :math:`a^* = c^*/m_*`."""
+    seeds = check_int("seeds", seeds, 1)
+    m_star = check_int("m_star", m_star, 1)
+    d = check_int("d", d, 1)
+    W = random_sphere((seeds, m_star, d), rng)
+    c = rng.standard_normal((seeds, m_star))
+    return Teacher(W, c / m_star)
+
+
+def ablate(target: Teacher, mu: float, rng) -> tuple[Teacher, np.ndarray]:
+    r"""Source teacher of paper 000, Eq. 16: a uniformly random set :math:`\mathcal A` of
+    :math:`\mu m_*` units (rounded to the nearest integer) gets output weight 0 and the others are
+    rescaled by :math:`m_*/|\mathcal A^c|` (i.e. :math:`1/(1-\mu)`). Returns the source (same units,
+    ablated weights) and the boolean mask of kept units ``(S, m_*)``."""
+    mu = float(mu)
+    if not (np.isfinite(mu) and 0.0 <= mu < 1.0):
+        raise ValueError(f"mu must be in [0, 1) (got {mu!r})")
+    S, m_star = target.a.shape
+    n_abl = int(round(mu * m_star))
+    if n_abl >= m_star:
+        raise ValueError(f"mu must leave at least one source neuron (mu m* = {n_abl} of "
+                         f"{m_star})")
+    keep = np.ones((S, m_star), dtype=bool)
+    for s in range(S):
+        keep[s, rng.choice(m_star, size=n_abl, replace=False)] = False
+    a = np.where(keep, target.a * m_star / (m_star - n_abl), 0.0)
+    return Teacher(target.W.copy(), a), keep
+
+
+def tile_teacher(t: Teacher, reps: int) -> Teacher:
+    """``reps`` copies of a batch of teachers, the whole batch after itself
+    (``np.tile`` on the seed axis: index ``r * S + s``)."""
+    return Teacher(np.tile(t.W, (reps, 1, 1)), np.tile(t.a, (reps, 1)))
+
+
+def repeat_teacher(t: Teacher, reps: int) -> Teacher:
+    """Each teacher of a batch ``reps`` times in a row (``np.repeat`` on the seed axis:
+    index ``s * reps + r``)."""
+    return Teacher(np.repeat(t.W, reps, axis=0), np.repeat(t.a, reps, axis=0))
+
+
+# ---------------------------------------------------------------------------
+# closed-form population risk and its gradient (torch, batched)
+# ---------------------------------------------------------------------------
+
+def _kernel_parts(W, V):
+    r"""The ReLU kernel of rows and the two factors of its gradient (torch, batched).
+
+    Returns ``K (..., N, M)``, ``S = sin t / 2pi``, ``Q = (pi - t) / 2pi`` and the row
+    norms ``nw (..., N)``, ``nv (..., M)``, so that
+
+    $$\nabla_w K(w_i, v_j) = \|v_j\| S_{ij}\,\hat w_i + Q_{ij}\,v_j .$$
+
+    Cosines are clipped to :math:`[-1, 1]` and those within :math:`10^{-15}` of :math:`\pm1` rounded to
+    :math:`\pm1` (exact limits at parallel and antiparallel rows, as
+    :func:`transferkit.theory.relu.relu_kernel`); a zero row has cosine 0 and a zero row of
+    ``K``.
+    """
+    nw = W.norm(dim=-1)
+    nv = V.norm(dim=-1)
+    denom = (nw[..., :, None] * nv[..., None, :])
+    dots = W @ V.transpose(-1, -2)
+    u = torch.where(denom > 0, dots / torch.where(denom > 0, denom, torch.ones_like(denom)),
+                    torch.zeros_like(dots)).clamp(-1.0, 1.0)
+    u = torch.where(u.abs() >= 1.0 - 1e-15, torch.sign(u), u)  # exact at (anti)parallel
+    t = torch.arccos(u)
+    s = torch.sqrt((1.0 - u * u).clamp(min=0.0))
+    K = denom * (s + (math.pi - t) * u).clamp(min=0.0) / TWO_PI
+    return K, s / TWO_PI, (math.pi - t) / TWO_PI, nw, nv
+
+
+def _unit(W, nw):
+    """Rows divided by their norms ``nw``; a zero row stays zero."""
+    return W / nw.clamp(min=1e-300)[..., None]
+
+
+class _ReluKernel(torch.autograd.Function):
+    """:func:`relu_kernel_torch` with the analytic backward pass (finite everywhere)."""
+
+    @staticmethod
+    def forward(ctx, W, V):
+        K, S, Q, nw, nv = _kernel_parts(W, V)
+        ctx.save_for_backward(W, V, S, Q, nw, nv)
+        return K
+
+    @staticmethod
+    def backward(ctx, G):
+        W, V, S, Q, nw, nv = ctx.saved_tensors
+        GS, GQ = G * S, G * Q
+        gW = gV = None
+        if ctx.needs_input_grad[0]:
+            gW = (GS @ nv[..., :, None]) * _unit(W, nw) + GQ @ V
+        if ctx.needs_input_grad[1]:
+            GSt, GQt = GS.transpose(-1, -2), GQ.transpose(-1, -2)
+            gV = (GSt @ nw[..., :, None]) * _unit(V, nv) + GQt @ W
+        return gW, gV
+
+
+def relu_kernel_torch(W: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+    r"""Population Gram matrix of ReLU units, differentiable, torch ``(..., N, M)``:
+
+    $$K_{ij} = E_{x\sim\mathcal N(0, I_d)}[\sigma(w_i\cdot x)\sigma(v_j\cdot x)]
+      = \frac{\|w_i\|\|v_j\|}{2\pi}\big(\sin t_{ij} + (\pi - t_{ij})\cos t_{ij}\big)$$
+
+    (paper 000, Eq. 150; the torch twin of :func:`transferkit.theory.relu.relu_kernel`). The
+    backward pass is the analytic gradient
+    :math:`\nabla_w K(w, v) = \frac{\|v\|\sin t}{2\pi}\hat w + \frac{\pi - t}{2\pi}v`, finite
+    also at parallel rows (:math:`t = 0`), where autograd through ``arccos`` would give NaN; at
+    a zero row it takes :math:`\hat w = 0`.
+    """
+    return _ReluKernel.apply(W, V)
+
+
+def _quad(x, K, y):
+    return torch.einsum("si,sij,sj->s", x, K, y)
+
+
+def population_risk(W, a, Wt, at, cross_t=None):
+    r"""Exact population risk :math:`E_{x\sim\mathcal N(0,I)}(f(x) - f_*(x))^2` of
+    :math:`f = \sum_i a_i\sigma(w_i\cdot x)` against :math:`f_* = \sum_j a^*_j\sigma(w^*_j\cdot x)`
+    (paper 000, Eqs. 149-150),
+
+    $$\mathcal R = a^\top K(W, W)\,a - 2a^\top K(W, W_*)\,a_* + a_*^\top K(W_*, W_*)\,a_*,$$
+
+    batched torch tensors ``W (S, m, d)``, ``a (S, m)``, ``Wt (S, k, d)``, ``at (S, k)``;
+    returns ``(S,)``, clipped at 0 (it is :math:`\ge 0` up to rounding). ``cross_t`` is the last
+    term when already known. Differentiable in all four arguments
+    (:func:`relu_kernel_torch`); :func:`population_risk_grad` gives the same gradient in
+    closed form."""
+    if cross_t is None:
+        cross_t = _teacher_norm(Wt, at)
+    risk = (_quad(a, relu_kernel_torch(W, W), a) - 2 * _quad(a, relu_kernel_torch(W, Wt), at)
+            + cross_t)
+    return risk.clamp(min=0.0)
+
+
+def _teacher_norm(Wt, at):
+    return _quad(at, relu_kernel_torch(Wt, Wt), at)
+
+
+def population_risk_grad(W, a, Wt, at, cross_t=None):
+    r"""Population risk ``(S,)`` and its Euclidean gradients w.r.t. ``a`` and ``W``:
+
+    $$\partial_{a}\mathcal R = 2(K_{WW}a - K_{WW_*}a_*),\qquad
+      \nabla_{w_i}\mathcal R = 2a_i\Big[\sum_j a_j\nabla_w K(w_i, w_j)
+      - \sum_j a^*_j\nabla_w K(w_i, w^*_j)\Big]$$
+
+    with :math:`\nabla_w K(w, v) = \frac{\|v\|\sin t}{2\pi}\hat w + \frac{\pi - t}{2\pi}v`."""
+    if cross_t is None:
+        cross_t = _teacher_norm(Wt, at)
+    Kww, Sww, Qww, nw, _ = _kernel_parts(W, W)
+    Kwt, Swt, Qwt, _, nt = _kernel_parts(W, Wt)
+    Ka = torch.einsum("sij,sj->si", Kww, a)
+    Kt = torch.einsum("sij,sj->si", Kwt, at)
+    risk = torch.einsum("si,si->s", a, Ka) - 2 * torch.einsum("si,si->s", a, Kt) + cross_t
+    ga = 2 * (Ka - Kt)
+    what = _unit(W, nw)
+    radial = (torch.einsum("sij,sj->si", Sww, nw * a)
+              - torch.einsum("sij,sj->si", Swt, nt * at))
+    lin = (Qww * a[:, None, :]) @ W - (Qwt * at[:, None, :]) @ Wt
+    gW = 2 * a[..., None] * (radial[..., None] * what + lin)
+    return risk, ga, gW
+
+
+def _sphere_parts(W, V):
+    r"""``K`` and ``Q = (pi - t) / 2pi`` of :func:`_kernel_parts` for rows of unit norm
+    (no norms, no division: :math:`\cos t = w\cdot v`), in place where possible."""
+    u = (W @ V.transpose(-1, -2)).clamp_(-1.0, 1.0)
+    Q = torch.arccos(u).neg_().add_(math.pi).div_(TWO_PI)
+    K = (1.0 - u * u).clamp_(min=0.0).sqrt_().div_(TWO_PI).addcmul_(Q, u).clamp_(min=0.0)
+    return K, Q
+
+
+def population_risk_tangent_grad(W, a, Wt, at, cross_t=None):
+    r""":func:`population_risk_grad` for units on the sphere, with the ``W`` gradient
+    projected on the tangent space of the sphere at each row (what Riemannian gradient
+    descent uses). Rows of ``W`` and ``Wt`` must have unit norm (not checked here:
+    :func:`train_population` checks the teacher and keeps ``W`` on the sphere).
+
+    The radial term :math:`\|v\|\frac{\sin t}{2\pi}\hat w` of :math:`\nabla_w K` is
+    parallel to :math:`w` and vanishes under the projection
+    :math:`g\mapsto g - (g\cdot w)w`, so only :math:`K` and
+    :math:`Q = \frac{\pi-t}{2\pi}` are needed: about half the work of the general form.
+    """
+    if cross_t is None:
+        cross_t = _teacher_norm(Wt, at)
+    Kww, Qww = _sphere_parts(W, W)
+    Kwt, Qwt = _sphere_parts(W, Wt)
+    Ka = torch.einsum("sij,sj->si", Kww, a)
+    Kt = torch.einsum("sij,sj->si", Kwt, at)
+    risk = torch.einsum("si,si->s", a, Ka) - 2 * torch.einsum("si,si->s", a, Kt) + cross_t
+    ga = 2 * (Ka - Kt)
+    lin = Qww.mul_(a[:, None, :]) @ W - Qwt.mul_(at[:, None, :]) @ Wt
+    gW = 2 * a[..., None] * lin
+    return risk, ga, _tangent(W, gW)
+
+
+def sample_risk(W, a, Wt, at, X):
+    r"""Monte Carlo estimate of the risk on inputs ``X (S, n, d)``: the per-sample squared
+    errors ``(S, n)`` (for tests of :func:`population_risk`)."""
+    f = torch.relu(X @ W.transpose(-1, -2)) @ a[..., None]
+    ft = torch.relu(X @ Wt.transpose(-1, -2)) @ at[..., None]
+    return ((f - ft) ** 2)[..., 0]
+
+
+# ---------------------------------------------------------------------------
+# gradient descent with a per-seed backtracking step
+# ---------------------------------------------------------------------------
+
+def _tangent(W, gW):
+    """Project the gradient on the tangent space of the sphere at each unit row."""
+    return gW - (gW * W).sum(-1, keepdim=True) * W
+
+
+def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
+             max_time=math.inf, max_step=math.inf):
+    r"""Riemannian gradient descent on (c, W in sphere^m) with Armijo backtracking.
+
+    ``loss_grad(W, c) -> (loss (S,), g_c (S, m), g_W (S, m, d))``.  Step ``h`` (per seed)
+    in units of the mean-field time: ``c -= h m g_c``, ``W -= h m g_W`` (so the paper's
+    fixed step is ``h = 0.01``). Accepted steps multiply ``h`` by ``grow`` (up to
+    ``max_step``, which keeps the iteration close to the gradient flow), rejected ones
+    halve it. Stops a seed when its loss is below ``tol`` times its initial loss or when
+    the relative decrease over the last 200 iterations is below ``tol``, or when its
+    gradient-flow time :math:`\sum h` over accepted steps reaches ``max_time`` (the paper's
+    :math:`10^5` steps at learning rate :math:`0.01\,m` are a time of :math:`10^3`).
+    """
+    S = W.shape[0]
+    h = torch.full((S,), min(float(lr), float(max_step)), dtype=W.dtype, device=W.device)
+    loss, gc, gW = loss_grad(W, c)
+    gW = _tangent(W, gW)
+    loss0 = loss.clone()
+    active = torch.ones(S, dtype=torch.bool, device=W.device)
+    history, steps = [loss.cpu().numpy().copy()], np.zeros(S, dtype=int)
+    met = torch.zeros(S, dtype=torch.bool, device=W.device)
+    window = [loss.clone()]
+    time_ = torch.zeros(S, dtype=W.dtype, device=W.device)
+    times = [time_.cpu().numpy().copy()]
+    for it in range(int(max_steps)):
+        if not active.any():
+            break
+        was_active = active.clone()
+        hm = (h * m * active)
+        c_new = c - hm[:, None] * gc
+        W_new = unit_rows(W - hm[:, None, None] * gW)
+        loss_new, gc_new, gW_new = loss_grad(W_new, c_new)
+        gW_new = _tangent(W_new, gW_new)
+        sq = (gc * gc).sum(-1) + (gW * gW).sum((-1, -2))
+        ok = active & torch.isfinite(loss_new) & (loss_new <= loss - 0.25 * hm * sq)
+        okc = ok[:, None]
+        c = torch.where(okc, c_new, c)
+        W = torch.where(okc[..., None], W_new, W)
+        loss = torch.where(ok, loss_new, loss)
+        gc = torch.where(okc, gc_new, gc)
+        gW = torch.where(okc[..., None], gW_new, gW)
+        time_ = time_ + torch.where(ok, h, torch.zeros_like(h))
+        active &= time_ < max_time
+        h = torch.where(ok, torch.clamp(h * grow, max=max_step), torch.where(active, h * 0.5, h))
+        steps += ok.cpu().numpy()
+        if (it + 1) % record_every == 0:
+            history.append(torch.where(was_active, loss, torch.nan).cpu().numpy())
+            times.append(torch.where(was_active, time_, torch.nan).cpu().numpy())
+            window.append(loss.clone())
+            if len(window) > max(1, 200 // record_every):
+                old = window.pop(0)
+                stalled = active & ((old - loss) <= tol * old)
+                met |= stalled
+                active &= ~stalled
+        small = active & (loss <= tol * loss0)
+        met |= small
+        active &= ~small
+    return W, c, {"loss": loss.cpu().numpy(), "history": np.array(history),
+                  "time_history": np.array(times),
+                  "steps": steps, "converged": met.cpu().numpy(),
+                  "loss0": loss0.cpu().numpy(), "h": h.cpu().numpy(),
+                  "time": time_.cpu().numpy(),
+                  "horizon": (time_ >= max_time).cpu().numpy()}
+
+
+def _to_t(x, device):
+    return torch.as_tensor(np.asarray(x), dtype=torch.float64, device=device)
+
+
+def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-6,
+                     max_steps: int = 5000, record_every: int = 10, max_time: float = math.inf,
+                     max_step: float = math.inf, anchor_weight=None):
+    r"""Pretrain the mean-field student :math:`f = \frac1m\sum c_i\sigma(w_i\cdot x)` on the exact
+    population loss :math:`E(f - f_s^*)^2` of a teacher (paper 000, Sec. 4: "train the source
+    task on the population loss, which can be computed exactly"), by Riemannian gradient
+    descent on the sphere for the :math:`w_i` (App. D: weights on the sphere) with the
+    backtracking step of ``_descend``.
+
+    ``W0 (S, m, d)``, ``c0 (S, m)`` numpy; returns numpy ``W``, ``c`` and an info dict
+    (``history``: loss every ``record_every`` iterations, NaN once a seed has stopped;
+    ``time_history``: the gradient-flow time at those points; ``steps``: accepted
+    steps; ``converged``: stopped by the tolerance; ``horizon``: stopped at ``max_time``).
+
+    ``anchor_weight`` :math:`\lambda` (a number >= 0 or one per seed, ``(S,)``): add the
+    penalty of paper 000, App. E (Fig. 9),
+    :math:`\lambda\sum_{i=1}^m\|w_i - w_i^{(0)}\|^2` with :math:`w_i^{(0)}` the initial units, which
+    keeps the features near their random start (lazy as :math:`\lambda\to\infty`). The info dict
+    then also holds ``risk`` (the population risk alone) and ``anchor_dist``
+    (:math:`\sum_i\|w_i - w_i^{(0)}\|^2`), both at the end; ``loss`` is risk plus penalty.
+    """
+    W0 = check_rows("W0", W0)
+    dev = default_device()
+    W = unit_rows(_to_t(W0, dev))
+    c = _to_t(c0, dev)
+    m = W.shape[-2]
+    Wt, at = _to_t(teacher.W, dev), _to_t(teacher.a, dev)
+    cross = _teacher_norm(Wt, at)
+    on_sphere = bool(torch.all((Wt.norm(dim=-1) - 1.0).abs() <= 1e-12))
+    grad = population_risk_tangent_grad if on_sphere else population_risk_grad
+
+    lam = None
+    if anchor_weight is not None:
+        lam = np.array(np.broadcast_to(np.asarray(anchor_weight, dtype=float), (W.shape[0],)))
+        if not np.all(np.isfinite(lam) & (lam >= 0)):
+            raise ValueError(f"anchor_weight must be finite numbers >= 0 (got {anchor_weight!r})")
+        lam = _to_t(lam, dev)
+        Wa = W.clone()
+
+    def lg(W, c):
+        r, ga, gW = grad(W, c / m, Wt, at, cross)
+        if lam is not None:
+            dW = W - Wa
+            r = r + lam * (dW * dW).sum((-1, -2))
+            gW = gW + 2 * lam[:, None, None] * dW
+        return r, ga / m, gW  # chain rule a = c / m
+
+    W, c, info = _descend(lg, W, c, m, lr, tol, max_steps, record_every, max_time=max_time,
+                          max_step=max_step)
+    info["teacher_norm"] = cross.cpu().numpy()
+    if lam is not None:
+        dW = W - Wa
+        info["anchor_dist"] = (dW * dW).sum((-1, -2)).cpu().numpy()
+        info["risk"] = population_risk(W, c / m, Wt, at, cross).cpu().numpy()
+    return W.cpu().numpy(), c.cpu().numpy(), info
+
+
+def train_samples(W0, c0, X, y, lr: float = 1.0, tol: float = 1e-6, max_steps: int = 5000,
+                  record_every: int = 10, max_time: float = math.inf,
+                  max_step: float = math.inf):
+    r"""Scratch training on ``n`` samples: gradient descent on the empirical loss
+    :math:`\frac1n\sum_\mu (f(x_\mu) - y_\mu)^2` of the mean-field student (both layers,
+    :math:`w_i` on the sphere), batched over seeds: ``X (S, n, d)``, ``y (S, n)``."""
+    dev = default_device()
+    W = unit_rows(_to_t(W0, dev))
+    c = _to_t(c0, dev)
+    X, y = _to_t(X, dev), _to_t(y, dev)
+    m = W.shape[-2]
+
+    def lg(W, c):
+        W = W.detach().requires_grad_(True)
+        c = c.detach().requires_grad_(True)
+        r = ((torch.relu(X @ W.transpose(-1, -2)) @ c[..., None])[..., 0] / m - y)
+        loss = (r * r).mean(-1)
+        gW, gc = torch.autograd.grad(loss.sum(), (W, c))
+        return loss.detach(), gc, gW
+
+    W, c, info = _descend(lg, W, c, m, lr, tol, max_steps, record_every, max_time=max_time,
+                          max_step=max_step)
+    return W.cpu().numpy(), c.cpu().numpy(), info
+
+
+# ---------------------------------------------------------------------------
+# evaluation: risks, linear transfer, RKHS projections (numpy)
+# ---------------------------------------------------------------------------
+
+def risk_np(W, a, teacher: Teacher) -> np.ndarray:
+    """Exact population risk ``(S,)`` of batched students ``(W, a)`` (numpy)."""
+    Kww = relu_kernel(W, W)
+    Kwt = relu_kernel(W, teacher.W)
+    Ktt = relu_kernel(teacher.W, teacher.W)
+    return (np.einsum("si,sij,sj->s", a, Kww, a) - 2 * np.einsum("si,sij,sj->s", a, Kwt, teacher.a)
+            + np.einsum("si,sij,sj->s", teacher.a, Ktt, teacher.a))
+
+
+def teacher_norm(teacher: Teacher) -> np.ndarray:
+    r""":math:`\|f_*\|^2_{L_2} = a_*^\top K(W_*, W_*) a_*` ``(S,)`` (paper 000, Eq. 156, first term)."""
+    return np.einsum("si,sij,sj->s", teacher.a, relu_kernel(teacher.W, teacher.W), teacher.a)
+
+
+def teacher_mean(teacher: Teacher) -> np.ndarray:
+    r""":math:`E_x f_*(x) = \sum_i a_i\|w_i\|/\sqrt{2\pi}` ``(S,)``."""
+    return np.einsum(
+        "si,si->s", teacher.a, np.linalg.norm(teacher.W, axis=-1)) / np.sqrt(2 * np.pi)
+
+
+def readout_transfer_risk(W, X, teacher: Teacher, rcond: float = 1e-10) -> np.ndarray:
+    r"""Linear transfer (paper 000, Eq. 18): freeze the pretrained units ``W (S, m, d)``,
+    fit the readout by minimum-norm least squares on the noiseless target sample
+    ``X (S, n, d)`` (kernel interpolation with $k(x, x') = \frac1m\sum_i
+    \sigma(w_i\cdot x)\sigma(w_i\cdot x')$; the min-norm readout is the limit of gradient
+    flow from zero), and return its exact population risk ``(S,)``."""
+    W = check_rows("W", W)
+    X = check_rows("X", X)
+    Phi = np.maximum(X @ np.swapaxes(W, -1, -2), 0.0)          # (S, n, m)
+    y = np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(teacher.W, -1, -2), 0.0), teacher.a)
+    a = np.stack([np.linalg.lstsq(P, yy, rcond=rcond * max(P.shape))[0] for P, yy in zip(Phi, y)])
+    return risk_np(W, a, teacher)
+
+
+def rkhs_norms(W, teacher: Teacher, rcond: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
+    r"""In- and out-of-RKHS parts of a teacher w.r.t. the span of the units ``W (S, m, d)``
+    (paper 000, App. C, Eqs. 151-156):
+
+    $$\|P_\parallel f_*\|^2 = b^\top K^{+} b,\quad b = K(W, W_*)a_*,\qquad
+      \|P_\perp f_*\|^2 = a_*^\top K(W_*, W_*)a_* - \|P_\parallel f_*\|^2,$$
+
+    with :math:`K = K(W, W)` (Eq. 151 up to the factor :math:`1/m`, which cancels with those of
+    Eqs. 153 and 155). :math:`K` is singular when units repeat (as after pretraining, when
+    units condense onto the teacher's): :math:`K^+` is the pseudo-inverse that drops the
+    eigenvalues below ``rcond`` times the largest. Returns ``(in, out)``, each ``(S,)``,
+    ``out`` clipped at 0 (it is :math:`\ge 0` up to rounding).
+    """
+    W = check_rows("W", W)
+    rcond = check_positive("rcond", rcond)
+    K = relu_kernel(W, W)
+    b = np.einsum("sij,sj->si", relu_kernel(W, teacher.W), teacher.a)
+    lam, U = np.linalg.eigh(K)
+    keep = lam > rcond * lam[..., -1:]
+    proj = np.einsum("sij,si->sj", U, b)
+    inside = np.sum(np.where(keep, proj ** 2 / np.where(keep, lam, 1.0), 0.0), axis=-1)
+    total = teacher_norm(teacher)
+    return inside, np.maximum(total - inside, 0.0)
+
+
+def feature_gram(W, a_or_none, X) -> np.ndarray:
+    r"""Gram matrix of a network's feature kernel on inputs ``X (n, d)``:
+    :math:`k(x, x') = \sum_i p_i\,\sigma(w_i\cdot x)\sigma(w_i\cdot x')` with weights
+    ``p = a_or_none`` (``None``: :math:`1/m`, the model's kernel of Sec. 4)."""
+    F = np.maximum(X @ W.T, 0.0)
+    p = np.full(W.shape[0], 1.0 / W.shape[0]) if a_or_none is None else a_or_none
+    return (F * p) @ F.T
+
+
+def teacher_pair(d: int, units: int, rho: float, magnitude: float, rng: np.random.Generator):
+    r"""Auxiliary and main ReLU teachers (paper 003, Sec. 1.2 and Fig. 1c).
+
+    The auxiliary teacher has ``units`` orthonormal directions :math:`\theta_h` with
+    readout 1; the main teacher has directions
+    :math:`\theta'_h = \rho\theta_h + \sqrt{1-\rho^2}\,\xi_h` (:math:`\xi_h\perp\theta_h`,
+    unit) and readout ``magnitude``.  Returns ``(W_aux, a_aux, W_main, a_main)``.
+    """
+    d, units = check_int("d", d, 2), check_int("units", units, 1)
+    if not -1 <= rho <= 1:
+        raise ValueError(f"rho must be in [-1, 1] (got {rho!r})")
+    magnitude = check_positive("magnitude", magnitude)
+    if 2 * units > d:
+        raise ValueError(f"d must be >= 2 * units (got d={d}, units={units})")
+    Q, _ = np.linalg.qr(rng.standard_normal((d, 2 * units)))
+    theta, xi = Q[:, :units].T, Q[:, units:].T
+    main = rho * theta + np.sqrt(max(1 - rho * rho, 0.0)) * xi
+    return theta, np.ones(units), main, np.full(units, magnitude)
+
+
+def forward(W, a, X):
+    """Network outputs ``(B, n)`` for ``W`` ``(B, H, d)``, ``a`` ``(B, H)``, ``X`` ``(B, n, d)``."""
+    return (torch.relu(X @ W.transpose(1, 2)) * a[:, None, :]).sum(-1)
+
+
+def hidden_representation(W, X):
+    """Hidden activations :math:`(\\langle w_h, x\\rangle)_+`, ``(B, n, H)``."""
+    return torch.relu(X @ W.transpose(1, 2))
+
+
+def loss_and_grads(W, a, X, y, n):
+    r"""Loss :math:`\frac1{2n}\|f(X)-y\|^2` per network and its gradients in ``W`` and ``a``."""
+    pre = X @ W.transpose(1, 2)
+    act = torch.relu(pre)
+    r = (act * a[:, None, :]).sum(-1) - y
+    loss = 0.5 * (r ** 2).sum(1) / n
+    ga = (act * r[..., None]).sum(1) / n[:, None]
+    gW = ((r[..., None] * a[:, None, :]) * (pre > 0)).transpose(1, 2) @ X / n[:, None, None]
+    return loss, gW, ga
+
+
+def train_units(W, a, X, y, n, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
+          max_steps: int = 100_000):
+    r"""Full-batch gradient descent on :math:`\frac{1}{2n}\|f(X)-y\|^2`, both layers.
+
+    ``X`` ``(B, N, d)`` and ``y`` ``(B, N)`` are zero-padded beyond ``n[b]`` samples.  The
+    step is ``lr_scale`` over a bound on the curvature,
+    :math:`\lambda_{\max}(X^\top X/n)\,(\|a\|^2 + \max_h\|w_h\|^2) + \|\nabla\|`, recomputed
+    every step; a network stops when its loss is below ``loss_tol`` times the mean
+    :math:`y^2`.  Returns ``(W, a, loss, steps, converged)``.
+    """
+    lr_scale, loss_tol = check_positive("lr_scale", lr_scale), check_positive("loss_tol", loss_tol)
+    max_steps = check_int("max_steps", max_steps, 1)
+    n = torch.as_tensor(np.asarray(n, float), device=X.device)
+    lam = torch.linalg.eigvalsh(X.transpose(1, 2) @ X / n[:, None, None])[:, -1]
+    scale = ((y ** 2).sum(1) / n).clamp_min(1e-300)
+    steps = torch.zeros(len(W), dtype=torch.long, device=X.device)
+    for _ in range(max_steps):
+        loss, gW, ga = loss_and_grads(W, a, X, y, n)
+        if not torch.isfinite(loss).all():
+            raise FloatingPointError("ReLU network training diverged")
+        active = loss > loss_tol * scale
+        if not active.any():
+            break
+        gnorm = torch.sqrt((ga ** 2).sum(1) + (gW ** 2).sum((1, 2)))
+        kappa = lam * ((a ** 2).sum(1) + (W ** 2).sum(-1).amax(-1)) + gnorm
+        eta = torch.where(active, lr_scale / kappa, torch.zeros_like(kappa))
+        a = a - eta[:, None] * ga
+        W = W - eta[:, None, None] * gW
+        steps += active.long()
+    conv = ~active
+    if not conv.all():
+        warnings.warn(f"{int((~conv).sum())} of {len(W)} ReLU networks did not reach the loss "
+                      f"tolerance in {max_steps} steps", ConvergenceWarning, stacklevel=2)
+    return W, a, loss, steps, conv

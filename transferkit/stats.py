@@ -1,0 +1,447 @@
+r"""Monte Carlo statistics shared by every chapter.
+
+Agreement between simulated means and closed forms with Bonferroni-corrected critical values
+(:func:`agreement`), rank correlations and R^2 with bootstrap intervals (:func:`score`,
+:func:`rank_correlation`, :func:`r_squared`), power-law fits, and the measures of learned
+representations used by papers 003/004 (participation ratio, ENSD, clustering of units).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ._validate import check_array, check_int
+
+__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "score", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "alignment_score", "r_squared", "table_r2"]
+
+
+def critical_value(n_tests: int, draws: int | None, fwer: float = 0.01) -> float:
+    r"""Two-sided Bonferroni critical value :math:`t_{m-1}^{-1}(1 - \mathrm{fwer}/2k)`.
+
+    Parameters
+    ----------
+    n_tests : int
+        Number ``k`` of cells compared (>= 1).
+    draws : int or None
+        Draws ``m`` per cell (>= 2); ``None`` when the standard deviation is known
+        exactly, which gives the normal quantile instead of Student's.
+    fwer : float in (0, 1)
+        Family-wise false-alarm probability.
+    """
+    check_int("n_tests", n_tests, 1)
+    if draws is not None:
+        check_int("draws", draws, 2)
+    if not 0 < fwer < 1:
+        raise ValueError(f"fwer must be in (0, 1) (got {fwer!r})")
+    q = 1 - fwer / (2 * n_tests)
+    return float(stats.norm.ppf(q) if draws is None else stats.t.ppf(q, df=draws - 1))
+
+
+@dataclass
+class Agreement:
+    """Per-cell comparison of simulated draws with theory."""
+
+    mean: np.ndarray
+    std: np.ndarray
+    se: np.ndarray
+    theory: np.ndarray
+    z: np.ndarray          # (mean - theory) / se
+    critical: float        # Bonferroni t critical value
+    mask: np.ndarray       # cells that were compared
+    atol: np.ndarray       # optimisation error allowed on top of the MC error
+
+    @property
+    def excess(self) -> np.ndarray:
+        """``|mean - theory| / (critical se + atol)``: above 1 is a disagreement."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tol = self.critical * self.se + self.atol
+            e = np.where(tol > 0, np.abs(self.mean - self.theory) / np.where(tol > 0, tol, 1.0),
+                         np.where(np.isclose(self.mean, self.theory, rtol=1e-9, atol=1e-12),
+                                  0.0, np.inf))
+        return np.where(self.mask, e, 0.0)
+
+    @property
+    def disagree(self) -> np.ndarray:
+        """Boolean map of the compared cells that disagree."""
+        return self.mask & (self.excess > 1)
+
+    @property
+    def n_compared(self) -> int:
+        return int(self.mask.sum())
+
+    @property
+    def worst(self) -> float:
+        """Largest ``|z|`` over the compared cells."""
+        return float(np.abs(self.z[self.mask]).max()) if self.mask.any() else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not bool(self.disagree.any())
+
+    def summary(self, name: str = "") -> str:
+        head = f"{name}: " if name else ""
+        opt = (" plus the certified optimisation error"
+               if np.any(self.atol[self.mask] > 0) else "")
+        return (f"{head}{self.n_compared} cells compared, max |z| = {self.worst:.2f} "
+                f"(critical {self.critical:.2f} at 1% family-wise{opt}), "
+                f"{int(self.disagree.sum())} disagree -> {'agree' if self.ok else 'DISAGREE'}")
+
+
+def agreement(draws: np.ndarray, theory, mask=None, fwer: float = 0.01, atol=0.0,
+              std=None) -> Agreement:
+    r"""Compare per-draw simulation values (last axis) with a theoretical mean.
+
+    Parameters
+    ----------
+    draws : array ``(..., m)``
+        Simulated values, one per independent draw.
+    theory : array broadcastable to ``draws.shape[:-1]``
+        Theoretical expectation per cell; cells where it is infinite are excluded.
+    mask : boolean array, optional
+        Cells to compare (default: all finite ones).
+    atol : float or array, optional
+        Optimisation error allowed on top of the Monte Carlo error, per cell (>= 0): a
+        cell disagrees when :math:`|\bar x - \mu| > t_{\rm crit}\,\mathrm{se} + \mathrm{atol}`.
+        It comes from the trainer's convergence certificate
+        (:func:`risk_error_bound`), never from the observed discrepancy.
+    std : array, optional
+        The exact standard deviation of one draw, when theory provides it (e.g.
+        :func:`transferkit.theory.deep_linear.linear_transfer_risk_std`).  Then the standard error is
+        ``std / sqrt(m)`` and the critical value is normal; otherwise both are estimated
+        from the draws (Student's t).  Small samples of skewed risks can have a sample
+        standard deviation far below the true one, so the exact one is preferred.
+
+    Notes
+    -----
+    The standard error is estimated from the draws themselves; for heavy-tailed risks
+    (near :math:`n = d`, where the scratch risk has no variance) the estimate is
+    unreliable, so callers exclude those cells through ``mask`` and say so.
+    """
+    draws = np.asarray(draws, float)
+    if draws.ndim < 1 or draws.shape[-1] < 2:
+        raise ValueError("draws must have at least 2 entries along its last axis")
+    m = draws.shape[-1]
+    mean = draws.mean(-1)
+    known = std is not None
+    std = (draws.std(-1, ddof=1) if not known
+           else np.broadcast_to(np.asarray(std, float), mean.shape))
+    se = std / np.sqrt(m)
+    th = np.broadcast_to(np.asarray(theory, float), mean.shape)
+    ok = np.isfinite(th) & np.isfinite(mean) & np.isfinite(se)
+    mask = ok if mask is None else (np.broadcast_to(mask, mean.shape) & ok)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, (mean - th) / np.where(se > 0, se, 1.0),
+                     np.where(np.isclose(mean, th, rtol=1e-9, atol=1e-12), 0.0, np.inf))
+    z = np.where(mask, z, 0.0)
+    crit = critical_value(max(int(mask.sum()), 1), None if known else m, fwer)
+    atol = np.broadcast_to(np.asarray(atol, float), mean.shape)
+    if not np.all(np.isfinite(atol) & (atol >= 0)):
+        raise ValueError("atol must be finite and >= 0")
+    return Agreement(mean, std, se, th, z, crit, mask, atol)
+
+
+def risk_error_bound(risk, dist):
+    r"""Bound on the error of a risk caused by stopping at distance ``dist`` from the optimum.
+
+    With :math:`R = \|\hat\beta - \beta_t\|^2`, :math:`R_\star = \|\beta_\star - \beta_t\|^2`
+    and :math:`\|\hat\beta - \beta_\star\| \le \delta`, the triangle inequality gives
+    :math:`|\sqrt R - \sqrt{R_\star}| \le \delta`, hence
+    :math:`|R - R_\star| \le \delta\,(2\sqrt R + \delta)`.
+    """
+    risk = np.asarray(risk, float)
+    dist = np.asarray(dist, float)
+    if np.any(risk < 0) or np.any(dist < 0):
+        raise ValueError("risk and dist must be >= 0")
+    with np.errstate(invalid="ignore"):
+        bound = dist * (2 * np.sqrt(risk) + dist)
+    return np.where(dist == 0, 0.0, bound)  # an exact optimum has no error, even at inf risk
+
+
+# ---------------------------------------------------------------------------
+# dimensionality of representations (paper 004, App. G)
+# ---------------------------------------------------------------------------
+
+
+def _centred(X, name):
+    X = np.asarray(X, float)
+    if X.ndim < 2 or X.shape[-2] < 2 or not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} must be a finite (..., n, p) array with n >= 2")
+    return X - X.mean(-2, keepdims=True)
+
+
+def participation_ratio(X):
+    r"""Participation ratio of responses ``X`` ``(..., n, p)`` (paper 004, App. G):
+
+    .. math:: \mathrm{PR}(X) = \frac{(\sum_i\lambda_i)^2}{\sum_i\lambda_i^2}
+              = \frac{\operatorname{tr}(C_X)^2}{\operatorname{tr}(C_X^2)},
+
+    with :math:`C_X` the covariance of the (mean-centred) rows.  Between 1 and
+    :math:`\min(n-1, p)`; ``nan``-free: a constant representation has PR 0 by convention.
+    """
+    X = _centred(X, "X")
+    G = X.swapaxes(-1, -2) @ X
+    tr = np.trace(G, axis1=-2, axis2=-1)
+    tr2 = (G * G).sum((-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(tr2 > 0, tr ** 2 / np.where(tr2 > 0, tr2, 1.0), 0.0)
+
+
+def ensd(X, Y):
+    r"""Effective number of shared dimensions (Giaffar et al. 2023; paper 004, App. G):
+
+    .. math:: \mathrm{ENSD}(X,Y) = \frac{\operatorname{tr}(Y^\top XX^\top Y)\,
+              \operatorname{tr}(X^\top X)\,\operatorname{tr}(Y^\top Y)}
+              {\operatorname{tr}(X^\top XX^\top X)\,\operatorname{tr}(Y^\top YY^\top Y)}.
+    """
+    X, Y = _centred(X, "X"), _centred(Y, "Y")
+    if X.shape[-2] != Y.shape[-2]:
+        raise ValueError("X and Y must have the same number of samples (rows)")
+    # feature-space forms (p x p), never the n x n Gram matrices:
+    # tr(Y'XX'Y) = ||X'Y||_F^2, tr(X'XX'X) = ||X'X||_F^2
+    xy = X.swapaxes(-1, -2) @ Y
+    xx = X.swapaxes(-1, -2) @ X
+    yy = Y.swapaxes(-1, -2) @ Y
+    num = (xy ** 2).sum((-2, -1)) * np.trace(xx, axis1=-2, axis2=-1) * np.trace(yy, axis1=-2, axis2=-1)
+    den = (xx ** 2).sum((-2, -1)) * (yy ** 2).sum((-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+# ---------------------------------------------------------------------------
+# rank correlation with a bootstrap interval
+# ---------------------------------------------------------------------------
+
+def rank_correlation(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 0):
+    r"""Spearman's :math:`\rho` between ``x`` and ``y`` with a paired bootstrap interval.
+
+    The interval resamples the *pairs* (``scipy.stats.bootstrap``, percentile method,
+    ``n_boot`` resamples).  Returns ``(rho, low, high)``.
+    """
+    x = np.asarray(x, float).ravel()
+    y = np.asarray(y, float).ravel()
+    if x.shape != y.shape or x.size < 3:
+        raise ValueError("x and y must have the same length >= 3")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("x and y must be finite")
+    check_int("n_boot", n_boot, 10)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1) (got {level!r})")
+    rho = float(stats.spearmanr(x, y).statistic)
+
+    def stat(a, b):
+        return stats.spearmanr(a, b).statistic
+
+    res = stats.bootstrap((x, y), stat, paired=True, vectorized=False, n_resamples=n_boot,
+                          confidence_level=level, method="percentile",
+                          random_state=np.random.default_rng(seed))
+    ci = res.confidence_interval
+    return rho, float(ci.low), float(ci.high)
+
+
+# ---------------------------------------------------------------------------------------
+# scoring
+# ---------------------------------------------------------------------------------------
+
+def _pair(x, y):
+    x = np.asarray(x, float).ravel()
+    y = np.asarray(y, float).ravel()
+    if x.shape != y.shape or x.size < 3:
+        raise ValueError(f"x and y must have the same length >= 3 (got {x.size} and {y.size})")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("x and y must be finite")
+    return x, y
+
+
+def ranks(a):
+    """Average ranks along the last axis (ties share their mean rank), as scipy does."""
+    return stats.rankdata(a, axis=-1)
+
+
+def pearson(a, b):
+    ac = a - a.mean(-1, keepdims=True)
+    bc = b - b.mean(-1, keepdims=True)
+    num = (ac * bc).sum(-1)
+    den = np.sqrt((ac ** 2).sum(-1) * (bc ** 2).sum(-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def score(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict:
+    r"""Spearman's :math:`\rho` and :math:`R^2` of predictor ``x`` against outcome ``y``.
+
+    .. math:: \rho = \mathrm{corr}(\mathrm{rank}\,x, \mathrm{rank}\,y), \qquad
+              R^2 = \mathrm{corr}(x, y)^2 ,
+
+    (:math:`R^2` is paper 001's Table 1 statistic, the coefficient of determination of the
+    least-squares line), with percentile intervals from ``n_boot`` paired bootstrap
+    resamples of the tasks at confidence ``level``. A resample in which ``x`` or ``y`` is
+    constant has no correlation; such resamples are dropped (their number is returned as
+    ``dropped``). ``ValueError`` when ``x`` or ``y`` itself is constant.
+
+    Returns dict ``rho, rho_lo, rho_hi, r2, r2_lo, r2_hi, n, dropped``.
+    """
+    x, y = _pair(x, y)
+    check_int("n_boot", n_boot, 10)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1) (got {level!r})")
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        raise ValueError("x and y must not be constant (a correlation needs variation)")
+    rho = float(pearson(ranks(x), ranks(y)))
+    r = float(pearson(x, y))
+    idx = np.random.default_rng([int(seed), 8]).integers(0, x.size, (n_boot, x.size))
+    xb, yb = x[idx], y[idx]
+    rb = pearson(ranks(xb), ranks(yb))
+    pb = pearson(xb, yb) ** 2
+    ok = np.isfinite(rb) & np.isfinite(pb)
+    q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
+    lo_r, hi_r = np.percentile(rb[ok], q)
+    lo_2, hi_2 = np.percentile(pb[ok], q)
+    return {"rho": rho, "rho_lo": float(lo_r), "rho_hi": float(hi_r), "r2": r * r,
+            "r2_lo": float(lo_2), "r2_hi": float(hi_2), "n": int(x.size),
+            "dropped": int((~ok).sum())}
+
+
+def score_table(preds: dict, outcomes: dict, n_boot: int = 2000, level: float = 0.95,
+                seed: int = 0) -> list[dict]:
+    """:func:`score` for every predictor in ``preds`` against every outcome in ``outcomes``
+    (dicts name -> array over the same tasks). Returns a list of rows (dicts with
+    ``predictor`` and ``outcome`` added), predictors in the order of ``preds``. A
+    predictor that is constant over the tasks gets ``nan`` scores (``constant=True``)."""
+    rows = []
+    for o, y in outcomes.items():
+        for p, x in preds.items():
+            try:
+                s = score(x, y, n_boot, level, seed)
+                s["constant"] = False
+            except ValueError as err:
+                if "constant" not in str(err):
+                    raise
+                s = {k: math.nan for k in ("rho", "rho_lo", "rho_hi", "r2", "r2_lo", "r2_hi")}
+                s.update(n=int(np.size(x)), dropped=0, constant=True)
+            rows.append({"predictor": p, "outcome": o, **s})
+    return rows
+
+
+def kernel_distance(A, B) -> float:
+    r"""Relative Frobenius distance $\|A - B\|_F / \|B\|_F$ of two Gram matrices."""
+    return float(np.linalg.norm(A - B) / np.linalg.norm(B))
+
+
+def fit_power_law(n, R, R_se=None):
+    r"""Weighted least-squares fit of $\log R = \log A - \nu\log n$; returns
+    ``(A, nu, se_logA, se_nu)`` with standard errors from the residuals (or from the
+    standard errors ``R_se`` of the means, by the delta method, when given)."""
+    n = np.asarray(n, dtype=float)
+    R = np.asarray(R, dtype=float)
+    if n.shape != R.shape or n.size < 3 or np.any(n <= 0) or np.any(R <= 0):
+        raise ValueError("n, R must be positive arrays of the same shape with >= 3 points")
+    x, yv = np.log(n), np.log(R)
+    w = np.ones_like(x) if R_se is None else 1.0 / np.maximum(np.asarray(R_se) / R, 1e-12) ** 2
+    Xd = np.stack([np.ones_like(x), -x], axis=1)
+    WX = Xd * w[:, None]
+    cov = np.linalg.inv(Xd.T @ WX)
+    beta = cov @ (WX.T @ yv)
+    resid = yv - Xd @ beta
+    dof = max(n.size - 2, 1)
+    scale = float(resid @ (w * resid)) / dof
+    if R_se is None:
+        cov = cov * scale
+    else:
+        cov = cov * max(scale, 1.0)  # inflate when the scatter exceeds the error bars
+    return float(np.exp(beta[0])), float(beta[1]), float(np.sqrt(cov[0, 0])), float(np.sqrt(cov[1, 1]))
+
+
+# ---------------------------------------------------------------------------
+# clustering analysis (paper 004, App. E.2)
+# ---------------------------------------------------------------------------
+
+
+def _weighted_kmeans(P, w, K, rng, iters=100):
+    """Weighted Lloyd's algorithm with k-means++ seeding; returns (centres, weighted SSE)."""
+    n = len(P)
+    K = min(K, n)
+    idx = [rng.choice(n, p=w / w.sum())]
+    for _ in range(1, K):
+        d2 = np.min(((P[:, None] - P[idx][None]) ** 2).sum(-1), 1) * w
+        idx.append(rng.choice(n, p=d2 / d2.sum()) if d2.sum() > 0 else rng.choice(n))
+    C = P[idx].copy()
+    for _ in range(iters):
+        lab = np.argmin(((P[:, None] - C[None]) ** 2).sum(-1), 1)
+        newC = np.array([np.average(P[lab == k], 0, w[lab == k]) if np.any(w[lab == k] > 0)
+                         else C[k] for k in range(K)])
+        if np.allclose(newC, C, atol=1e-12):
+            break
+        C = newC
+    sse = float((w * ((P - C[lab]) ** 2).sum(-1)).sum())
+    return C, sse
+
+
+def kmeans_inertia(W, a, K: int, *, restarts: int = 5, seed: int = 0):
+    r"""Fraction of variance of the hidden units' directions left unexplained by ``K`` clusters.
+
+    Paper 004, App. E.2: k-means on the normalised input weights :math:`w_h/\|w_h\|`, each
+    unit weighted by :math:`|a_h|\,\|w_h\|` (its contribution to the function); the
+    "inertia" is the weighted within-cluster sum of squares over the weighted total sum of
+    squares about the mean.  Returns ``(inertia, centres)`` (best of ``restarts``).
+    """
+    W, a = np.asarray(W, float), np.asarray(a, float)
+    K = check_int("K", K, 1)
+    norms = np.linalg.norm(W, axis=1)
+    w = np.abs(a) * norms
+    keep = w > 1e-12 * max(w.max(), 1e-300)
+    P, w = W[keep] / norms[keep, None], w[keep]
+    total = float((w * ((P - np.average(P, 0, w)) ** 2).sum(-1)).sum())
+    rng = np.random.default_rng(seed)
+    best = (None, np.inf)
+    for _ in range(restarts):
+        C, sse = _weighted_kmeans(P, w, K, rng)
+        if sse < best[1]:
+            best = (C, sse)
+    return (best[1] / total if total > 0 else 0.0), best[0]
+
+
+def alignment_score(centres, teacher_dirs):
+    r"""Mean over teacher units of the largest cosine with a cluster centre (App. E.2)."""
+    C = np.asarray(centres, float)
+    T = np.asarray(teacher_dirs, float)
+    C = C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-300)
+    T = T / np.linalg.norm(T, axis=1, keepdims=True)
+    return float((T @ C.T).max(1).mean())
+
+
+def r_squared(x, y, axis=-1):
+    r"""Coefficient of determination of the least-squares line of ``y`` on ``x``:
+    the squared Pearson correlation :math:`R^2 = \mathrm{cov}(x,y)^2/(\mathrm{var}\,x\,\mathrm{var}\,y)`
+    (Table 1 of paper 001), along ``axis``.  ``ValueError`` when ``x`` or ``y`` is constant.
+    """
+    x = check_array("x", x, 1)
+    y = check_array("y", y, 1)
+    x, y = np.broadcast_arrays(x, y)
+    xc = x - x.mean(axis, keepdims=True)
+    yc = y - y.mean(axis, keepdims=True)
+    vx = (xc ** 2).sum(axis)
+    vy = (yc ** 2).sum(axis)
+    if not ((vx > 0).all() and (vy > 0).all()):
+        raise ValueError("x and y must not be constant along axis (R^2 undefined)")
+    return (xc * yc).sum(axis) ** 2 / (vx * vy)
+
+
+def table_r2(errors, measures):
+    r"""Table 1 statistics: R^2 between error and each measure across pairs.
+
+    ``errors`` ``(reps, n_values, K)``: the 0-1 error of each of ``K`` pairs (averaged over
+    draws); ``measures``: dict name -> array broadcastable to ``errors``.  Returns dict
+    name -> ``(mean, std)`` over repetitions, each of shape ``(n_values,)``; ``std`` is the
+    sample standard deviation (ddof = 1, 0 for one repetition).
+    """
+    errors = check_array("errors", errors, 3)
+    out = {}
+    for name, m in measures.items():
+        r2 = r_squared(np.broadcast_to(np.asarray(m, dtype=float), errors.shape), errors, axis=-1)
+        sd = r2.std(0, ddof=1) if r2.shape[0] > 1 else np.zeros(r2.shape[1:])
+        out[name] = (r2.mean(0), sd)
+    return out

@@ -1,0 +1,24 @@
+r"""Keyed random streams: every random draw of the package comes from one generator per key.
+
+A key is a tuple of non-negative integers, e.g. ``(seed, draw, purpose, n)``; the generator is
+``numpy.random.default_rng([seed, *key])``, so a draw does not depend on which other cells of a
+grid are computed, nor in which order. Random directions on the sphere are rows scaled to
+unit norm (:func:`unit_rows`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def unit_rows(W):
+    """Rows of ``W`` (numpy or torch) scaled to unit norm."""
+    if isinstance(W, torch.Tensor):
+        return W / W.norm(dim=-1, keepdim=True)
+    return W / np.linalg.norm(W, axis=-1, keepdims=True)
+
+
+def keyed_rng(seed, *key) -> np.random.Generator:
+    """The generator of stream ``(seed, *key)``: ``numpy.random.default_rng([seed, *key])``."""
+    return np.random.default_rng([int(seed), *[int(k) for k in key]])

@@ -1,0 +1,325 @@
+r"""Fine-tuning with linear teachers (paper 001, Shachaf, Brutzkus and Globerson 2021).
+
+Closed forms of paper 001, all numpy float64 and batched over leading dimensions:
+
+- :func:`finetune_predictor`, :func:`finetune_predictor_risk`: Thm 4.1, the limit of gradient
+  descent on a linear model started at :math:`\theta_S` (Eq. 1) and its population risk
+  (Eq. 2).
+- :func:`g_function`, :func:`eq3_bound`: Thm 4.2, the high-probability bound of Eq. 3.
+- :func:`distance_measure`, :func:`bartlett_bound`: the comparison measures of Table 1.
+- :func:`deep_finetune_predictor`: Thm 5.2, the limit of gradient flow when fine-tuning a
+  depth-:math:`L` linear network from balanced pretrained weights (Eq. 5; ``depth=inf``
+  gives Eq. 6); :func:`excess_risk` for any predictor.
+- :func:`frozen_predictor`: Thm 5.5, fine-tuning with the first layer frozen.
+- :func:`~transferkit.stats.r_squared`, :func:`~transferkit.stats.table_r2`: the statistics of Table 1.
+
+Simulations beside them (gradient descent from :mod:`transferkit.models.deep_linear`):
+:func:`~transferkit.experiments.linear_teachers.eigen_align_sim` (Fig. 1),
+:func:`~transferkit.experiments.linear_teachers.depth_alpha_sim` and
+:func:`~transferkit.experiments.linear_teachers.scaling_sim`
+(Fig. 2), :func:`~transferkit.experiments.linear_teachers.frozen_sim` (Fig. 3),
+:func:`~transferkit.experiments.mnist_table.mnist_table_sim` (Table 1).  Random numbers
+come from :class:`numpy.random.Generator` keyed by ``(seed, purpose, ...)``: same seed,
+same numbers.
+
+Conventions: ``X`` has shape ``(..., n, d)`` with ``n < d`` and full row rank
+(Assumption 3.1), ``y`` ``(..., n)``, vectors ``(..., d)``; leading dimensions broadcast.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validate import check_array, check_int_or_inf
+
+__all__ = ["row_space_solution", "null_space_projection", "finetune_predictor", "excess_risk", "finetune_predictor_risk", "g_function", "eq3_bound", "distance_measure", "bartlett_bound", "deep_finetune_scale", "deep_finetune_predictor", "frozen_predictor"]
+
+
+def _check_xy(X, y):
+    X = check_array("X", X, 2)
+    y = check_array("y", y, 1)
+    if y.shape[-1] != X.shape[-2]:
+        raise ValueError(f"y must have one entry per row of X: X {X.shape}, y {y.shape}")
+    return X, y
+
+
+def _gram_solve(X, r):
+    r"""``X^T (X X^T)^{-1} r`` (batched), the minimum-norm solution of ``X w = r``.
+
+    ``ValueError`` when ``X X^T`` is numerically singular (Assumption 3.1 fails).
+    """
+    G = X @ np.swapaxes(X, -1, -2)
+    n = G.shape[-1]
+    ev = np.linalg.eigvalsh(G)
+    if (ev[..., 0] <= 100 * np.finfo(float).eps * n * ev[..., -1]).any() or (ev[..., -1] <= 0).any():
+        raise ValueError("X must have linearly independent rows (Assumption 3.1): X X^T is "
+                         "numerically singular; use n < d samples in general position")
+    z = np.linalg.solve(G, r[..., None])
+    return (np.swapaxes(X, -1, -2) @ z)[..., 0]
+
+
+def row_space_solution(X, y):
+    r"""Minimum-norm interpolant :math:`X^+ y = X^\top (XX^\top)^{-1} y`.
+
+    Noise-free, :math:`X^+ y = P_\parallel \theta_T` (paper 001, Sec. 3).
+    """
+    X, y = _check_xy(X, y)
+    return _gram_solve(X, y)
+
+
+def null_space_projection(X, v):
+    r""":math:`P_\perp v = v - X^\top(XX^\top)^{-1}Xv` (paper 001, Sec. 3)."""
+    X = check_array("X", X, 2)
+    v = check_array("v", v, 1)
+    if v.shape[-1] != X.shape[-1]:
+        raise ValueError(f"v must have the input dimension of X: X {X.shape}, v {v.shape}")
+    Xv = (X @ v[..., None])[..., 0]
+    return v - _gram_solve(X, Xv)
+
+
+def finetune_predictor(X, y, theta_s):
+    r"""Thm 4.1 (paper 001, Eq. 1): gradient descent on the square loss from :math:`\theta_S`.
+
+    .. math:: \gamma = P_\perp \theta_S + X^+ y
+              = \theta_S + X^\top (XX^\top)^{-1}(y - X\theta_S),
+
+    which is :math:`P_\perp\theta_S + P_\parallel\theta_T` for noise-free labels.  It is the
+    point of the affine set :math:`\{w: Xw = y\}` closest to the initialisation.
+    """
+    X, y = _check_xy(X, y)
+    theta_s = check_array("theta_s", theta_s, 1)
+    r = y - (X @ theta_s[..., None])[..., 0]
+    return theta_s + _gram_solve(X, r)
+
+
+def excess_risk(beta, theta_t, cov_sqrt=None):
+    r""":math:`R(\beta) = \|\Sigma^{1/2}(\theta_T - \beta)\|^2` (paper 001, Sec. 3).
+
+    ``cov_sqrt`` is :math:`\Sigma^{1/2}` (``(..., d, d)``) or ``None`` for :math:`\Sigma = I`.
+    """
+    diff = check_array("theta_t", theta_t, 1) - check_array("beta", beta, 1)
+    if cov_sqrt is not None:
+        diff = (np.asarray(cov_sqrt, dtype=float) @ diff[..., None])[..., 0]
+    return (diff ** 2).sum(-1)
+
+
+def finetune_predictor_risk(X, theta_s, theta_t, cov_sqrt=None):
+    r"""Thm 4.1 (paper 001, Eq. 2): :math:`R(\gamma)=\|\Sigma^{1/2}P_\perp(\theta_T-\theta_S)\|^2`.
+
+    Exact given ``X`` (noise-free labels :math:`y = X\theta_T`).
+    """
+    delta = check_array("theta_t", theta_t, 1) - check_array("theta_s", theta_s, 1)
+    p = null_space_projection(X, delta)
+    if cov_sqrt is not None:
+        p = (np.asarray(cov_sqrt, dtype=float) @ p[..., None])[..., 0]
+    return (p ** 2).sum(-1)
+
+
+def check_eigenvalues(lam):
+    lam = check_array("lam", lam, 1)
+    if (lam < 0).any():
+        raise ValueError("lam (the eigenvalues of Sigma) must be >= 0")
+    if (np.diff(lam, axis=-1) > 1e-12 * np.abs(lam).max(-1, keepdims=True)).any():
+        raise ValueError("lam must be sorted in decreasing order (lambda_1 >= ... >= lambda_d)")
+    if not (lam[..., 0] > 0).all():
+        raise ValueError("lam must have a positive largest eigenvalue")
+    return lam
+
+
+def g_function(lam, delta, n, c=3.0):
+    r""":math:`g(\lambda,\delta,n)` of Thm 4.2 (paper 001, below Eq. 3).
+
+    .. math:: g = c\,\lambda_1 \max\Big\{\sqrt{\tfrac{r_0}{n}}, \tfrac{r_0}{n},
+              \sqrt{\tfrac{\delta}{n}}, \tfrac{\delta}{n}\Big\}, \qquad
+              r_0 = \frac{\sum_i\lambda_i}{\lambda_1},
+
+    the Koltchinskii-Lounici bound on :math:`\|\tilde\Sigma - \Sigma\|` that holds with
+    probability :math:`1-e^{-\delta}`.  The paper leaves the absolute constant ``c``
+    unspecified.  We use ``c = 3``: for Gaussian data the deviation concentrates at
+    :math:`\|\tilde\Sigma-\Sigma\| \approx \lambda_1(2\sqrt{r_0/n} + r_0/n)` (exact as
+    :math:`n, d\to\infty` for isotropic :math:`\Sigma`, Bai-Yin), and
+    :math:`2\sqrt x + x \le 3\max(\sqrt x, x)` for all :math:`x\ge0`, so ``c = 3`` is the
+    smallest constant for which ``g`` covers this leading term at every ``n`` (equality at
+    :math:`r_0 = n`).  ``c = 1`` is violated in most draws (``notebooks/linear_teachers.py``
+    measures the deviation).  The R^2 of Table 1 depends on ``c`` only through the relative
+    weight of the two terms of Eq. 3.
+
+    ``lam``: eigenvalues ``(..., d)`` sorted decreasingly; ``delta >= 1``; ``n >= 1``
+    (broadcasts).
+    """
+    lam = check_eigenvalues(lam)
+    n = np.asarray(n, dtype=float)
+    delta = np.asarray(delta, dtype=float)
+    if not (np.isfinite(n).all() and (n >= 1).all()):
+        raise ValueError(f"n must be >= 1 (got {n!r})")
+    if not (np.isfinite(delta).all() and (delta >= 1).all()):
+        raise ValueError(f"delta must be >= 1 (Thm 4.2; got {delta!r})")
+    if not (np.isfinite(c) and c > 0):
+        raise ValueError(f"c must be a finite number > 0 (got {c!r})")
+    l1 = lam[..., 0]
+    r0 = lam.sum(-1) / l1
+    terms = np.stack(np.broadcast_arrays(np.sqrt(r0 / n), r0 / n, np.sqrt(delta / n), delta / n))
+    return c * l1 * terms.max(0)
+
+
+def eq3_bound(delta_vec, V, lam, m, n, delta=1.0, c=3.0):
+    r"""Thm 4.2 (paper 001, Eq. 3): with :math:`\Delta = \theta_T - \theta_S` and :math:`g` of
+    :func:`g_function`,
+
+    .. math:: R(\gamma) \le 2g^3\frac{\|P_{\le m}\Delta\|^2}{\lambda_m^2}
+              + 2g\,\|P_{>m}\Delta\|^2 .
+
+    ``delta_vec`` ``(..., d)``; ``V`` ``(..., d, d)`` eigenvectors of :math:`\Sigma` (columns,
+    in the order of ``lam``); ``lam`` ``(..., d)`` decreasing; ``m`` in ``1..d`` with
+    :math:`\lambda_m > 0` (``ValueError`` otherwise).
+    """
+    lam = check_eigenvalues(lam)
+    d = lam.shape[-1]
+    if not (isinstance(m, numbers.Integral) and 1 <= m <= d):
+        raise ValueError(f"m must be an integer in 1..{d} (got {m!r})")
+    if not (lam[..., m - 1] > 0).all():
+        raise ValueError(f"m must satisfy lambda_m > 0 (lambda_{m} = 0 here)")
+    delta_vec = check_array("delta_vec", delta_vec, 1)
+    coords = (np.swapaxes(np.asarray(V, dtype=float), -1, -2) @ delta_vec[..., None])[..., 0]
+    top = (coords[..., :m] ** 2).sum(-1)
+    bottom = (coords[..., m:] ** 2).sum(-1)
+    g = g_function(lam, delta, n, c)
+    return 2 * g ** 3 * top / lam[..., m - 1] ** 2 + 2 * g * bottom
+
+
+def distance_measure(theta_s, theta_t):
+    r""":math:`\|\theta_T - \theta_S\|^2`, the first comparison measure of Table 1."""
+    return ((check_array("theta_t", theta_t, 1) - check_array("theta_s", theta_s, 1)) ** 2).sum(-1)
+
+
+def bartlett_bound(delta_vec, lam, n, delta=1.0, c=3.0):
+    r"""Bound of Bartlett et al. (2020, Thm 4) adapted to fine-tuning (paper 001, footnote 1).
+
+    Bartlett et al. bound the excess risk of the minimum-norm interpolant by a bias term
+    :math:`c\|\theta^*\|^2\|\Sigma\|\max\{\sqrt{r_0/n}, r_0/n, \sqrt{\log(1/\delta')/n}\}`
+    plus a noise term.  Footnote 1 replaces :math:`\theta^*` by
+    :math:`\theta_T-\theta_S`; the labels of paper 001 are noise free, so the noise term is
+    zero.  With :math:`\log(1/\delta') = \delta` this is
+
+    .. math:: \|\theta_T - \theta_S\|^2\, g(\lambda, \delta, n),
+
+    the bias term written with :func:`g_function` (the extra :math:`\delta/n` of ``g`` only
+    matters for :math:`\delta > n`).
+    """
+    delta_vec = check_array("delta_vec", delta_vec, 1)
+    return (delta_vec ** 2).sum(-1) * g_function(lam, delta, n, c)
+
+
+def _check_depth(depth):
+    """``depth`` as an int >= 1 or ``inf``, else ``ValueError``."""
+    return check_int_or_inf("depth", depth, 1)
+
+
+def deep_finetune_scale(perp_norm, par_norm, src_norm, depth, rtol=1e-14):
+    r"""The self-consistent rescaling :math:`k` of Thm 5.2 (paper 001, Eq. 5).
+
+    With :math:`a = \|P_\perp\theta_S\|`, :math:`b = \|X^+y\|`, :math:`s = \|\theta_S\|` and
+    :math:`p = (L-1)/L`, the limit :math:`\beta = k\,P_\perp\theta_S + X^+y` has
+    :math:`k = (\|\beta\|/s)^p` and :math:`\|\beta\|^2 = k^2a^2 + b^2`, so
+    :math:`u = \|\beta\|/s` solves
+
+    .. math:: h(u) = u^{2/L} - \rho^2 - \kappa^2 u^{-2p} = 0,
+              \qquad \rho = a/s \le 1,\ \kappa = b/s .
+
+    ``h`` is strictly increasing on :math:`u > 0` (from :math:`-\infty` when
+    :math:`\kappa > 0`, from :math:`-\rho^2` when :math:`\kappa = 0`) to :math:`+\infty`, so
+    the root is unique; it is found by bisection in :math:`\log u` on the bracket
+    :math:`[\max(\kappa, \rho^L),\ \max(1, \kappa)\,(1+\kappa^2)^{L/2}]` (vectorised, to
+    relative precision ``rtol``).  ``depth = 1`` gives ``k = 1`` (Thm 4.1); ``depth = inf``
+    gives :math:`k = b / \|P_\parallel\theta_S\|` (Eq. 6), ``inf`` where
+    :math:`P_\parallel\theta_S = 0` and :math:`b > 0`.  Returns ``k`` (broadcast shape).
+    """
+    depth = _check_depth(depth)
+    a, b, s = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (perp_norm, par_norm, src_norm)))
+    if not (np.isfinite(s).all() and (s > 0).all()):
+        raise ValueError("src_norm = ||theta_s|| must be finite and > 0 (a zero source network "
+                         "is a saddle point that gradient flow never leaves)")
+    if not (np.isfinite(a).all() and np.isfinite(b).all() and (a >= 0).all() and (b >= 0).all()):
+        raise ValueError("perp_norm and par_norm must be finite and >= 0")
+    rho = np.minimum(a / s, 1.0)
+    kap = b / s
+    if depth == 1:
+        return np.ones_like(rho)
+    if depth == np.inf:
+        par_src = np.sqrt(np.clip(1 - rho ** 2, 0, None))  # ||P_par theta_s|| / s
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = np.where(par_src > 0, kap / np.where(par_src > 0, par_src, 1), np.inf)
+        return np.where((par_src == 0) & (kap == 0), 1.0, k)
+    L = depth
+    p = (L - 1) / L
+
+    with np.errstate(divide="ignore"):
+        log_kap2 = np.where(kap > 0, 2 * np.log(np.where(kap > 0, kap, 1.0)), -np.inf)
+
+    def h(logu):
+        # kap^2 u^(-2p) as one exponential: 0 when kap = 0, never inf * 0
+        return np.exp(2 * logu / L) - rho ** 2 - np.exp(log_kap2 - 2 * p * logu)
+
+    with np.errstate(divide="ignore"):
+        lo = np.log(np.maximum(np.maximum(kap, rho ** L), 1e-300))
+    hi = np.log(np.maximum(1.0, kap)) + 0.5 * L * np.log1p(kap ** 2) + 1e-12
+    # h(hi) >= 0: with u_hi = max(1, kap) (1 + kap^2)^(L/2), u^(2/L) >= 1 + kap^2 >= rho^2 + kap^2 u^(-2p)
+    for _ in range(2000):
+        mid = 0.5 * (lo + hi)
+        neg = h(mid) < 0
+        lo = np.where(neg, mid, lo)
+        hi = np.where(neg, hi, mid)
+        if (hi - lo <= rtol).all():
+            break
+    u = np.exp(0.5 * (lo + hi))
+    return u ** p
+
+
+def deep_finetune_predictor(X, y, theta_s, depth):
+    r"""Thm 5.2 (paper 001, Eq. 5): fine-tuning a depth-``depth`` linear network by gradient
+    flow from the balanced pretrained solution :math:`\beta(0) = \theta_S`,
+
+    .. math:: \beta = \Big(\frac{\|\beta\|}{\|\theta_S\|}\Big)^{\frac{L-1}{L}} P_\perp\theta_S
+              + X^+ y ,
+
+    (``X^+ y = P_\parallel\theta_T`` for noise-free labels): the row-space component
+    interpolates, and the null-space component of :math:`\theta_S`, which the first layer
+    never updates, is rescaled by the growth of the deeper layers.  The scalar
+    self-consistency is solved by :func:`deep_finetune_scale`.  ``depth = 1`` is
+    :func:`finetune_predictor` (Thm 4.1); ``depth = np.inf`` is Eq. 6,
+    :math:`\frac{\|P_\parallel\theta_T\|}{\|P_\parallel\theta_S\|}P_\perp\theta_S + X^+y`.
+
+    ``X`` ``(..., n, d)``, ``y`` ``(..., n)``, ``theta_s`` ``(..., d)`` nonzero -> ``(..., d)``.
+    """
+    X, y = _check_xy(X, y)
+    theta_s = check_array("theta_s", theta_s, 1)
+    depth = _check_depth(depth)
+    if theta_s.shape[-1] != X.shape[-1]:
+        raise ValueError(f"theta_s must have the input dimension of X: X {X.shape}, theta_s {theta_s.shape}")
+    mn = _gram_solve(X, y)
+    perp = null_space_projection(X, theta_s)
+    s = np.linalg.norm(theta_s, axis=-1)
+    if not (s > 0).all():
+        raise ValueError("theta_s must be nonzero (a zero source network is a saddle point "
+                         "that gradient flow never leaves)")
+    k = deep_finetune_scale(np.linalg.norm(perp, axis=-1), np.linalg.norm(mn, axis=-1), s, depth)
+    return k[..., None] * perp + mn
+
+
+def frozen_predictor(X, y, theta_s):
+    r"""Thm 5.5 (paper 001): fine-tuning with the first layer(s) frozen gives
+    :math:`\beta = c\,\theta_S`.
+
+    With balanced pretraining the frozen first layer is rank one, so the network can only
+    rescale :math:`\theta_S`; training the remaining layers to the minimum of the training
+    loss gives the least-squares scale :math:`c = \langle X\theta_S, y\rangle / \|X\theta_S\|^2`.
+    """
+    X, y = _check_xy(X, y)
+    theta_s = check_array("theta_s", theta_s, 1)
+    z = (X @ theta_s[..., None])[..., 0]
+    zz = (z ** 2).sum(-1)
+    if not (zz > 0).all():
+        raise ValueError("X theta_s must be nonzero (the frozen features carry no signal)")
+    return ((z * y).sum(-1) / zz)[..., None] * theta_s

@@ -1,0 +1,211 @@
+r"""Closed-form arc-cosine kernels of ReLU networks (Cho and Saul, 2009).
+
+For Gaussian $w \sim \mathcal N(0, I_d)$ and two vectors $x, y$ at angle
+$t = \arccos\big(x\cdot y / (\|x\|\|y\|)\big)$,
+
+$$k_0(x, y) = \mathbb E[\Theta(w\cdot x)\,\Theta(w\cdot y)] = \frac{\pi - t}{2\pi},$$
+
+$$k_1(x, y) = \mathbb E[\mathrm{relu}(w\cdot x)\,\mathrm{relu}(w\cdot y)]
+  = \frac{\|x\|\|y\|}{2\pi}\big(\sin t + (\pi - t)\cos t\big).$$
+
+Swapping the roles of weights and inputs, the same formula gives the population
+Gram matrix of ReLU units under Gaussian inputs, $E_{x\sim\mathcal N(0, I)}
+[\mathrm{relu}(w\cdot x)\,\mathrm{relu}(v\cdot x)]$ (paper 000, Eq. 150, there for unit
+vectors; here scaled by $\|w\|\|v\|$).
+
+All functions take numpy arrays of rows, shape ``(..., N, d)`` and ``(..., M, d)``
+with broadcasting leading batch dimensions, compute in float64 and return
+``(..., N, M)``.  They are numerically safe: the cosine is clipped to $[-1, 1]$
+before the arccos, $\sin t$ is computed as $\sqrt{1 - \cos^2 t}$ clipped at 0, so
+parallel rows give exactly $k_0 = 1/2$, $k_1 = \|x\|\|y\|/2$ and antiparallel rows
+exactly $0$ (cosines within $10^{-15}$ of $\pm1$ are rounded to $\pm1$); a zero-norm row has an undefined angle, and is given $t = \pi/2$,
+which makes $k_1 = 0$ (the exact value) and $k_0 = 1/4$ (the value of
+$E[\Theta(w\cdot x)\Theta(0)]$ with the convention $\Theta(0) = 1/2$).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["safe_arccos", "cosines", "arccos_kernel0", "arccos_kernel1", "relu_kernel", "relu_ntk_kernel", "check_rows", "least_squares_factor"]
+
+
+def check_rows(name: str, X) -> np.ndarray:
+    """``X`` as a float64 array of rows ``(..., N, d)`` with ``N, d >= 1``, all finite.
+
+    Raises ``ValueError`` naming ``name`` otherwise.
+    """
+    try:
+        A = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a real array of shape (..., N, d) (got {X!r})") from err
+    if A.ndim < 2 or A.shape[-1] < 1 or A.shape[-2] < 1:
+        raise ValueError(f"{name} must be an array of shape (..., N, d) with N, d >= 1 "
+                         f"(got shape {A.shape})")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} must be finite (got non-finite entries)")
+    return A
+
+
+def safe_arccos(c):
+    r"""$\arccos(c)$ with $c$ clipped to $[-1, 1]$ first (rounding can push a cosine
+    of parallel vectors to $1 + 10^{-16}$, where ``np.arccos`` returns NaN)."""
+    return np.arccos(np.clip(np.asarray(c, dtype=np.float64), -1.0, 1.0))
+
+
+def _pair(X, Y, xname="X", yname="Y"):
+    A = check_rows(xname, X)
+    B = check_rows(yname, Y)
+    if A.shape[-1] != B.shape[-1]:
+        raise ValueError(f"{yname} must have the same number of columns as {xname} "
+                         f"(got d = {B.shape[-1]} and {A.shape[-1]})")
+    try:
+        np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    except ValueError as err:
+        raise ValueError(f"{yname} batch dimensions {B.shape[:-2]} do not broadcast with "
+                         f"{xname}'s {A.shape[:-2]}") from err
+    return A, B
+
+
+def _norms_cos(A, B):
+    """Row norms ``(..., N, 1)``, ``(..., 1, M)`` and the clipped cosines ``(..., N, M)``.
+
+    Zero-norm rows get cosine 0 (angle pi/2)."""
+    na = _row_norms(A)
+    nb = _row_norms(B)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
+        dots = A @ np.swapaxes(B, -1, -2)
+        denom = na[..., :, None] * nb[..., None, :]
+        c = np.where(denom > 0, dots / np.where(denom > 0, denom, 1.0), 0.0)
+        # rows so small or large that the product of norms (or the dot product) leaves the
+        # normal range: cosines of the unit rows instead (same value, no underflow / overflow)
+        extreme = (na[..., :, None] > 0) & (nb[..., None, :] > 0) & ~(
+            (denom > _TINY) & (denom < _HUGE) & np.isfinite(dots))
+        if np.any(extreme):
+            ua = A / np.where(na > 0, na, 1.0)[..., None]
+            ub = B / np.where(nb > 0, nb, 1.0)[..., None]
+            c = np.where(extreme, ua @ np.swapaxes(ub, -1, -2), c)
+    return na[..., :, None], nb[..., None, :], _snap(c)
+
+
+_TINY, _HUGE = 1e-290, 1e290
+
+
+def _row_norms(A):
+    """Euclidean row norms, exact also for rows whose squares leave the float range
+    (rescaled by the largest entry there; ``np.linalg.norm`` elsewhere, bit for bit)."""
+    with np.errstate(over="ignore", under="ignore"):
+        n = np.linalg.norm(A, axis=-1)
+    bad = (n > 0) & ~((n > 1e-150) & (n < 1e150))
+    if np.any(bad):
+        scale = np.max(np.abs(A), axis=-1)
+        safe = np.where(bad, scale, 1.0)
+        n = np.where(bad, safe * np.linalg.norm(A / safe[..., None], axis=-1), n)
+    return n
+
+
+SNAP = 1e-15
+
+
+def _snap(c):
+    """Clip cosines to [-1, 1] and round those within ``SNAP`` of +-1 to +-1, so that
+    parallel and antiparallel rows get the exact limits (a change of at most
+    ``SNAP / 2`` relative in k1 near +1 and ~1e-23 near -1)."""
+    c = np.clip(c, -1.0, 1.0)
+    return np.where(np.abs(c) >= 1.0 - SNAP, np.sign(c), c)
+
+
+def cosines(X, Y) -> np.ndarray:
+    r"""Cosines $x_i\cdot y_j/(\|x_i\|\|y_j\|)$ clipped to $[-1, 1]$ (0 for a zero row)."""
+    A, B = _pair(X, Y)
+    return _norms_cos(A, B)[2]
+
+
+def _k0_from_cos(c):
+    return (np.pi - safe_arccos(c)) / (2 * np.pi)
+
+
+def _k1_from_cos(c):
+    t = safe_arccos(c)
+    s = np.sqrt(np.clip(1.0 - c * c, 0.0, 1.0))
+    # >= 0 exactly; clip the rounding at antiparallel rows (c = -1 + 1e-16)
+    return np.maximum(s + (np.pi - t) * c, 0.0) / (2 * np.pi)
+
+
+def arccos_kernel0(X, Y) -> np.ndarray:
+    r"""Order-0 arc-cosine kernel (Cho and Saul 2009), shape ``(..., N, M)``:
+
+    $$k_0(x, y) = \mathbb E_{w\sim\mathcal N(0, I)}[\Theta(w\cdot x)\Theta(w\cdot y)]
+      = \frac{\pi - t}{2\pi},\qquad t = \angle(x, y).$$
+
+    Independent of the norms; a zero row gives $1/4$ (angle $\pi/2$).
+    """
+    A, B = _pair(X, Y)
+    return _k0_from_cos(_norms_cos(A, B)[2])
+
+
+def arccos_kernel1(X, Y) -> np.ndarray:
+    r"""Order-1 arc-cosine kernel (Cho and Saul 2009), shape ``(..., N, M)``:
+
+    $$k_1(x, y) = \mathbb E_{w\sim\mathcal N(0, I)}[\mathrm{relu}(w\cdot x)\,
+      \mathrm{relu}(w\cdot y)] = \frac{\|x\|\|y\|}{2\pi}\big(\sin t + (\pi - t)\cos t\big).$$
+
+    Homogeneous of degree one in each argument; exactly 0 for a zero row.
+    """
+    A, B = _pair(X, Y)
+    na, nb, c = _norms_cos(A, B)
+    return na * nb * _k1_from_cos(c)
+
+
+def relu_kernel(W, V) -> np.ndarray:
+    r"""Population Gram matrix of ReLU units, shape ``(..., N, M)``:
+
+    $$K_{ij} = \mathbb E_{x\sim\mathcal N(0, I_d)}[\mathrm{relu}(w_i\cdot x)\,
+      \mathrm{relu}(v_j\cdot x)] = \frac{\|w_i\|\|v_j\|}{2\pi}
+      \big(\sin t_{ij} + (\pi - t_{ij})\cos t_{ij}\big)$$
+
+    (paper 000, Eq. 150, scaled by $\|w_i\|\|v_j\|$; it is :func:`arccos_kernel1` with
+    the roles of weights and inputs swapped).
+    """
+    A, B = _pair(W, V, "W", "V")
+    na, nb, c = _norms_cos(A, B)
+    return na * nb * _k1_from_cos(c)
+
+
+def relu_ntk_kernel(X, Y) -> np.ndarray:
+    r"""Infinite-width NTK of a two-layer ReLU network, shape ``(..., N, M)``:
+
+    for $f(x) = m^{-1/2}\sum_i a_i\,\mathrm{relu}(w_i\cdot x)$ with
+    $a_i \sim \mathcal N(0, 1)$, $w_i\sim\mathcal N(0, I_d)$ and $m\to\infty$,
+
+    $$\Theta(x, y) = \underbrace{k_1(x, y)}_{\text{readout}}
+      + \underbrace{(x\cdot y)\,k_0(x, y)}_{\text{first layer}}$$
+
+    (Jacot et al. 2018; the companion of :func:`relu_kernel`, whose first term it is).
+    """
+    A, B = _pair(X, Y)
+    na, nb, c = _norms_cos(A, B)
+    dots = A @ np.swapaxes(B, -1, -2)
+    return na * nb * _k1_from_cos(c) + dots * _k0_from_cos(c)
+
+
+def least_squares_factor(n, m):
+    r"""Risk of least squares on ``m`` features over the part of the target outside their
+    span, for Gaussian features (the Breiman-Freedman / inverse-Wishart identity):
+
+    $$\frac{\mathbb E\,\mathcal R_{lt}}{\|P_\perp f_t\|^2} = 1 + \frac{m}{n-m-1}
+      = \frac{n-1}{n-m-1}, \qquad n > m + 1,$$
+
+    the out-of-span part acting as noise of variance $\|P_\perp f_t\|^2$ uncorrelated with
+    the features. This is the $n$-dependent term $C(n)$ that paper 000 (Sec. 4, Eq. 18)
+    neglects at large $n$; here it is the approximation we test against the ReLU
+    features (which are not Gaussian). ``inf`` at ``n = m + 1``; ``nan`` below (the
+    minimum-norm interpolant of ``n <= m`` points has no such form). Broadcasts."""
+    n = np.asarray(n, dtype=float)
+    m = np.asarray(m, dtype=float)
+    if np.any(n < 1) or np.any(m < 1):
+        raise ValueError(f"n and m must be >= 1 (got n = {n!r}, m = {m!r})")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(n > m + 1, (n - 1) / (n - m - 1),
+                       np.where(n == m + 1, np.inf, np.nan))
+    return float(out) if out.ndim == 0 else out
