@@ -101,8 +101,9 @@ def finetune_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
     Returns a dict with ``gammas, thetas, n, d, sigma, depth, draws, seed, alpha``, the
     fine-tuning outputs of :func:`finetune_cell` as ``(len(gammas), len(thetas), draws)``
     arrays, ``finetune_chain_residual`` ``(draws,)``, the scratch keys of
-    :func:`~transferkit.experiments.linear_transfer.linear_transfer_grid` (with ``scratch=True``), and the :class:`SweepResult` under
-    ``"sweep"`` (and ``"scratch_sweep"``).
+    :func:`~transferkit.experiments.linear_transfer.linear_transfer_grid` (with
+    ``scratch=True``), and the :class:`~transferkit.sweep.SweepResult` under ``"sweep"`` (and
+    ``"scratch_sweep"``).
     """
 
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
