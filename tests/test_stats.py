@@ -242,3 +242,16 @@ def test_transferability_draws():
         experiments.linear_transfer.transferability_draws({"linear": r["linear"]})
     with pytest.raises(ValueError):
         experiments.linear_transfer.transferability_draws({"scratch": r["scratch"]}, "finetune")
+
+
+def test_spearman_is_scipys_and_batched():
+    from scipy import stats as sps
+
+    from transferkit.stats import spearman
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((2, 3, 40))
+    y[1, :10] = y[1, 0]  # ties
+    for i in range(3):
+        assert spearman(x[i], y[i]) == pytest.approx(sps.spearmanr(x[i], y[i]).statistic, abs=1e-12)
+    assert np.allclose(spearman(x, y), [sps.spearmanr(x[i], y[i]).statistic for i in range(3)])
+    assert np.isnan(spearman(np.ones(5), np.arange(5.0)))  # constant: no ranking

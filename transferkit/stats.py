@@ -16,7 +16,7 @@ from scipy import stats
 
 from ._validate import check_array, check_int
 
-__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "score", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "alignment_score", "r_squared", "table_r2"]
+__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "alignment_score", "r_squared", "table_r2"]
 
 
 def critical_value(n_tests: int, draws: int | None, fwer: float = 0.01) -> float:
@@ -256,18 +256,28 @@ def _pair(x, y):
     return x, y
 
 
-def ranks(a):
+def _ranks(a):
     """Average ranks along the last axis (ties share their mean rank), as scipy does."""
     return stats.rankdata(a, axis=-1)
 
 
-def pearson(a, b):
+def _pearson(a, b):
     ac = a - a.mean(-1, keepdims=True)
     bc = b - b.mean(-1, keepdims=True)
     num = (ac * bc).sum(-1)
     den = np.sqrt((ac ** 2).sum(-1) * (bc ** 2).sum(-1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def spearman(x, y):
+    r"""Spearman's rank correlation along the last axis: Pearson's :math:`r` of the average
+    ranks (ties share their mean rank, as :func:`scipy.stats.spearmanr` does).
+
+    ``nan`` where ``x`` or ``y`` is constant along that axis: no ranking, the correlation
+    is undefined. :func:`score` validates its input and adds bootstrap intervals.
+    """
+    return _pearson(_ranks(x), _ranks(y))
 
 
 def score(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict:
@@ -290,12 +300,12 @@ def score(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict:
         raise ValueError(f"level must be in (0, 1) (got {level!r})")
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         raise ValueError("x and y must not be constant (a correlation needs variation)")
-    rho = float(pearson(ranks(x), ranks(y)))
-    r = float(pearson(x, y))
+    rho = float(spearman(x, y))
+    r = float(_pearson(x, y))
     idx = np.random.default_rng([int(seed), 8]).integers(0, x.size, (n_boot, x.size))
     xb, yb = x[idx], y[idx]
-    rb = pearson(ranks(xb), ranks(yb))
-    pb = pearson(xb, yb) ** 2
+    rb = spearman(xb, yb)
+    pb = _pearson(xb, yb) ** 2
     ok = np.isfinite(rb) & np.isfinite(pb)
     q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
     lo_r, hi_r = np.percentile(rb[ok], q)

@@ -11,6 +11,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ._validate import check_int
+
+__all__ = ["keyed_rng", "unit_rows"]
+
 
 def unit_rows(W):
     """Rows of ``W`` (numpy or torch) scaled to unit norm."""
@@ -20,5 +24,10 @@ def unit_rows(W):
 
 
 def keyed_rng(seed, *key) -> np.random.Generator:
-    """The generator of stream ``(seed, *key)``: ``numpy.random.default_rng([seed, *key])``."""
-    return np.random.default_rng([int(seed), *[int(k) for k in key]])
+    """The generator of stream ``(seed, *key)``: ``numpy.random.default_rng([seed, *key])``.
+
+    ``seed`` and every entry of ``key`` must be integers >= 0 (integer-valued floats are
+    taken as integers); anything else is a ``ValueError`` naming it, before any draw.
+    """
+    return np.random.default_rng([check_int("seed", seed, 0),
+                                  *[check_int(f"key[{i}]", k, 0) for i, k in enumerate(key)]])

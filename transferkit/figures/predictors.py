@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..experiments.predictors import PREDICTORS
-from ..stats import pearson, ranks
+from ..stats import spearman
 
 __all__ = ["markdown_table", "scatter_figure"]
 
@@ -56,7 +56,7 @@ def scatter_figure(preds: dict, outcome, title: str, ylabel: str, color=None, cl
         pos = x[x > 0]
         if pos.size == x.size and pos.size and pos.max() / pos.min() > 100:
             ax.set_xscale("log")
-        rho = float(pearson(ranks(x), ranks(y))) if np.ptp(x) > 0 else math.nan
+        rho = float(spearman(x, y)) if np.ptp(x) > 0 else math.nan
         ax.set_title(f"{p}: ρ = {rho:+.2f}", fontsize=9)
         ax.tick_params(labelsize=7)
     for row in grid:
