@@ -4,9 +4,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
+from matplotlib.figure import Figure
 
 REPO = Path(__file__).resolve().parents[1]
 BOOK_ENV_VAR = "TRANSFERKIT_BOOK_HTML"
@@ -79,3 +81,10 @@ def cfg(max_examples: int):
                     max_examples=max_examples * (10 if HYPOTHESIS_EXPLORE else 1),
                     print_blob=True, suppress_health_check=[HealthCheck.too_slow])
 
+
+def check_figure(fig, n_axes: int) -> None:
+    """``fig`` is a matplotlib Figure with ``n_axes`` axes that draws without error; closed."""
+    assert isinstance(fig, Figure)
+    assert len(fig.axes) == n_axes
+    fig.canvas.draw()
+    plt.close(fig)

@@ -6,11 +6,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from _helpers import check_figure  # noqa: E402
 
-from transferkit.experiments.diagonal_networks import MethodRun, QMinSolution, TasksResult  # noqa: E402
+from transferkit.experiments.diagonal_networks import (  # noqa: E402
+    MethodRun,
+    QMinSolution,
+    TasksResult,
+)
 from transferkit.experiments.ptft_relu import SampleEfficiencyResult, StudentRun  # noqa: E402
 from transferkit.figures import paper003_004  # noqa: E402
 
@@ -21,13 +24,6 @@ def _pos(*shape):
     return RNG.uniform(0.1, 1.0, shape)
 
 
-def _check(fig, n_axes):
-    assert isinstance(fig, Figure)
-    assert len(fig.axes) == n_axes
-    fig.canvas.draw()
-    plt.close(fig)
-
-
 def test_ptft_penalty_figure():
     rhos, m_aux = [1.0, 0.9], [0.01, 1.0]
     m, m_check = np.logspace(-2, 2, 20), np.logspace(-2, 2, 4)
@@ -35,14 +31,12 @@ def test_ptft_penalty_figure():
     fig = paper003_004.ptft_penalty_figure(m, {k: _pos(20) for k in keys}, {k: _pos(20) for k in keys},
                                            m_check, {k: _pos(4) for k in keys},
                                            {k: _pos(4) for k in keys}, rhos, m_aux)
-    _check(fig, 4)
-
+    check_figure(fig, 4)
 
 def _student(ns, draws, width=3, d=2):
     return StudentRun(error=_pos(len(ns), draws), converged=np.ones((len(ns), draws), bool),
                       W=RNG.standard_normal((len(ns), draws, width, d)),
                       a=RNG.standard_normal((len(ns), draws, width)))
-
 
 def test_sample_efficiency_figure():
     ns, draws = [4, 8], 2
@@ -52,14 +46,12 @@ def test_sample_efficiency_figure():
                                               stl=_student(ns, draws), ptft=_student(ns, draws),
                                               X_test=np.zeros((draws, 5, 2)))
            for rho in (1.0, 0.9) for mag in (1.0, 0.1)}
-    _check(paper003_004.sample_efficiency_figure(res, [1.0, 0.9], [1.0, 0.1], 1e-2), 4)
-
+    check_figure(paper003_004.sample_efficiency_figure(res, [1.0, 0.9], [1.0, 0.1], 1e-2), 4)
 
 def test_relu_features_figure():
     ks = [1, 2, 4]
     rows = [("stl", np.array([1.0, 0.6, 0.3]), 0.5, 3.0), ("ptft", np.array([1.0, 0.7, 0.4]), 0.7, 5.0)]
-    _check(paper003_004.relu_features_figure(ks, rows), 1)
-
+    check_figure(paper003_004.relu_features_figure(ks, rows), 1)
 
 def _tasks(overlap, ns=(3, 6), draws=2, D=5):
     shape = (len(ns), draws)
@@ -78,13 +70,11 @@ def _tasks(overlap, ns=(3, 6), draws=2, D=5):
                        stl=run(), ptft=run(), mtl=run(), mtl_aux=np.zeros(shape + (D,)),
                        qmin_stl=qmin(), qmin_ptft=qmin())
 
-
 def test_diagonal_generalisation_figure():
     runs = {"overlapping": _tasks(2), "disjoint": _tasks(0)}
-    _check(paper003_004.diagonal_generalisation_figure(runs), 2)
-
+    check_figure(paper003_004.diagonal_generalisation_figure(runs), 2)
 
 def test_diagonal_norms_figure():
     ns = np.array([3, 6])
     ratios = {m: _pos(2, 2) for m in ("stl", "ptft", "mtl")}
-    _check(paper003_004.diagonal_norms_figure(ns, ratios, ratios), 2)
+    check_figure(paper003_004.diagonal_norms_figure(ns, ratios, ratios), 2)
