@@ -16,6 +16,7 @@ Listed in ``_config.yml``. It provides three directives:
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import json
@@ -418,8 +419,10 @@ def parse_citations(text: str) -> list[Citation]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def public_objects(package: str = "transferkit") -> dict[str, object]:
-    """Every public function and class of ``package``: ``{"module.name": object}``.
+    """Every public function and class of ``package``: ``{"module.name": object}`` (computed
+    once per process and package; do not modify the returned dict).
 
     Public means: in a module whose dotted name has no component starting with ``_``, a name
     without a leading ``_`` that the module defines itself (not one it imports). These are
@@ -643,7 +646,7 @@ def _equation_nodes(env, docname: str) -> list:
             for i, name in enumerate(entry.functions):
                 if i:
                     funcs += nodes.Text(", ")
-                kind = "class" if inspect.isclass(public_objects_cached().get(name)) else "func"
+                kind = "class" if inspect.isclass(public_objects().get(name)) else "func"
                 funcs += xref("py", kind, name, name.rpartition(".")[2] + ("" if kind == "class" else "()"))
             row += nodes.entry("", funcs)
             chaps = nodes.paragraph()
@@ -660,16 +663,6 @@ def _equation_nodes(env, docname: str) -> list:
     if not out:
         out.append(nodes.paragraph(text="No docstring of transferkit cites a paper."))
     return out
-
-
-_PUBLIC: dict = {}
-
-
-def public_objects_cached() -> dict[str, object]:
-    """:func:`public_objects`, computed once per process."""
-    if not _PUBLIC:
-        _PUBLIC.update(public_objects())
-    return _PUBLIC
 
 
 def _equations_directive():
