@@ -45,7 +45,7 @@ import torch
 import transferkit as tk
 from transferkit import experiments, sweep, theory
 
-# transferkit's random streams, so that both sides see the same draws (private helpers)
+# transferkit's random streams, so that both sides see the same draws
 from transferkit.experiments.deep_linear import (
     DATA_STREAM,
     SCRATCH_STREAM,
