@@ -183,7 +183,7 @@ provenance.record(fig, "p003-fig1c", seeds=0,
 # $2|m|$ when $\gamma = 0$); below 1, pretraining should help. Differences from the paper:
 # $d = 12$, 24 hidden units, 128 auxiliary samples, two draws, and a step cap (pretraining
 # stops at the cap, before the $10^{-6}$ loss tolerance: see the printed convergence).
-# **Finding:** at paper scale PT+FT still beats STL for $\rho = 0.9$, $m = 0.1$, where the
+# **Not reproduced** (not a finding): at paper scale PT+FT still beats STL for $\rho = 0.9$, $m = 0.1$, where the
 # single-unit penalty predicts no advantage (ratio about 1.03) and the paper reports the
 # benefit vanishing; with unconverged pretraining and two draws this run cannot tell
 # whether the difference is real, so only the $\rho = 1$ benefit is checked.

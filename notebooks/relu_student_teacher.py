@@ -147,7 +147,12 @@ provenance.record(fig, "fig3c-scratch-power-law", params=P, seeds=P["seed"],
 # power law $A n^{-\nu}$ and the standard error of $\nu$ (paper: $\nu = 1.18$; there is no
 # theory for this curve, the fit is empirical as in the paper).
 #
-# **Finding.** Our exponent is not the paper's. In the run behind the published book
+# **Not reproduced** (not a finding: this run does not yet follow the paper's stated protocol,
+# App. D.2 -- it uses 1 teacher instead of 10 and 8 linear-transfer draws / 4 scratch runs
+# instead of 100 realisations, a relative rather than absolute loss tolerance, its runs with
+# $n\ge 1600$ stop at the horizon and weigh most in the fit, and the paper leaves the teacher
+# readouts open; issue 16 runs the stated protocol and the open choices). Our exponent is not
+# the paper's. In the run behind the published book
 # (`paper` scale, $n$ from 100 to 6400) we measure $\nu = 0.47\pm0.02$, and the local
 # slope does not steepen towards 1.18 over the grid (the fit over $n\ge 800$ alone gives
 # $\nu \approx 0.5$); at `smoke` scale ($d = 10$, $m = 100$) it is about 1.4. The teacher
@@ -344,7 +349,10 @@ provenance.record(fig, "fig9-anchored-pretraining", params=dict(P, lambdas=LAMBD
 # (c). Same network, teachers, training settings and $n$ grid as above; the paper does not
 # state its $n$ grid or how it chose $\lambda$.
 #
-# **Finding** (numbers from the `paper` scale run behind the published book, $\mu = 0.9$).
+# **Not reproduced** (numbers from the `paper` scale run behind the published book,
+# $\mu = 0.9$; not a finding, for the same reasons as Fig. 3 (c) above: reduced counts,
+# horizon-stopped runs, and a $\lambda$ grid whose strength depends on the teacher scale the
+# paper leaves open).
 # The penalty does what the paper says to the features: already at $\lambda = 10^{-4}$ the
 # units stay within $\sum_i\|w_i-w_i^{(0)}\|^2/m \approx 10^{-2}$ of their start and
 # $\|P_\perp f_t\|^2/\|f_t\|^2$ is that of random units (0.14-0.15 against 0.17 for
