@@ -321,6 +321,7 @@ BROADCAST = {
     "finetune_risk": (theory.deep_linear.finetune_risk, ("gamma", "theta", "sigma")),
     "finetune_risk_finite": (theory.deep_linear.finetune_risk_finite, ("n", "d", "theta", "sigma")),
     "finetune_transferability": (theory.deep_linear.finetune_transferability, ("gamma", "theta")),
+    "finetune_transferability_finite": (theory.deep_linear.finetune_transferability_finite, ("n", "d", "theta")),
     # ridge and weight decay (paper 000, Sec. 3.3.1, Figs. 5-6)
     "ridge_linear_transfer_risk_finite": (theory.deep_linear.ridge_linear_transfer_risk_finite,
                                           ("n", "theta", "sigma", "lam")),

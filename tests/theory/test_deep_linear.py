@@ -547,6 +547,7 @@ SIGNATURES = {
     "finetune_risk": (theory.deep_linear.finetune_risk, ["gamma", "theta", "sigma"]),
     "finetune_risk_finite": (theory.deep_linear.finetune_risk_finite, ["n", "d", "theta", "sigma"]),
     "finetune_transferability": (theory.deep_linear.finetune_transferability, ["gamma", "theta"]),
+    "finetune_transferability_finite": (theory.deep_linear.finetune_transferability_finite, ["n", "d", "theta"]),
     "negative_transfer_window": (theory.deep_linear.negative_transfer_window, ["theta", "sigma"]),
 }
 BROADCASTING = [k for k in SIGNATURES if k != "negative_transfer_window"]
