@@ -337,12 +337,12 @@ def score_table(preds: dict, outcomes: dict, n_boot: int = 2000, level: float = 
 
 
 def kernel_distance(A, B) -> float:
-    r"""Relative Frobenius distance $\|A - B\|_F / \|B\|_F$ of two Gram matrices."""
+    r"""Relative Frobenius distance :math:`\|A - B\|_F / \|B\|_F` of two Gram matrices."""
     return float(np.linalg.norm(A - B) / np.linalg.norm(B))
 
 
 def fit_power_law(n, R, R_se=None):
-    r"""Weighted least-squares fit of $\log R = \log A - \nu\log n$; returns
+    r"""Weighted least-squares fit of :math:`\log R = \log A - \nu\log n`; returns
     ``(A, nu, se_logA, se_nu)`` with standard errors from the residuals (or from the
     standard errors ``R_se`` of the means, by the delta method, when given)."""
     n = np.asarray(n, dtype=float)

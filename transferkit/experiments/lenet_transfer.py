@@ -117,9 +117,9 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
 def ntk_similarity(source: str, n_source: int = 500, n_target: int = 300, seed: int = 0) -> dict:
     r"""Paper 002's task-similarity quantities (Sec. 6, Thms 1-2) from a source set to the
     digits target, computed on the pixels: :func:`transferkit.theory.ntk.similarity` with the rows
-    normalised to the unit sphere and the labels one-hot, centred ($e_y - \frac1{10}$).
+    normalised to the unit sphere and the labels one-hot, centred (:math:`e_y - \frac1{10}`).
 
-    ``source`` is one of :data:`SOURCES` or ``"scratch"`` ($y_{P\to Q} = 0$).  Returns
+    ``source`` is one of :data:`SOURCES` or ``"scratch"`` (:math:`y_{P\to Q} = 0`).  Returns
     ``{"thm1": ||Y_Q - Y_{P->Q}||^2 / n_target, "thm2": leading term of Eq. 2}``; smaller
     means more similar.  The wide two-layer network of the theory is not LeNet: this is the
     theory's prediction of the *ranking* of the sources, not of LeNet's numbers.

@@ -17,16 +17,16 @@ __all__ = ["Pretraining", "TaskTransfer", "TransferResult", "transfer_experiment
 
 @dataclass(frozen=True)
 class Pretraining:
-    r"""Pretraining of the wide network on $P$ (paper 002, Sec. 6).
+    r"""Pretraining of the wide network on :math:`P` (paper 002, Sec. 6).
 
     Attributes
     ----------
     eta : float
-        Step size $1/\lambda_{\max}(H_P^\infty)$.
+        Step size :math:`1/\lambda_{\max}(H_P^\infty)`.
     steps : ndarray
         Gradient-descent steps taken, per initialisation.
     converged : ndarray of bool
-        Whether the stopping rule $\|u - y\| \le {\rm tol}\,\|y\|$ was met, per initialisation.
+        Whether the stopping rule :math:`\|u - y\| \le {\rm tol}\,\|y\|` was met, per initialisation.
     """
 
     eta: float
@@ -36,36 +36,36 @@ class Pretraining:
 
 @dataclass(frozen=True)
 class TaskTransfer:
-    r"""One target task $Q$: the closed forms of Thms 1-2 (paper 002, Eqs. 1-2) beside the
-    measured fine-tuning from $W(P)$ and training from $W(0)$.
+    r"""One target task :math:`Q`: the closed forms of Thms 1-2 (paper 002, Eqs. 1-2) beside the
+    measured fine-tuning from :math:`W(P)` and training from :math:`W(0)`.
 
     Attributes
     ----------
     yPQ, thm1, thm2, scratch, lam_P, lam_Q
         The closed forms of :func:`transferkit.theory.ntk.similarity`: transformed labels
-        $y_{P\to Q}$, $\|y_Q - y_{P\to Q}\|^2$ (Eq. 1), the leading term of Eq. 2, the same
-        with $y_{P\to Q} = 0$, and the smallest Gram eigenvalues.
+        :math:`y_{P\to Q}`, :math:`\|y_Q - y_{P\to Q}\|^2` (Eq. 1), the leading term of Eq. 2, the same
+        with :math:`y_{P\to Q} = 0`, and the smallest Gram eigenvalues.
     dev, dev_scratch : ndarray
-        Measured $\|W(Q) - W(P)\|_F$ and $\|W_{\rm sc} - W(0)\|_F$, per initialisation.
+        Measured :math:`\|W(Q) - W(P)\|_F` and :math:`\|W_{\rm sc} - W(0)\|_F`, per initialisation.
     grad2 : ndarray
-        $\|u_Q(P) - y_Q\|^2$ per initialisation (Thm 1's left side: the squared gradient of
-        the loss with respect to the hidden activations at $W(P)$).
+        :math:`\|u_Q(P) - y_Q\|^2` per initialisation (Thm 1's left side: the squared gradient of
+        the loss with respect to the hidden activations at :math:`W(P)`).
     flips, flips_scratch : ndarray
         Fraction of activation signs flipped during fine-tuning and from scratch.
     path_steps, path, path_theory : ndarray
-        Fine-tuning steps, $\|W_k - W(P)\|_F$ per initialisation and step, and its
+        Fine-tuning steps, :math:`\|W_k - W(P)\|_F` per initialisation and step, and its
         linearised counterpart :func:`transferkit.theory.ntk.deviation_path` (App. C, Eq. 42).
     atol : float
-        Optimisation error certified by the stopping rule, $\|u-y\|/\sqrt{\lambda_{\min}(H_Q)}$,
+        Optimisation error certified by the stopping rule, :math:`\|u-y\|/\sqrt{\lambda_{\min}(H_Q)}`,
         bounding the distance still to travel.
     eta : float
-        Step size $1/\lambda_{\max}(H_Q^\infty)$.
+        Step size :math:`1/\lambda_{\max}(H_Q^\infty)`.
     steps : tuple
         Steps taken (fine-tuning, scratch), per initialisation.
     converged : bool
         Whether every run on this task met the stopping rule.
     n : int
-        Number of target inputs $n_Q$.
+        Number of target inputs :math:`n_Q`.
     """
 
     yPQ: np.ndarray
@@ -96,7 +96,7 @@ class TransferResult:
     Attributes
     ----------
     pretrain : transferkit.experiments.ntk_similarity.Pretraining
-        The pretraining on $P$.
+        The pretraining on :math:`P`.
     tasks : dict of str to transferkit.experiments.ntk_similarity.TaskTransfer
         One result per target task name, in the order of the ``tasks`` argument.
     """
@@ -109,12 +109,12 @@ def transfer_experiment(XP, yP, tasks: dict, *, m: int = 4096, kappa: float = 1.
                         seeds=(0, 1, 2), symmetric: bool = True, tol: float = 1e-6,
                         max_steps: int = 20_000, record_every: int = 10,
                         device=None) -> TransferResult:
-    r"""Pretrain the wide network on $P$ once per seed, fine-tune on every target task.
+    r"""Pretrain the wide network on :math:`P` once per seed, fine-tune on every target task.
 
     ``XP`` ``(n_P, d)`` on the unit sphere, ``yP`` ``(n_P,)``; ``tasks`` maps a name to
-    ``(XQ, yQ)``.  For each task and seed: fine-tuning from $W(P)$ and, as the baseline,
-    training from $W(0)$ (scratch).  The step size is the largest safe one for the
-    linearised dynamics, $\eta = 1/\lambda_{\max}(H^\infty)$ of the task trained on.
+    ``(XQ, yQ)``.  For each task and seed: fine-tuning from :math:`W(P)` and, as the baseline,
+    training from :math:`W(0)` (scratch).  The step size is the largest safe one for the
+    linearised dynamics, :math:`\eta = 1/\lambda_{\max}(H^\infty)` of the task trained on.
 
     Returns a :class:`transferkit.experiments.ntk_similarity.TransferResult`: the
     :class:`transferkit.experiments.ntk_similarity.Pretraining` and, per task name, a

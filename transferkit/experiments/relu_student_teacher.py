@@ -45,24 +45,24 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     r"""Everything Fig. 3 of paper 000 plots, from exact population formulas where they
     exist and from training where they do not:
 
-    * ``teachers`` target teachers (Eq. 17) and, for every $\mu$ in ``mus``, the source
-      of Eq. 16; a student with $m$ units on the sphere and readout ``readout_init``
+    * ``teachers`` target teachers (Eq. 17) and, for every :math:`\mu` in ``mus``, the source
+      of Eq. 16; a student with :math:`m` units on the sphere and readout ``readout_init``
       pretrained on each source's population loss (:func:`~transferkit.models.relu.train_population`);
     * (a, b) the Gram matrices, on ``gram_points`` Gaussian inputs, of the pretrained
-      kernel $\frac1m\sum_i\sigma(w_i\cdot x)\sigma(w_i\cdot x')$ and of the source
-      teacher's $\frac1{(1-\mu)m_*}\sum_{i\in\mathcal A^c}\sigma(w^*_i\cdot x)
-      \sigma(w^*_i\cdot x')$ (first teacher, each $\mu$), with their relative distance;
-    * (c) scratch training (:func:`~transferkit.models.relu.train_samples`) on $n$ target samples for every $n$ in
+      kernel :math:`\frac1m\sum_i\sigma(w_i\cdot x)\sigma(w_i\cdot x')` and of the source
+      teacher's :math:`\frac1{(1-\mu)m_*}\sum_{i\in\mathcal A^c}\sigma(w^*_i\cdot x)
+      \sigma(w^*_i\cdot x')` (first teacher, each :math:`\mu`), with their relative distance;
+    * (c) scratch training (:func:`~transferkit.models.relu.train_samples`) on :math:`n` target samples for every :math:`n` in
       ``ns``: ``teachers x scratch_seeds`` runs (each with its own data and
       initialisation) and their exact population risks;
-    * (d) $\|P_\perp f_t\|^2/\|f_t\|^2$ for the pretrained units (simulation) and for the
+    * (d) :math:`\|P_\perp f_t\|^2/\|f_t\|^2` for the pretrained units (simulation) and for the
       source teacher's kept units (the limit in which the kernel has sparsified exactly);
     * (e) linear-transfer risks (:func:`~transferkit.models.relu.readout_transfer_risk`) on ``draws`` target sets per
-      $(\mu, n)$ and teacher.
+      :math:`(\mu, n)` and teacher.
 
     Training stops at the relative tolerance ``tol``, at ``pretrain_steps`` /
     ``scratch_steps`` iterations, or at gradient-flow time ``max_time`` (default
-    $10^3$: the paper's $10^5$ steps at learning rate $0.01\,m$, App. D), whichever
+    :math:`10^3`: the paper's :math:`10^5` steps at learning rate :math:`0.01\,m`, App. D), whichever
     comes first; the step size is capped at ``max_step`` (default 1: 100 times the
     paper's, below the curvature bound of the readout, about 6). All risks are exact population risks (no test sample). Returns a dict
     of arrays.
@@ -143,21 +143,21 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
 def anchored_experiment(res: dict, lambdas, mu: float, draws: int = 8, seed: int = 1,
                         progress: bool | None = None) -> dict:
     r"""Paper 000, App. E, Fig. 9: pretraining with the penalty
-    $\lambda\sum_i\|w_i - w_i^{(0)}\|^2$ (:func:`~transferkit.models.relu.train_population` with ``anchor_weight``),
+    :math:`\lambda\sum_i\|w_i - w_i^{(0)}\|^2` (:func:`~transferkit.models.relu.train_population` with ``anchor_weight``),
     then linear transfer, on the teachers of a :func:`fig3_experiment` result ``res``.
 
-    For every $\lambda$ in ``lambdas`` and every target teacher of ``res``: a fresh student
+    For every :math:`\lambda` in ``lambdas`` and every target teacher of ``res``: a fresh student
     (random units on the sphere, readout ``res["readout_init"]``) is pretrained on the
     source of ablation ``mu`` (which must be one of ``res["mus"]``) with the training
-    settings of ``res``; then $\|P_\perp f_t\|^2$ of its units and its linear-transfer risk
-    (:func:`~transferkit.models.relu.readout_transfer_risk`) on ``draws`` fresh target sets for every $n$ of
-    ``res["ns"]``. Scratch training does not depend on $\lambda$: compare with
+    settings of ``res``; then :math:`\|P_\perp f_t\|^2` of its units and its linear-transfer risk
+    (:func:`~transferkit.models.relu.readout_transfer_risk`) on ``draws`` fresh target sets for every :math:`n` of
+    ``res["ns"]``. Scratch training does not depend on :math:`\lambda`: compare with
     ``res["R_sc"]``.
 
     Returns dict ``lambdas, mu, ns``, ``R_lt`` ``(len(lambdas), len(ns), teachers, draws)``,
-    ``perp`` ``(len(lambdas), teachers)`` (normalised by $\|f_t\|^2$), ``anchor_dist``
+    ``perp`` ``(len(lambdas), teachers)`` (normalised by :math:`\|f_t\|^2`), ``anchor_dist``
     (:math:`\sum_i\|w_i-w_i^{(0)}\|^2 / m`), ``source_rel`` (pretraining source risk over
-    $\|f_s\|^2$) and the pretraining ``info``.
+    :math:`\|f_s\|^2`) and the pretraining ``info``.
     """
     lambdas = np.atleast_1d(np.asarray(lambdas, dtype=float))
     if lambdas.ndim != 1 or not np.all(np.isfinite(lambdas) & (lambdas >= 0)):

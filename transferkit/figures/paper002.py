@@ -15,6 +15,8 @@ __all__ = ["LAYER_TICKS", "deviation_path_figure", "fig8a_figure", "fig9_figure"
            "ntk_similarity_figure"]
 
 #: tick labels of the layers of :data:`transferkit.models.lenet.LAYERS` in Fig. 8a (b)
+#:
+#: :meta hide-value:
 LAYER_TICKS = (r"$\psi_1$ conv1", r"$\psi_2$ conv2", "fc1", "fc2", "fc3")
 
 
@@ -106,7 +108,7 @@ def deviation_path_figure(tasks):
     return fig
 
 
-def fig8a_figure(acc, dev, thm1, labels, layer_ticks=LAYER_TICKS):
+def fig8a_figure(acc, dev, thm1, labels, layer_ticks=None):
     r"""Fig. 8a of paper 002 (Sec. 5) at LeNet scale, with the task similarity of Thm 1.
 
     Parameters
@@ -122,7 +124,7 @@ def fig8a_figure(acc, dev, thm1, labels, layer_ticks=LAYER_TICKS):
     labels : list of str
         The sources (up to four: the bars of panel (b) are centred for four).
     layer_ticks : sequence of str
-        One tick label per layer (default :data:`LAYER_TICKS`).
+        One tick label per layer (default, ``None``: :data:`LAYER_TICKS`).
 
     Returns
     -------
@@ -149,7 +151,7 @@ def fig8a_figure(acc, dev, thm1, labels, layer_ticks=LAYER_TICKS):
     for k in x:
         ax.bar(np.arange(n_layers) + (k - 1.5) * w, dev[k].mean(0), w,
                yerr=dev[k].std(0, ddof=1), capsize=2, color=f"C{k}", label=labels[k])
-    ax.set_xticks(np.arange(n_layers), list(layer_ticks))
+    ax.set_xticks(np.arange(n_layers), list(LAYER_TICKS if layer_ticks is None else layer_ticks))
     ax.set_ylabel(r"$\|W_l - W_l^{\rm start}\|_F / \|W_l^{\rm start}\|_F$")
     ax.set_title("(b) simulation: deviation of each layer")
     ax.legend(fontsize=7)

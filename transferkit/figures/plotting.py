@@ -152,9 +152,13 @@ def sign_map(ax, gammas, thetas, T, *, boundaries=(), label_boundaries=True):
     return ax
 
 
-def value_map(ax, gammas, thetas, T, clip=(-1.0, 1.0), cmap="RdBu", label=r"$\mathcal{T}$"):
-    r"""Heat map of :math:`\mathcal T(\gamma,\theta)` shaded by value (Fig. 8 style)."""
+def value_map(ax, gammas, thetas, T, clip=(-1.0, 1.0), cmap="RdBu", label=None):
+    r"""Heat map of :math:`\mathcal T(\gamma,\theta)` shaded by value (Fig. 8 style); the
+    colour bar is labelled ``label`` (default :math:`\mathcal T`)."""
     import numpy as np
+
+    if label is None:
+        label = r"$\mathcal{T}$"
 
     G, Th = _mesh(gammas, thetas)
     im = ax.pcolormesh(G, Th, np.clip(np.asarray(T, float), *clip), cmap=cmap, vmin=clip[0],

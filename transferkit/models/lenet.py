@@ -117,8 +117,8 @@ def state_copy(model):
 
 
 def layer_deviation(model: nn.Module, ref: dict) -> np.ndarray:
-    r"""Relative deviation $\|W_l - W_l^{\rm ref}\|_F / \|W_l^{\rm ref}\|_F$ of each weight
-    tensor in :data:`LAYERS` (paper 002, Fig. 8a, there $\|W - W_0\|_F$)."""
+    r"""Relative deviation :math:`\|W_l - W_l^{\rm ref}\|_F / \|W_l^{\rm ref}\|_F` of each weight
+    tensor in :data:`LAYERS` (paper 002, Fig. 8a, there :math:`\|W - W_0\|_F`)."""
     state = model.state_dict()
     out = []
     for name in LAYERS:

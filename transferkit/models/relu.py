@@ -425,7 +425,7 @@ def _kernel_parts(W, V):
     Returns ``K (..., N, M)``, ``S = sin t / 2pi``, ``Q = (pi - t) / 2pi`` and the row
     norms ``nw (..., N)``, ``nv (..., M)``, so that
 
-    $$\nabla_w K(w_i, v_j) = \|v_j\| S_{ij}\,\hat w_i + Q_{ij}\,v_j .$$
+    :math:`\nabla_w K(w_i, v_j) = \|v_j\| S_{ij}\,\hat w_i + Q_{ij}\,v_j .`
 
     Cosines are clipped to :math:`[-1, 1]` and those within :math:`10^{-15}` of :math:`\pm1` rounded to
     :math:`\pm1` (exact limits at parallel and antiparallel rows, as
@@ -475,8 +475,7 @@ class _ReluKernel(torch.autograd.Function):
 def relu_kernel_torch(W: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     r"""Population Gram matrix of ReLU units, differentiable, torch ``(..., N, M)``:
 
-    $$K_{ij} = E_{x\sim\mathcal N(0, I_d)}[\sigma(w_i\cdot x)\sigma(v_j\cdot x)]
-      = \frac{\|w_i\|\|v_j\|}{2\pi}\big(\sin t_{ij} + (\pi - t_{ij})\cos t_{ij}\big)$$
+    :math:`K_{ij} = E_{x\sim\mathcal N(0, I_d)}[\sigma(w_i\cdot x)\sigma(v_j\cdot x)] = \frac{\|w_i\|\|v_j\|}{2\pi}\big(\sin t_{ij} + (\pi - t_{ij})\cos t_{ij}\big)`
 
     (paper 000, Eq. 150; the torch twin of :func:`transferkit.theory.relu.relu_kernel`). The
     backward pass is the analytic gradient
@@ -496,7 +495,7 @@ def population_risk(W, a, Wt, at, cross_t=None):
     :math:`f = \sum_i a_i\sigma(w_i\cdot x)` against :math:`f_* = \sum_j a^*_j\sigma(w^*_j\cdot x)`
     (paper 000, Eqs. 149-150),
 
-    $$\mathcal R = a^\top K(W, W)\,a - 2a^\top K(W, W_*)\,a_* + a_*^\top K(W_*, W_*)\,a_*,$$
+    :math:`\mathcal R = a^\top K(W, W)\,a - 2a^\top K(W, W_*)\,a_* + a_*^\top K(W_*, W_*)\,a_*,`
 
     batched torch tensors ``W (S, m, d)``, ``a (S, m)``, ``Wt (S, k, d)``, ``at (S, k)``;
     returns ``(S,)``, clipped at 0 (it is :math:`\ge 0` up to rounding). ``cross_t`` is the last
@@ -517,9 +516,7 @@ def _teacher_norm(Wt, at):
 def population_risk_grad(W, a, Wt, at, cross_t=None):
     r"""Population risk ``(S,)`` and its Euclidean gradients w.r.t. ``a`` and ``W``:
 
-    $$\partial_{a}\mathcal R = 2(K_{WW}a - K_{WW_*}a_*),\qquad
-      \nabla_{w_i}\mathcal R = 2a_i\Big[\sum_j a_j\nabla_w K(w_i, w_j)
-      - \sum_j a^*_j\nabla_w K(w_i, w^*_j)\Big]$$
+    :math:`\partial_{a}\mathcal R = 2(K_{WW}a - K_{WW_*}a_*),\qquad \nabla_{w_i}\mathcal R = 2a_i\Big[\sum_j a_j\nabla_w K(w_i, w_j) - \sum_j a^*_j\nabla_w K(w_i, w^*_j)\Big]`
 
     with :math:`\nabla_w K(w, v) = \frac{\|v\|\sin t}{2\pi}\hat w + \frac{\pi - t}{2\pi}v`."""
     if cross_t is None:
@@ -766,8 +763,8 @@ def teacher_mean(teacher: Teacher) -> np.ndarray:
 def readout_transfer_risk(W, X, teacher: Teacher, rcond: float = 1e-10) -> np.ndarray:
     r"""Linear transfer (paper 000, Eq. 18): freeze the pretrained units ``W (S, m, d)``,
     fit the readout by minimum-norm least squares on the noiseless target sample
-    ``X (S, n, d)`` (kernel interpolation with $k(x, x') = \frac1m\sum_i
-    \sigma(w_i\cdot x)\sigma(w_i\cdot x')$; the min-norm readout is the limit of gradient
+    ``X (S, n, d)`` (kernel interpolation with :math:`k(x, x') = \frac1m\sum_i
+    \sigma(w_i\cdot x)\sigma(w_i\cdot x')`; the min-norm readout is the limit of gradient
     flow from zero), and return its exact population risk ``(S,)``."""
     W = check_rows("W", W)
     X = check_rows("X", X)
@@ -781,8 +778,7 @@ def rkhs_norms(W, teacher: Teacher, rcond: float = 1e-10) -> tuple[np.ndarray, n
     r"""In- and out-of-RKHS parts of a teacher w.r.t. the span of the units ``W (S, m, d)``
     (paper 000, App. C, Eqs. 151-156):
 
-    $$\|P_\parallel f_*\|^2 = b^\top K^{+} b,\quad b = K(W, W_*)a_*,\qquad
-      \|P_\perp f_*\|^2 = a_*^\top K(W_*, W_*)a_* - \|P_\parallel f_*\|^2,$$
+    :math:`\|P_\parallel f_*\|^2 = b^\top K^{+} b,\quad b = K(W, W_*)a_*,\qquad \|P_\perp f_*\|^2 = a_*^\top K(W_*, W_*)a_* - \|P_\parallel f_*\|^2,`
 
     with :math:`K = K(W, W)` (Eq. 151 up to the factor :math:`1/m`, which cancels with those of
     Eqs. 153 and 155). :math:`K` is singular when units repeat (as after pretraining, when

@@ -2,24 +2,21 @@ r"""Task similarity through infinite-width Gram matrices (paper 002, Sec. 6).
 
 Liu et al. analyse transfer in the two-layer ReLU network of Du et al. (2019),
 
-$$f_{W,a}(x) = \frac{1}{\sqrt m}\, a^\top \sigma(W^\top x),\qquad
-  w_r(0)\sim\mathcal N(0, \kappa^2 I),\quad a_r\in\{-1, +1\}\ \text{fixed},$$
+:math:`f_{W,a}(x) = \frac{1}{\sqrt m}\, a^\top \sigma(W^\top x),\qquad w_r(0)\sim\mathcal N(0, \kappa^2 I),\quad a_r\in\{-1, +1\}\ \text{fixed},`
 
 with inputs on the unit sphere, trained by full-batch gradient descent on the squared
-loss $L(W) = \tfrac12\|y - f_{W,a}(X)\|^2$: first on the source task $P$ (giving
-$W(P)$), then fine-tuned from $W(P)$ on the target task $Q$ (giving $W(Q)$).  Everything
+loss :math:`L(W) = \tfrac12\|y - f_{W,a}(X)\|^2`: first on the source task :math:`P` (giving
+:math:`W(P)`), then fine-tuned from :math:`W(P)` on the target task :math:`Q` (giving :math:`W(Q)`).  Everything
 is expressed with the Gram matrices of Sec. 6.1,
 
-$$H^\infty_{ij} = \mathbb E_{w\sim\mathcal N(0, I)}\big[x_i^\top x_j\,
-  \mathbb I\{w^\top x_i\ge0, w^\top x_j\ge0\}\big]
-  = \frac{x_i^\top x_j\,(\pi - \arccos x_i^\top x_j)}{2\pi},$$
+:math:`H^\infty_{ij} = \mathbb E_{w\sim\mathcal N(0, I)}\big[x_i^\top x_j\, \mathbb I\{w^\top x_i\ge0, w^\top x_j\ge0\}\big] = \frac{x_i^\top x_j\,(\pi - \arccos x_i^\top x_j)}{2\pi},`
 
-built on $P$ ($H_P$), on $Q$ ($H_Q$) and across ($H_{PQ}$), and with the
-*transformed labels* $y_{P\to Q} = H_{PQ}^\top H_P^{-1} y_P$.  Thm 1 (Eq. 1) says
-that the squared gradient of the target loss at $W(P)$ is, to leading order,
-$\|y_Q - y_{P\to Q}\|^2$; Thm 2 (Eq. 2) bounds the distance travelled by fine-tuning,
-$\|W(Q) - W(P)\|_F \le \sqrt{(y_Q - y_{P\to Q})^\top H_Q^{-1} (y_Q - y_{P\to Q})}$
-plus terms that vanish as $\kappa\to0$ and $m\to\infty$.
+built on :math:`P` (:math:`H_P`), on :math:`Q` (:math:`H_Q`) and across (:math:`H_{PQ}`), and with the
+*transformed labels* :math:`y_{P\to Q} = H_{PQ}^\top H_P^{-1} y_P`.  Thm 1 (Eq. 1) says
+that the squared gradient of the target loss at :math:`W(P)` is, to leading order,
+:math:`\|y_Q - y_{P\to Q}\|^2`; Thm 2 (Eq. 2) bounds the distance travelled by fine-tuning,
+:math:`\|W(Q) - W(P)\|_F \le \sqrt{(y_Q - y_{P\to Q})^\top H_Q^{-1} (y_Q - y_{P\to Q})}`
+plus terms that vanish as :math:`\kappa\to0` and :math:`m\to\infty`.
 
 This module holds the closed forms (numpy, float64) and the simulation of the wide
 network (torch, batched over initialisation draws as a leading dimension; CPU, or the
@@ -68,15 +65,13 @@ def check_labels(name: str, y, n: int) -> np.ndarray:
 def gram(X, Y=None) -> np.ndarray:
     r"""Infinite-width Gram matrix of Sec. 6.1 (paper 002), shape ``(..., N, M)``:
 
-    $$H^\infty_{ij} = \mathbb E_{w\sim\mathcal N(0,I)}\big[x_i^\top y_j\,
-      \mathbb I\{w^\top x_i\ge 0,\, w^\top y_j\ge0\}\big]
-      = \frac{x_i^\top y_j\,(\pi - \arccos x_i^\top y_j)}{2\pi}.$$
+    :math:`H^\infty_{ij} = \mathbb E_{w\sim\mathcal N(0,I)}\big[x_i^\top y_j\, \mathbb I\{w^\top x_i\ge 0,\, w^\top y_j\ge0\}\big] = \frac{x_i^\top y_j\,(\pi - \arccos x_i^\top y_j)}{2\pi}.`
 
-    ``gram(X_P)`` is $H_P^\infty$, ``gram(X_Q)`` is $H_Q^\infty$ and
-    ``gram(X_P, X_Q)`` is $H_{PQ}^\infty$.  Rows must lie on the unit sphere (the
-    paper's assumption $\|x\| = 1$); the arccos is clipped (``kernels.safe_arccos``).
-    It is the first-layer part of the ReLU NTK, $x^\top y\,k_0(x, y)$
-    (:func:`transferkit.theory.relu.arccos_kernel0`); the readout $a$ is not trained.
+    ``gram(X_P)`` is :math:`H_P^\infty`, ``gram(X_Q)`` is :math:`H_Q^\infty` and
+    ``gram(X_P, X_Q)`` is :math:`H_{PQ}^\infty`.  Rows must lie on the unit sphere (the
+    paper's assumption :math:`\|x\| = 1`); the arccos is clipped (``kernels.safe_arccos``).
+    It is the first-layer part of the ReLU NTK, :math:`x^\top y\,k_0(x, y)`
+    (:func:`transferkit.theory.relu.arccos_kernel0`); the readout :math:`a` is not trained.
     """
     A = check_sphere("X", X)
     B = A if Y is None else check_sphere("Y", Y)
@@ -100,12 +95,12 @@ def _solve_spd(H: np.ndarray, b: np.ndarray, name: str) -> np.ndarray:
 
 
 def transformed_labels(XP, yP, XQ) -> np.ndarray:
-    r"""Transformed labels $y_{P\to Q} = H_{PQ}^{\infty\top} H_P^{\infty\,-1} y_P$
+    r"""Transformed labels :math:`y_{P\to Q} = H_{PQ}^{\infty\top} H_P^{\infty\,-1} y_P`
     (paper 002, Sec. 6.1), shape ``(n_Q,)`` (or ``(n_Q, k)`` for ``k`` label columns).
 
     The pretrained network's outputs on the target inputs, to leading order in
-    $\kappa$ and $1/m$: pretraining moves $W$ by $Z_P H_P^{-1} y_P$ (App. C, Eq. 5), and
-    the target outputs move by $Z_Q^\top$ times that, $Z_Q^\top Z_P \to H_{PQ}^\top$.
+    :math:`\kappa` and :math:`1/m`: pretraining moves :math:`W` by :math:`Z_P H_P^{-1} y_P` (App. C, Eq. 5), and
+    the target outputs move by :math:`Z_Q^\top` times that, :math:`Z_Q^\top Z_P \to H_{PQ}^\top`.
     """
     A = check_sphere("XP", XP)
     B = check_sphere("XQ", XQ)
@@ -116,7 +111,7 @@ def transformed_labels(XP, yP, XQ) -> np.ndarray:
 
 
 def label_discrepancy(yQ, yPQ) -> np.ndarray:
-    r"""$\|y_Q - y_{P\to Q}\|^2$, the task-similarity term of Thm 1 (paper 002, Eq. 1).
+    r""":math:`\|y_Q - y_{P\to Q}\|^2`, the task-similarity term of Thm 1 (paper 002, Eq. 1).
 
     Sums over the last axis of vector labels (both axes for ``(n, k)`` label matrices)."""
     a = np.asarray(yQ, dtype=np.float64)
@@ -131,12 +126,12 @@ def label_discrepancy(yQ, yPQ) -> np.ndarray:
 def deviation_bound(XQ, yQ, yPQ=None) -> float:
     r"""Leading term of Thm 2 (paper 002, Eq. 2),
 
-    $$\sqrt{(y_Q - y_{P\to Q})^\top H_Q^{\infty\,-1} (y_Q - y_{P\to Q})},$$
+    :math:`\sqrt{(y_Q - y_{P\to Q})^\top H_Q^{\infty\,-1} (y_Q - y_{P\to Q})},`
 
-    the Frobenius distance $\|W(Q) - W(P)\|_F$ travelled by fine-tuning in the limit
-    $\kappa\to0$, $m\to\infty$ (App. C, Eq. 45: there it is an equality up to the
-    vanishing terms).  ``yPQ=None`` means $y_{P\to Q} = 0$: training from scratch,
-    $\sqrt{y_Q^\top H_Q^{-1} y_Q}$ (Arora et al. 2019).  Label matrices ``(n, k)`` sum
+    the Frobenius distance :math:`\|W(Q) - W(P)\|_F` travelled by fine-tuning in the limit
+    :math:`\kappa\to0`, :math:`m\to\infty` (App. C, Eq. 45: there it is an equality up to the
+    vanishing terms).  ``yPQ=None`` means :math:`y_{P\to Q} = 0`: training from scratch,
+    :math:`\sqrt{y_Q^\top H_Q^{-1} y_Q}` (Arora et al. 2019).  Label matrices ``(n, k)`` sum
     over the columns.
     """
     B = check_sphere("XQ", XQ)
@@ -153,8 +148,8 @@ def similarity(XP, yP, XQ, yQ) -> dict:
     """Both similarity quantities of Thms 1-2 for one task pair, and the scratch baseline.
 
     Returns ``{"yPQ", "thm1", "thm2", "scratch", "lam_P", "lam_Q"}``: the transformed labels,
-    $\\|y_Q - y_{P\\to Q}\\|^2$ (Eq. 1), the leading term of Eq. 2, the same with
-    $y_{P\\to Q} = 0$, and the smallest eigenvalues $\\lambda_P, \\lambda_Q$ of the Gram matrices.
+    :math:`\\|y_Q - y_{P\\to Q}\\|^2` (Eq. 1), the leading term of Eq. 2, the same with
+    :math:`y_{P\\to Q} = 0`, and the smallest eigenvalues :math:`\\lambda_P, \\lambda_Q` of the Gram matrices.
     """
     yPQ = transformed_labels(XP, yP, XQ)
     return {"yPQ": yPQ, "thm1": label_discrepancy(yQ, yPQ),
@@ -164,17 +159,17 @@ def similarity(XP, yP, XQ, yQ) -> dict:
 
 
 def deviation_path(HQ, r, eta, steps) -> np.ndarray:
-    r"""$\|W_k - W(P)\|_F$ along gradient descent in the linearised (infinite-width) model.
+    r""":math:`\|W_k - W(P)\|_F` along gradient descent in the linearised (infinite-width) model.
 
-    With $H_Q^\infty = \sum_i \lambda_i v_i v_i^\top$, the residual after $k$ steps is
-    $(I - \eta H_Q)^k r$ and the weights have moved by $Z_Q \sum_{j<k}\eta
-    (I-\eta H_Q)^j r$ (App. C, Eq. 42), whose squared norm is
+    With :math:`H_Q^\infty = \sum_i \lambda_i v_i v_i^\top`, the residual after :math:`k` steps is
+    :math:`(I - \eta H_Q)^k r` and the weights have moved by :math:`Z_Q \sum_{j<k}\eta
+    (I-\eta H_Q)^j r` (App. C, Eq. 42), whose squared norm is
 
-    $$\sum_i \frac{(v_i^\top r)^2}{\lambda_i}\big(1 - (1-\eta\lambda_i)^k\big)^2,$$
+    :math:`\sum_i \frac{(v_i^\top r)^2}{\lambda_i}\big(1 - (1-\eta\lambda_i)^k\big)^2,`
 
-    rising monotonically to Eq. 2's leading term $r^\top H_Q^{-1} r$ (for
-    $0 < \eta < 2/\lambda_{\max}$).  ``r`` is $y_Q - y_{P\to Q}$, ``steps`` an array of
-    step counts $k \ge 0$.  Returns an array shaped like ``steps``.
+    rising monotonically to Eq. 2's leading term :math:`r^\top H_Q^{-1} r` (for
+    :math:`0 < \eta < 2/\lambda_{\max}`).  ``r`` is :math:`y_Q - y_{P\to Q}`, ``steps`` an array of
+    step counts :math:`k \ge 0`.  Returns an array shaped like ``steps``.
     """
     H = np.asarray(HQ, dtype=np.float64)
     if H.ndim != 2 or H.shape[0] != H.shape[1]:
@@ -200,13 +195,13 @@ def deviation_path(HQ, r, eta, steps) -> np.ndarray:
 # ---------------------------------------------------------------------- data
 
 def fit_sphere_map(x_ref, dim: int):
-    r"""A map from images to the unit sphere of $\mathbb R^{\rm dim}$: centre with the
+    r"""A map from images to the unit sphere of :math:`\mathbb R^{\rm dim}`: centre with the
     mean of ``x_ref``, project on its top ``dim`` principal directions, normalise.
 
     Returns ``f(x) -> (n, dim)`` float64 rows of unit norm.  Sec. 6.1 needs
-    $\|x\| = 1$; centring spreads the inputs over the sphere (raw pixels are all
+    :math:`\|x\| = 1`; centring spreads the inputs over the sphere (raw pixels are all
     positive, so their Gram matrix is badly conditioned), and the projection makes the
-    wide network cheap (the theory holds for every $d$).
+    wide network cheap (the theory holds for every :math:`d`).
     """
     ref = np.asarray(x_ref, dtype=np.float64)
     if ref.ndim != 2 or ref.shape[0] < 2:

@@ -1,26 +1,25 @@
 r"""Closed-form arc-cosine kernels of ReLU networks (Cho and Saul, 2009).
 
-For Gaussian $w \sim \mathcal N(0, I_d)$ and two vectors $x, y$ at angle
-$t = \arccos\big(x\cdot y / (\|x\|\|y\|)\big)$,
+For Gaussian :math:`w \sim \mathcal N(0, I_d)` and two vectors :math:`x, y` at angle
+:math:`t = \arccos\big(x\cdot y / (\|x\|\|y\|)\big)`,
 
-$$k_0(x, y) = \mathbb E[\Theta(w\cdot x)\,\Theta(w\cdot y)] = \frac{\pi - t}{2\pi},$$
+:math:`k_0(x, y) = \mathbb E[\Theta(w\cdot x)\,\Theta(w\cdot y)] = \frac{\pi - t}{2\pi},`
 
-$$k_1(x, y) = \mathbb E[\mathrm{relu}(w\cdot x)\,\mathrm{relu}(w\cdot y)]
-  = \frac{\|x\|\|y\|}{2\pi}\big(\sin t + (\pi - t)\cos t\big).$$
+:math:`k_1(x, y) = \mathbb E[\mathrm{relu}(w\cdot x)\,\mathrm{relu}(w\cdot y)] = \frac{\|x\|\|y\|}{2\pi}\big(\sin t + (\pi - t)\cos t\big).`
 
 Swapping the roles of weights and inputs, the same formula gives the population
-Gram matrix of ReLU units under Gaussian inputs, $E_{x\sim\mathcal N(0, I)}
-[\mathrm{relu}(w\cdot x)\,\mathrm{relu}(v\cdot x)]$ (paper 000, Eq. 150, there for unit
-vectors; here scaled by $\|w\|\|v\|$).
+Gram matrix of ReLU units under Gaussian inputs, :math:`E_{x\sim\mathcal N(0, I)}
+[\mathrm{relu}(w\cdot x)\,\mathrm{relu}(v\cdot x)]` (paper 000, Eq. 150, there for unit
+vectors; here scaled by :math:`\|w\|\|v\|`).
 
 All functions take numpy arrays of rows, shape ``(..., N, d)`` and ``(..., M, d)``
 with broadcasting leading batch dimensions, compute in float64 and return
-``(..., N, M)``.  They are numerically safe: the cosine is clipped to $[-1, 1]$
-before the arccos, $\sin t$ is computed as $\sqrt{1 - \cos^2 t}$ clipped at 0, so
-parallel rows give exactly $k_0 = 1/2$, $k_1 = \|x\|\|y\|/2$ and antiparallel rows
-exactly $0$ (cosines within $10^{-15}$ of $\pm1$ are rounded to $\pm1$); a zero-norm row has an undefined angle, and is given $t = \pi/2$,
-which makes $k_1 = 0$ (the exact value) and $k_0 = 1/4$ (the value of
-$E[\Theta(w\cdot x)\Theta(0)]$ with the convention $\Theta(0) = 1/2$).
+``(..., N, M)``.  They are numerically safe: the cosine is clipped to :math:`[-1, 1]`
+before the arccos, :math:`\sin t` is computed as :math:`\sqrt{1 - \cos^2 t}` clipped at 0, so
+parallel rows give exactly :math:`k_0 = 1/2`, :math:`k_1 = \|x\|\|y\|/2` and antiparallel rows
+exactly :math:`0` (cosines within :math:`10^{-15}` of :math:`\pm1` are rounded to :math:`\pm1`); a zero-norm row has an undefined angle, and is given :math:`t = \pi/2`,
+which makes :math:`k_1 = 0` (the exact value) and :math:`k_0 = 1/4` (the value of
+:math:`E[\Theta(w\cdot x)\Theta(0)]` with the convention :math:`\Theta(0) = 1/2`).
 """
 
 from __future__ import annotations
@@ -48,8 +47,8 @@ def check_rows(name: str, X) -> np.ndarray:
 
 
 def safe_arccos(c):
-    r"""$\arccos(c)$ with $c$ clipped to $[-1, 1]$ first (rounding can push a cosine
-    of parallel vectors to $1 + 10^{-16}$, where ``np.arccos`` returns NaN)."""
+    r""":math:`\arccos(c)` with :math:`c` clipped to :math:`[-1, 1]` first (rounding can push a cosine
+    of parallel vectors to :math:`1 + 10^{-16}`, where ``np.arccos`` returns NaN)."""
     return np.arccos(np.clip(np.asarray(c, dtype=np.float64), -1.0, 1.0))
 
 
@@ -116,7 +115,7 @@ def _snap(c):
 
 
 def cosines(X, Y) -> np.ndarray:
-    r"""Cosines $x_i\cdot y_j/(\|x_i\|\|y_j\|)$ clipped to $[-1, 1]$ (0 for a zero row)."""
+    r"""Cosines :math:`x_i\cdot y_j/(\|x_i\|\|y_j\|)` clipped to :math:`[-1, 1]` (0 for a zero row)."""
     A, B = _pair(X, Y)
     return _norms_cos(A, B)[2]
 
@@ -135,10 +134,9 @@ def _k1_from_cos(c):
 def arccos_kernel0(X, Y) -> np.ndarray:
     r"""Order-0 arc-cosine kernel (Cho and Saul 2009), shape ``(..., N, M)``:
 
-    $$k_0(x, y) = \mathbb E_{w\sim\mathcal N(0, I)}[\Theta(w\cdot x)\Theta(w\cdot y)]
-      = \frac{\pi - t}{2\pi},\qquad t = \angle(x, y).$$
+    :math:`k_0(x, y) = \mathbb E_{w\sim\mathcal N(0, I)}[\Theta(w\cdot x)\Theta(w\cdot y)] = \frac{\pi - t}{2\pi},\qquad t = \angle(x, y).`
 
-    Independent of the norms; a zero row gives $1/4$ (angle $\pi/2$).
+    Independent of the norms; a zero row gives :math:`1/4` (angle :math:`\pi/2`).
     """
     A, B = _pair(X, Y)
     return _k0_from_cos(_norms_cos(A, B)[2])
@@ -147,8 +145,7 @@ def arccos_kernel0(X, Y) -> np.ndarray:
 def arccos_kernel1(X, Y) -> np.ndarray:
     r"""Order-1 arc-cosine kernel (Cho and Saul 2009), shape ``(..., N, M)``:
 
-    $$k_1(x, y) = \mathbb E_{w\sim\mathcal N(0, I)}[\mathrm{relu}(w\cdot x)\,
-      \mathrm{relu}(w\cdot y)] = \frac{\|x\|\|y\|}{2\pi}\big(\sin t + (\pi - t)\cos t\big).$$
+    :math:`k_1(x, y) = \mathbb E_{w\sim\mathcal N(0, I)}[\mathrm{relu}(w\cdot x)\, \mathrm{relu}(w\cdot y)] = \frac{\|x\|\|y\|}{2\pi}\big(\sin t + (\pi - t)\cos t\big).`
 
     Homogeneous of degree one in each argument; exactly 0 for a zero row.
     """
@@ -160,11 +157,9 @@ def arccos_kernel1(X, Y) -> np.ndarray:
 def relu_kernel(W, V) -> np.ndarray:
     r"""Population Gram matrix of ReLU units, shape ``(..., N, M)``:
 
-    $$K_{ij} = \mathbb E_{x\sim\mathcal N(0, I_d)}[\mathrm{relu}(w_i\cdot x)\,
-      \mathrm{relu}(v_j\cdot x)] = \frac{\|w_i\|\|v_j\|}{2\pi}
-      \big(\sin t_{ij} + (\pi - t_{ij})\cos t_{ij}\big)$$
+    :math:`K_{ij} = \mathbb E_{x\sim\mathcal N(0, I_d)}[\mathrm{relu}(w_i\cdot x)\, \mathrm{relu}(v_j\cdot x)] = \frac{\|w_i\|\|v_j\|}{2\pi} \big(\sin t_{ij} + (\pi - t_{ij})\cos t_{ij}\big)`
 
-    (paper 000, Eq. 150, scaled by $\|w_i\|\|v_j\|$; it is :func:`arccos_kernel1` with
+    (paper 000, Eq. 150, scaled by :math:`\|w_i\|\|v_j\|`; it is :func:`arccos_kernel1` with
     the roles of weights and inputs swapped).
     """
     A, B = _pair(W, V, "W", "V")
@@ -175,11 +170,10 @@ def relu_kernel(W, V) -> np.ndarray:
 def relu_ntk_kernel(X, Y) -> np.ndarray:
     r"""Infinite-width NTK of a two-layer ReLU network, shape ``(..., N, M)``:
 
-    for $f(x) = m^{-1/2}\sum_i a_i\,\mathrm{relu}(w_i\cdot x)$ with
-    $a_i \sim \mathcal N(0, 1)$, $w_i\sim\mathcal N(0, I_d)$ and $m\to\infty$,
+    for :math:`f(x) = m^{-1/2}\sum_i a_i\,\mathrm{relu}(w_i\cdot x)` with
+    :math:`a_i \sim \mathcal N(0, 1)`, :math:`w_i\sim\mathcal N(0, I_d)` and :math:`m\to\infty`,
 
-    $$\Theta(x, y) = \underbrace{k_1(x, y)}_{\text{readout}}
-      + \underbrace{(x\cdot y)\,k_0(x, y)}_{\text{first layer}}$$
+    :math:`\Theta(x, y) = \underbrace{k_1(x, y)}_{\text{readout}} + \underbrace{(x\cdot y)\,k_0(x, y)}_{\text{first layer}}`
 
     (Jacot et al. 2018; the companion of :func:`relu_kernel`, whose first term it is).
     """
@@ -193,12 +187,11 @@ def least_squares_factor(n, m):
     r"""Risk of least squares on ``m`` features over the part of the target outside their
     span, for Gaussian features (the Breiman-Freedman / inverse-Wishart identity):
 
-    $$\frac{\mathbb E\,\mathcal R_{lt}}{\|P_\perp f_t\|^2} = 1 + \frac{m}{n-m-1}
-      = \frac{n-1}{n-m-1}, \qquad n > m + 1,$$
+    :math:`\frac{\mathbb E\,\mathcal R_{lt}}{\|P_\perp f_t\|^2} = 1 + \frac{m}{n-m-1} = \frac{n-1}{n-m-1}, \qquad n > m + 1,`
 
-    the out-of-span part acting as noise of variance $\|P_\perp f_t\|^2$ uncorrelated with
-    the features. This is the $n$-dependent term $C(n)$ that paper 000 (Sec. 4, Eq. 18)
-    neglects at large $n$; here it is the approximation we test against the ReLU
+    the out-of-span part acting as noise of variance :math:`\|P_\perp f_t\|^2` uncorrelated with
+    the features. This is the :math:`n`-dependent term :math:`C(n)` that paper 000 (Sec. 4, Eq. 18)
+    neglects at large :math:`n`; here it is the approximation we test against the ReLU
     features (which are not Gaussian). ``inf`` at ``n = m + 1``; ``nan`` below (the
     minimum-norm interpolant of ``n <= m`` points has no such form). Broadcasts."""
     n = np.asarray(n, dtype=float)
