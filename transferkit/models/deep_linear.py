@@ -24,20 +24,17 @@ a gradient step costs a handful of batched matrix-vector products.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
-from .. import config
 from .._validate import check_array, check_int, check_positive
 from ..streams import keyed_rng, unit_rows
-from .descent import ConvergenceWarning, DivergenceError
+from .descent import Descent
 from .device import as_tensor
 
-__all__ = ["init_deep_linear", "right_products", "end_to_end", "layer_gradients", "feature_map", "curvature_bound", "balanced_weights", "pretrain_gd", "deep_finetune_sim", "frozen_first_layer_gd", "Quadratic", "TrainInfo", "population_objective", "empirical_objective", "gradient_descent", "feature_subspace", "linear_transfer", "ridge_linear_transfer", "train_scratch", "finetune", "weight_decay_minimiser", "RankOneChain", "rank_one_chain", "finetune_chain"]
+__all__ = ["init_deep_linear", "right_products", "end_to_end", "layer_gradients", "feature_map", "curvature_bound", "balanced_weights", "pretrain_gd", "deep_finetune_sim", "frozen_first_layer_gd", "Quadratic", "population_objective", "empirical_objective", "gradient_descent", "feature_subspace", "linear_transfer", "ridge_linear_transfer", "train_scratch", "finetune", "weight_decay_minimiser", "RankOneChain", "rank_one_chain", "finetune_chain"]
 
 
 def init_deep_linear(d: int, depth: int, alpha: float, rngs, width: int | None = None,
@@ -206,7 +203,7 @@ def pretrain_gd(theta_s, depth, init_scale=1e-5, seed=0, loss_tol=1e-14):
 def deep_finetune_sim(Ws, X, y, step_scale=0.5, loss_tol=1e-12, max_steps=200_000):
     r"""Fine-tune pretrained weights ``Ws`` on ``(X, y)`` by plain gradient descent (a
     discretisation of the gradient flow of Thm 5.2; the path matters).  Returns the
-    end-to-end vectors ``(B, d)`` and the :class:`~transferkit.models.deep_linear.TrainInfo`."""
+    end-to-end vectors ``(B, d)`` and the :class:`~transferkit.models.descent.TrainInfo`."""
 
     Wf, info = finetune(Ws, as_tensor(X), as_tensor(y), loss_tol=loss_tol,
                           step_scale=step_scale, max_steps=max_steps)
@@ -235,11 +232,16 @@ def frozen_first_layer_gd(Ws, X, y, steps):
     Xt, yt = as_tensor(X, W1.device), as_tensor(y, W1.device)
     n = Xt.shape[1]
     Z = Xt @ W1                                             # (B, n, p)
-    import torch
     lmax = torch.linalg.eigvalsh(Z @ Z.transpose(1, 2) / n)[:, -1]
-    eta = (1.0 / lmax)[:, None, None]
-    for _ in range(steps):
-        w2 = w2 - eta * (Z.transpose(1, 2) @ (Z @ w2 - yt[..., None])) / n
+    # tolerance 0: the whole budget is run (an instance stops only at an exact interpolant)
+    rule = Descent(Z.shape[0], tol=0.0, max_steps=steps, device=Z.device,
+                   desc="frozen first layer")
+    while True:
+        r = Z @ w2 - yt[..., None]
+        if rule.due() and rule.stop(0.5 * r.pow(2).sum((1, 2)) / n):
+            break
+        w2 = w2 - rule.masked(1.0 / lmax)[:, None, None] * (Z.transpose(1, 2) @ r) / n
+        rule.advance()
     return (W1 @ w2)[..., 0].cpu().numpy()
 
 
@@ -334,19 +336,6 @@ def empirical_objective(X: torch.Tensor, y: torch.Tensor) -> Quadratic:
     return Quadratic(V, lam, Uty / S, loss_min)
 
 
-@dataclass
-class TrainInfo:
-    """Per-instance diagnostics of a training run (numpy arrays of length ``B``)."""
-
-    steps: np.ndarray
-    converged: np.ndarray
-    excess_loss: np.ndarray
-
-    @property
-    def all_converged(self) -> bool:
-        return bool(self.converged.all())
-
-
 def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: int = 100_000,
                      step_scale: float = 1.0, method: str = "gd", check_every: int = 10,
                      progress: bool | None = False, desc: str = "gradient descent",
@@ -395,7 +384,7 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
     Returns
     -------
     Ws : list of tensors, the trained weights.
-    info : TrainInfo
+    info : transferkit.models.descent.TrainInfo
     """
     if not (0 < step_scale < 2):
         raise ValueError(f"step_scale must be in (0, 2) (got {step_scale!r})")
@@ -427,8 +416,10 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
     dev = W1.device
     lam, target = obj.lam, obj.beta_hat
     lam_max = lam.max(dim=1).values
-    active = torch.ones(B, dtype=torch.bool, device=dev)
-    steps = torch.zeros(B, dtype=torch.long, device=dev)
+    rule = Descent(B, tol=loss_tol, max_steps=max_steps, check_every=check_every, device=dev,
+                   desc=desc, progress=progress,
+                   hint=f"step_scale={step_scale!r} is too large for this problem; use a value "
+                        f"in (0, 1]")
 
     def sq_norms():
         return torch.stack([torch.linalg.vector_norm(W, dim=(1, 2)) ** 2 for W in point])
@@ -449,9 +440,8 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
         ybuf = [torch.empty_like(W) for W in work]
         k = torch.zeros(B, dtype=work[0].dtype, device=dev)  # momentum counter (restarts)
         last = torch.full((B,), float("inf"), dtype=work[0].dtype, device=dev)
-    bar = tqdm(total=max_steps, desc=desc, disable=not config.progress(progress), leave=False)
-    t = 0
     while True:
+        t = rule.t
         if nesterov:
             # y = x + mu (x - x_prev), mu = (k - 1)/(k + 2) (zero right after a restart)
             mu = ((k - 1).clamp_min(0) / (k + 2))[:, None, None]
@@ -476,26 +466,19 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
             # (the stopping quantity); the gradient of layer l is a_l r_l^T + wd W_l
             fval = excess + 0.5 * wd * (sq.sum(0) + c_pt ** 2 * null_sq)
             a, _ = layer_gradients(point, g, r)
-            if t % check_every == 0 or t == max_steps:
+            if rule.due():
                 excess = (wd * c_pt) ** 2 * null_sq
                 for l in range(L):
                     excess = excess + torch.baddbmm(point[l], a[l], r[l].transpose(1, 2),
                                                     beta=wd).pow(2).sum((1, 2))
-        if t % check_every == 0 or t == max_steps:
-            if not torch.isfinite(excess).all():
-                raise DivergenceError(
-                    f"gradient descent diverged (non-finite loss at step {t}): step_scale="
-                    f"{step_scale!r} is too large for this problem; use a value in (0, 1]")
-            active &= excess > loss_tol
-            if not bool(active.any()) or t >= max_steps:
+        if rule.due():
+            if rule.stop(excess):
                 work = point  # the point whose loss was just checked
                 break
-            bar.update(check_every if t else 0)
-            bar.set_postfix(converged=f"{int((~active).sum())}/{B}")
             if t % 1000 == 0 and not nesterov:
                 sq = sq_norms()  # refresh the incrementally updated norms
-        eta = step_scale / (curvature_bound(sq, lam_max, g.norm(dim=1)) + wd)
-        eta = torch.where(active, eta, torch.zeros_like(eta))
+        active = rule.active
+        eta = rule.masked(step_scale / (curvature_bound(sq, lam_max, g.norm(dim=1)) + wd))
         if wd == 0:
             a, _ = layer_gradients(point, g, r)
         else:
@@ -528,16 +511,8 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
                 work[l].baddbmm_(a[l] * (-eta)[:, None, None], r[l].transpose(1, 2))
             if wd > 0:
                 c_x = c_x * shrink
-        steps += active
-        t += 1
-    bar.close()
-    converged = (excess <= loss_tol).cpu().numpy()
-    info = TrainInfo(steps.cpu().numpy(), converged, excess.cpu().numpy())
-    if warn and not info.all_converged:
-        warnings.warn(f"{int((~converged).sum())} of {B} instances of '{desc}' did not reach "
-                      f"excess loss {loss_tol:g} within {max_steps} steps (largest excess "
-                      f"{float(excess.max()):.3g}); they are flagged in TrainInfo.converged",
-                      ConvergenceWarning, stacklevel=2)
+        rule.advance()
+    info = rule.finish(excess, warn=warn)
     if obj.V is not None:
         if wd > 0:  # the null-space rows decayed by the factor c (c = 1 without decay)
             c = c_pt[:, None, None]
@@ -867,7 +842,7 @@ def finetune_chain(chain: RankOneChain, lam: torch.Tensor, z0: torch.Tensor,
     z : tensor ``(B, k)``, final :math:`V^\top\mathbf w`;
     c : tensor ``(B, L-1)``, final scalars; the end-to-end vector is
         :math:`c_2\cdots c_L\,(\mathbf w + V(\mathbf z - \mathbf z_0))`;
-    info : TrainInfo (``excess_loss`` per instance), with ``imbalance_drift`` (largest
+    info : transferkit.models.descent.TrainInfo (``excess_loss`` per instance), with ``imbalance_drift`` (largest
         accumulated change of a layer imbalance, per instance) and ``row_error``: the
         certified bound :math:`\|V^\top(\beta-\beta_\star)\| \le \sqrt{2(\ell-\ell_{\min})/\lambda_{\min}}`
         on the distance of the row-space part of :math:`\beta` to :math:`X^+y`.
@@ -894,14 +869,12 @@ def finetune_chain(chain: RankOneChain, lam: torch.Tensor, z0: torch.Tensor,
     L = chain.c.shape[1] + 1
     z_out, c_out = z0.clone(), chain.c.clone()
     excess_out = torch.zeros(B, dtype=lam.dtype, device=lam.device)
-    steps = torch.zeros(B, dtype=torch.long, device=lam.device)
-    idx = torch.arange(B, device=lam.device)              # instances in the working set
     z, c, lm, tg = z_out.clone(), c_out.clone(), lam, target
     rho = None
     lam_max = lm.max(1).values
-    active = torch.ones(B, dtype=torch.bool, device=lam.device)
-    bar = tqdm(total=max_steps, desc=desc, disable=not config.progress(progress), leave=False)
-    t = 0
+    rule = Descent(B, tol=loss_tol, max_steps=max_steps, check_every=check_every,
+                   device=lam.device, desc=desc, progress=progress,
+                   hint=f"step_scale={step_scale!r} is too large; use a value in (0, 1]")
     while True:
         C = c.prod(1)
         diff = C[:, None] * z - tg
@@ -909,24 +882,18 @@ def finetune_chain(chain: RankOneChain, lam: torch.Tensor, z0: torch.Tensor,
         excess = 0.5 * (g * diff).sum(1)
         if rho is None and flow_tol is not None:
             rho = flow_tol / torch.log(excess / loss_tol).clamp_min(1.0)
-        if t % check_every == 0 or t == max_steps:
-            if not bool(torch.isfinite(excess).all()):
-                raise DivergenceError(
-                    f"fine-tuning diverged (non-finite loss at step {t}): step_scale="
-                    f"{step_scale!r} is too large; use a value in (0, 1]")
-            active &= excess > loss_tol
-            n_act = int(active.sum())
-            if n_act == 0 or t >= max_steps:
+        if rule.due():
+            if rule.stop(excess):
                 break
-            bar.update(check_every if t else 0)
-            if compact and n_act < compact * idx.numel():
+            keep = rule.compact(compact)
+            if keep is not None:
                 # store the finished instances, keep training the others only
-                done = ~active
-                z_out[idx[done]], c_out[idx[done]], excess_out[idx[done]] = z[done], c[done], excess[done]
-                z, c, lm, tg = z[active], c[active], lm[active], tg[active]
-                rho = rho[active] if rho is not None else None
-                idx, lam_max = idx[active], lam_max[active]
-                active = torch.ones(n_act, dtype=torch.bool, device=lam.device)
+                done = ~keep
+                z_out[rule.dropped], c_out[rule.dropped], excess_out[rule.dropped] = \
+                    z[done], c[done], excess[done]
+                z, c, lm, tg = z[keep], c[keep], lm[keep], tg[keep]
+                rho = rho[keep] if rho is not None else None
+                lam_max = lam_max[keep]
                 continue                      # recompute the loss of the smaller set
         gz = (g * z).sum(1)                                             # g . w
         # only the active block V^T W_1 enters the curvature (g lies in the row space),
@@ -935,23 +902,18 @@ def finetune_chain(chain: RankOneChain, lam: torch.Tensor, z0: torch.Tensor,
         eta = step_scale / curvature_bound(sq, lam_max, g.norm(dim=1))
         if rho is not None:
             eta = torch.minimum(eta, rho / excess)
-        eta = torch.where(active, eta, torch.zeros_like(eta))
+        eta = rule.masked(eta)
         others = torch.stack([torch.cat([c[:, :l], c[:, l + 1:]], 1).prod(1)
                               for l in range(L - 1)], 1)                # prod_{k != l} c_k
         z = z - (eta * C)[:, None] * g
         c = c - (eta * gz)[:, None] * others
-        steps[idx] += active
-        t += 1
-    bar.close()
-    z_out[idx], c_out[idx], excess_out[idx] = z, c, excess
-    converged = (excess_out <= loss_tol).cpu().numpy()
-    info = TrainInfo(steps.cpu().numpy(), converged, excess_out.cpu().numpy())
+        rule.advance()
+    if rule.idx is None:
+        z_out, c_out, excess_out = z, c, excess
+    else:
+        z_out[rule.idx], c_out[rule.idx], excess_out[rule.idx] = z, c, excess
+    info = rule.finish(excess_out, warn=warn)
     drift = _imbalances(z_out, c_out) - _imbalances(z0, chain.c)
     info.imbalance_drift = drift.abs().max(1).values.cpu().numpy()
     info.row_error = (2 * excess_out / lam.min(1).values).sqrt().cpu().numpy()
-    if warn and not info.all_converged:
-        warnings.warn(f"{int((~converged).sum())} of {B} instances of '{desc}' did not reach "
-                      f"excess loss {loss_tol:g} within {max_steps} steps (largest excess "
-                      f"{float(excess_out.max()):.3g}); they are flagged in TrainInfo.converged",
-                      ConvergenceWarning, stacklevel=2)
     return z_out, c_out, info

@@ -20,14 +20,13 @@ small relative step, so that it follows gradient flow (whose limit Eq. 22 descri
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from .._validate import check_int, check_positive
-from .descent import ConvergenceWarning
+from .descent import Descent
 from .device import default_device
 
 __all__ = ["DiagonalState", "init_state", "effective_weights", "train_diagonal", "q_min_interpolant"]
@@ -120,24 +119,19 @@ def train_diagonal(state: DiagonalState, X, y, n, *, train_first: bool = True, r
     scale = ((y ** 2).sum((1, 2)) / n.sum(1)).clamp_min(1e-300)         # mean y^2
     w1, w2 = state.w1, state.w2
     curv_frac = min(1.0, 50 * rel_step)
-    steps = torch.zeros(B, dtype=torch.long, device=dev)
-    active = torch.ones(B, dtype=torch.bool, device=dev)
-    loss = torch.full((B,), np.inf, dtype=torch.float64, device=dev)
-    for _ in range(max_steps):
+    rule = Descent(B, tol=loss_tol * scale, max_steps=max_steps, device=dev,
+                   desc="diagonal networks", hint=f"rel_step={rel_step!r} is too large")
+    while True:
         beta = w2[:, 0] * w1[:, 0, None] - w2[:, 1] * w1[:, 1, None]    # (B, O, D)
         r = (X @ beta[..., None])[..., 0] - y                            # (B, O, N)
         loss = 0.5 * ((r ** 2).sum(-1) / n).sum(-1)
-        if not torch.isfinite(loss).all():
-            raise FloatingPointError("diagonal network training diverged")
-        active = loss > loss_tol * scale
-        if not active.any():
+        if rule.stop(loss):
             break
         g = (r[..., None, :] @ X)[..., 0, :] / n[..., None]               # dL/dbeta (B, O, D)
         gmax = g.abs().amax((1, 2))
         wsq = (w1 ** 2).sum(1) + (w2 ** 2).sum((1, 2))                    # (B, D)
         kappa = lam * wsq.amax(-1) * (2 if train_first else 1) + gmax
-        eta = torch.minimum(curv_frac / kappa, rel_step / gmax.clamp_min(1e-300))
-        eta = torch.where(active, eta, torch.zeros_like(eta))
+        eta = rule.masked(torch.minimum(curv_frac / kappa, rel_step / gmax.clamp_min(1e-300)))
         g1p = (g * w2[:, 0]).sum(1)
         g1m = -(g * w2[:, 1]).sum(1)
         g2p = g * w1[:, 0, None]
@@ -146,15 +140,11 @@ def train_diagonal(state: DiagonalState, X, y, n, *, train_first: bool = True, r
         if train_first:
             w1 = w1 - e * torch.stack([g1p, g1m], 1)
         w2 = w2 - eta[:, None, None, None] * torch.stack([g2p, g2m], 1)
-        steps += active.long()
+        rule.advance()
     state.w1, state.w2 = w1, w2
-    conv = ~active
-    if not conv.all():
-        warnings.warn(f"{int((~conv).sum())} of {B} diagonal networks did not reach the loss "
-                      f"tolerance in {max_steps} steps", ConvergenceWarning, stacklevel=2)
+    info = rule.finish(loss)                       # warns about unconverged networks
     beta = effective_weights(state)
-    return TrainResult(beta.cpu().numpy(), loss.cpu().numpy(), steps.cpu().numpy(),
-                       conv.cpu().numpy(), state)
+    return TrainResult(beta.cpu().numpy(), info.excess_loss, info.steps, info.converged, state)
 
 
 def q_min_interpolant(X, y, w1_0, w2_0, *, tol: float = 1e-12, max_iter: int = 200):

@@ -16,19 +16,16 @@ One module for the four parametrisations the papers use:
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
-from .. import config
 from .._validate import check_int, check_positive
 from ..streams import keyed_rng, unit_rows
 from ..theory.relu import check_rows, relu_kernel
-from .descent import ConvergenceWarning
 from .device import as_tensor, default_device
+from .descent import Descent, bold_driver, keep_where
 
 __all__ = ["InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "init_ntk", "train_ntk", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "hidden_representation", "loss_and_grads"]
 
@@ -137,8 +134,8 @@ def descend_init_scale(loss_fn, W, c, *, loss_tol=1e-6, max_steps=20_000, stall_
     c = c.detach().clone()
     B = W.shape[0]
     eta = torch.full((B,), float(step0), dtype=W.dtype, device=W.device)
-    steps = torch.zeros(B, dtype=torch.int64, device=W.device)
-    bar = tqdm(total=max_steps, desc=desc, disable=not config.progress(progress), leave=False)
+    rule = Descent(B, tol=loss_tol, max_steps=max_steps, device=W.device, desc=desc,
+                   progress=progress, hint="the initial loss or a step is not finite")
 
     def value_and_grad(W, c):
         Wg, cg = W.detach().requires_grad_(True), c.detach().requires_grad_(True)
@@ -147,34 +144,30 @@ def descend_init_scale(loss_fn, W, c, *, loss_tol=1e-6, max_steps=20_000, stall_
         return val.detach(), gW, gc
 
     loss, gW, gc = value_and_grad(W, c)
-    if not torch.isfinite(loss).all():
-        raise ValueError("the initial loss is not finite")
     stalled = torch.zeros(B, dtype=torch.bool, device=W.device)
     mark = loss.clone()
-    for t in range(1, max_steps + 1):
-        active = (loss > loss_tol) & ~stalled
-        if not active.any():
+    while True:
+        if rule.stop(loss):          # loss <= loss_tol, or the budget is spent
             break
-        e = torch.where(active, eta, torch.zeros_like(eta))
+        active = rule.active
+        e = rule.masked(eta)
         W_new = W - e[:, None, None] * gW
         c_new = c - e[:, None] * gc
         new, gWn, gcn = value_and_grad(W_new, c_new)
         ok = active & torch.isfinite(new) & (new < loss)
-        W = torch.where(ok[:, None, None], W_new, W)
-        c = torch.where(ok[:, None], c_new, c)
-        gW = torch.where(ok[:, None, None], gWn, gW)
-        gc = torch.where(ok[:, None], gcn, gc)
+        W, c = keep_where(ok, W_new, W), keep_where(ok, c_new, c)
+        gW, gc = keep_where(ok, gWn, gW), keep_where(ok, gcn, gc)
         loss = torch.where(ok, new, loss)
-        eta = torch.where(ok, eta * grow, torch.where(active, eta / 2, eta))
-        steps += active
-        if t % window == 0:
-            stalled |= active & (mark - loss <= stall_tol * mark)
+        eta = bold_driver(eta, ok, active, grow)
+        rule.advance()
+        if rule.t % window == 0:
+            stall = active & (mark - loss <= stall_tol * mark)
+            stalled |= stall
+            rule.retire(stall)
             mark = loss.clone()
-            bar.update(window)
-    bar.close()
-    conv = loss <= loss_tol
-    return InitScaleResult(W, c, loss.cpu().numpy(), steps.cpu().numpy(), conv.cpu().numpy(),
-                       (stalled & ~conv).cpu().numpy())
+    info = rule.finish(loss, warn=False)
+    return InitScaleResult(W, c, info.excess_loss, info.steps, info.converged,
+                           (stalled.cpu().numpy() & ~info.converged))
 
 
 def check_alphas(alphas) -> np.ndarray:
@@ -320,30 +313,34 @@ def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_
     W = W.clone()
     m = W.shape[-1]
     target = tol * torch.linalg.vector_norm(y)
-    steps, path_steps, path = 0, [0], [torch.zeros(W.shape[0], dtype=W.dtype, device=W.device)]
+    # every draw keeps the fixed step until all are at tolerance (Eq. 4 for all draws alike)
+    rule = Descent(W.shape[0], tol=target, max_steps=max_steps, device=W.device,
+                   desc="NTK gradient descent", per_instance=False,
+                   hint=f"eta = {eta} is too large for this problem")
+    path_steps, path = [0], [torch.zeros(W.shape[0], dtype=W.dtype, device=W.device)]
     out, pre = _ntk_forward(W, A, X)
     outputs0 = out.clone()
     while True:
         res = out - y                                          # (S, n)
         rn = torch.linalg.vector_norm(res, dim=-1)
-        if not torch.all(torch.isfinite(rn)):
-            raise FloatingPointError(f"gradient descent diverged at step {steps} (eta = {eta})")
-        if bool(torch.all(rn <= target)) or steps >= max_steps:
+        if rule.stop(rn):
             break
         # dL/dw_r = (1/sqrt m) a_r sum_i (u_i - y_i) 1{w_r.x_i >= 0} x_i
         act = (pre >= 0).to(W.dtype) * (A[:, None, :] / math.sqrt(m))   # (S, n, m)
         grad = X.T @ (res[:, :, None] * act)                            # (S, d, m)
         W -= eta * grad
-        steps += 1
+        rule.advance()
+        steps = rule.t
         out, pre = _ntk_forward(W, A, X)
         if steps % record_every == 0:
             path_steps.append(steps)
             path.append(torch.linalg.vector_norm(W - W0, dim=(-2, -1)))
+    steps = rule.t
     if path_steps[-1] != steps:
         path_steps.append(steps)
         path.append(torch.linalg.vector_norm(W - W0, dim=(-2, -1)))
     flips = ((X @ W0 >= 0) != (pre >= 0)).to(W.dtype).mean(dim=(-2, -1))
-    info = {"steps": steps, "converged": (rn <= target).cpu().numpy(),
+    info = {"steps": steps, "converged": rule.finish(rn, warn=False).converged,
             "flips": flips.cpu().numpy(),
             "residual": rn.cpu().numpy(), "outputs0": outputs0.cpu().numpy(),
             "path_steps": np.array(path_steps),
@@ -603,15 +600,19 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     loss, gc, gW = loss_grad(W, c)
     gW = _tangent(W, gW)
     loss0 = loss.clone()
-    active = torch.ones(S, dtype=torch.bool, device=W.device)
-    history, steps = [loss.cpu().numpy().copy()], np.zeros(S, dtype=int)
-    met = torch.zeros(S, dtype=torch.bool, device=W.device)
+    # an instance stops when its loss is below tol times its initial loss (the engine's
+    # rule), when it stalls or when it reaches the time horizon (retired below)
+    rule = Descent(S, tol=tol * loss0, max_steps=int(max_steps), device=W.device,
+                   desc="mean-field training", hint="a step or the initial loss is not finite")
+    history = [loss.cpu().numpy().copy()]
+    stalled = torch.zeros(S, dtype=torch.bool, device=W.device)
     window = [loss.clone()]
     time_ = torch.zeros(S, dtype=W.dtype, device=W.device)
     times = [time_.cpu().numpy().copy()]
-    for it in range(int(max_steps)):
-        if not active.any():
+    while True:
+        if rule.stop(loss):
             break
+        active = rule.active
         was_active = active.clone()
         hm = (h * m * active)
         c_new = c - hm[:, None] * gc
@@ -627,24 +628,24 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
         gc = torch.where(okc, gc_new, gc)
         gW = torch.where(okc[..., None], gW_new, gW)
         time_ = time_ + torch.where(ok, h, torch.zeros_like(h))
-        active &= time_ < max_time
-        h = torch.where(ok, torch.clamp(h * grow, max=max_step), torch.where(active, h * 0.5, h))
-        steps += ok.cpu().numpy()
-        if (it + 1) % record_every == 0:
+        rule.retire(time_ >= max_time)
+        h = bold_driver(h, ok, active, grow, max_step)
+        rule.advance(counted=ok)                   # accepted steps
+        if rule.t % record_every == 0:
             history.append(torch.where(was_active, loss, torch.nan).cpu().numpy())
             times.append(torch.where(was_active, time_, torch.nan).cpu().numpy())
             window.append(loss.clone())
             if len(window) > max(1, 200 // record_every):
                 old = window.pop(0)
-                stalled = active & ((old - loss) <= tol * old)
-                met |= stalled
-                active &= ~stalled
-        small = active & (loss <= tol * loss0)
-        met |= small
-        active &= ~small
+                stall = active & ((old - loss) <= tol * old)
+                stalled |= stall
+                rule.retire(stall)
+    # converged: stopped by the tolerance (before the horizon) or stalled
+    info = rule.finish(loss, converged=stalled | ((loss <= tol * loss0) & (time_ < max_time)),
+                       warn=False)
     return W, c, {"loss": loss.cpu().numpy(), "history": np.array(history),
                   "time_history": np.array(times),
-                  "steps": steps, "converged": met.cpu().numpy(),
+                  "steps": info.steps, "converged": info.converged,
                   "loss0": loss0.cpu().numpy(), "h": h.cpu().numpy(),
                   "time": time_.cpu().numpy(),
                   "horizon": (time_ >= max_time).cpu().numpy()}
@@ -863,22 +864,17 @@ def train_units(W, a, X, y, n, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
     n = torch.as_tensor(np.asarray(n, float), device=X.device)
     lam = torch.linalg.eigvalsh(X.transpose(1, 2) @ X / n[:, None, None])[:, -1]
     scale = ((y ** 2).sum(1) / n).clamp_min(1e-300)
-    steps = torch.zeros(len(W), dtype=torch.long, device=X.device)
-    for _ in range(max_steps):
+    rule = Descent(len(W), tol=loss_tol * scale, max_steps=max_steps, device=X.device,
+                   desc="ReLU networks", hint=f"lr_scale={lr_scale!r} is too large")
+    while True:
         loss, gW, ga = loss_and_grads(W, a, X, y, n)
-        if not torch.isfinite(loss).all():
-            raise FloatingPointError("ReLU network training diverged")
-        active = loss > loss_tol * scale
-        if not active.any():
+        if rule.stop(loss):
             break
         gnorm = torch.sqrt((ga ** 2).sum(1) + (gW ** 2).sum((1, 2)))
         kappa = lam * ((a ** 2).sum(1) + (W ** 2).sum(-1).amax(-1)) + gnorm
-        eta = torch.where(active, lr_scale / kappa, torch.zeros_like(kappa))
+        eta = rule.masked(lr_scale / kappa)
         a = a - eta[:, None] * ga
         W = W - eta[:, None, None] * gW
-        steps += active.long()
-    conv = ~active
-    if not conv.all():
-        warnings.warn(f"{int((~conv).sum())} of {len(W)} ReLU networks did not reach the loss "
-                      f"tolerance in {max_steps} steps", ConvergenceWarning, stacklevel=2)
-    return W, a, loss, steps, conv
+        rule.advance()
+    rule.finish(loss)                                  # warns about unconverged networks
+    return W, a, loss, rule.steps, loss <= rule.tol
