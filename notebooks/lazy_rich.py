@@ -113,14 +113,14 @@ res = experiments.lazy_rich.init_scale_sweep(D, M, M_STAR, MU, ALPHAS, NS, draws
                       max_steps=MAX_STEPS, scratch_max_steps=4 * MAX_STEPS)
 print(f"wall time {time.perf_counter() - t0:.0f} s")
 for i, a in enumerate(ALPHAS):
-    print(f"alpha = {a:g}: pretraining loss (relative) {np.round(res['pretrain_loss'][i], 6)}, "
-          f"converged {res['pretrain_converged'][i].sum()}, stalled "
-          f"{res['pretrain_stalled'][i].sum()} of {DRAWS}; movement "
-          f"{res['movement'][i].mean():.3g}")
+    print(f"alpha = {a:g}: pretraining loss (relative) {np.round(res.pretraining.loss[i], 6)}, "
+          f"converged {res.pretraining.converged[i].sum()}, stalled "
+          f"{res.pretraining.stalled[i].sum()} of {DRAWS}; movement "
+          f"{res.movement[i].mean():.3g}")
 for j, n in enumerate(NS):
-    print(f"scratch n = {n}: converged {res['scratch_converged'][j].sum()} of {DRAWS}, "
-          f"stalled {res['scratch_stalled'][j].sum()}, largest relative training loss "
-          f"{res['scratch_loss'][j].max():.2e}")
+    print(f"scratch n = {n}: converged {res.scratch_training.converged[j].sum()} of {DRAWS}, "
+          f"stalled {res.scratch_training.stalled[j].sum()}, largest relative training loss "
+          f"{res.scratch_training.loss[j].max():.2e}")
 
 # %% [markdown]
 # ## Checks
@@ -139,26 +139,26 @@ for j, n in enumerate(NS):
 # %%
 mc = experiments.lazy_rich.monte_carlo_check(D, M, M_STAR, MU, n=int(NS[0]), draws=DRAWS, seed=SEED,
                                  max_steps=MAX_STEPS, test=20_000)
-MC = stats.agreement(mc["sq_err"], mc["exact"])
+MC = stats.agreement(mc.sq_err, mc.exact)
 print(MC.summary("exact risk vs Monte Carlo test set"))
 slack = 1e-8
-below_span = (res["transfer"] < res["span_floor"][:, None, :] - slack).sum()
-below_src = (res["source"] < res["floor"][None, :] - slack).sum()
-gap = np.abs(res["transfer"][-1] - res["lazy"]) / res["lazy"]
+below_span = (res.transfer < res.span_floor[:, None, :] - slack).sum()
+below_src = (res.source < res.floor[None, :] - slack).sum()
+gap = np.abs(res.transfer[-1] - res.lazy) / res.lazy
 print(f"transfer risks below their out-of-span bound: {below_span}; "
       f"source-feature risks below theirs: {below_src}")
-print(f"largest alpha: movement {res['movement'][-1].max():.2e}, "
+print(f"largest alpha: movement {res.movement[-1].max():.2e}, "
       f"relative distance to the lazy limit {gap.max():.2e}")
 
 # %%
 assert MC.ok, MC.summary()
 assert below_span == 0 and below_src == 0
-assert res["movement"][-1].max() < 1e-2 and gap.max() < 2e-2, (res["movement"][-1], gap)
-assert np.all(np.diff(res["movement"].mean(1)) < 0)   # monotone from rich to lazy
+assert res.movement[-1].max() < 1e-2 and gap.max() < 2e-2, (res.movement[-1], gap)
+assert np.all(np.diff(res.movement.mean(1)) < 0)   # monotone from rich to lazy
 # scratch training reached its tolerance at the smallest target size, where the
 # positive-transfer claim below is made (elsewhere an unconverged scratch run can only
 # raise the scratch risk, i.e. make transfer look better)
-assert res["scratch_converged"][0].all(), res["scratch_loss"][0]
+assert res.scratch_training.converged[0].all(), res.scratch_training.loss[0]
 
 # %% [markdown]
 # ## Fig. 9: transferability from rich to lazy
@@ -194,8 +194,8 @@ provenance.record(
 crit = stats.critical_value(len(ALPHAS), DRAWS)
 WINDOWS = {}
 for j, n in enumerate(NS):
-    m = res["T"][:, j].mean(-1)
-    se = res["T"][:, j].std(-1, ddof=1) / np.sqrt(DRAWS)
+    m = res.T[:, j].mean(-1)
+    se = res.T[:, j].std(-1, ddof=1) / np.sqrt(DRAWS)
     best = int(np.argmax(m))
     WINDOWS[n] = (m, se, best)
     pos = ALPHAS[m > 0]

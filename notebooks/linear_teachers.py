@@ -98,27 +98,27 @@ provenance.record(fig, "p001-fig1", seeds=0,
 # and its $n$ grid are not stated.
 
 # %%
-ok_opt = np.abs(fig1["risk_gd"] - fig1["risk_thm41"]) <= fig1["opt_err"] + 1e-12
-A1 = stats.agreement(fig1["risk_gd"], fig1["risk_thm41"].mean(-1),
-                        atol=fig1["opt_err"].max(-1))
+ok_opt = np.abs(fig1.risk_gd - fig1.risk_thm41) <= fig1.opt_err + 1e-12
+A1 = stats.agreement(fig1.risk_gd, fig1.risk_thm41.mean(-1),
+                        atol=fig1.opt_err.max(-1))
 print(A1.summary("Fig. 1, gradient descent vs Thm 4.1"))
 print(f"per draw |GD - Eq. 2| within the certified optimisation error: {ok_opt.mean():.0%}")
-dev = fig1["cov_dev"][0]
+dev = fig1.cov_dev[0]
 print(f"||Sigma~ - Sigma|| <= g (c = {C_G:g}) in {np.mean(dev <= g1[:, None]):.0%} of draws; "
       f"with c = 1 in {np.mean(dev <= g1[:, None] / C_G):.0%}")
-holds = fig1["risk_gd"] <= bound1[..., None]
+holds = fig1.risk_gd <= bound1[..., None]
 print(f"Eq. 3 holds in {holds.mean():.0%} of the draws")
-top, bot = fig1["risk_gd"].mean(-1)
+top, bot = fig1.risk_gd.mean(-1)
 cross = NS1[np.argmax(bot < top)]
 print(f"Bottom Eigen Align becomes better than Top at n = {cross} (n/d = {cross / D:.2f})")
 
 # %%
 # checks run by nbval: GD reaches Thm 4.1 in every draw; Eq. 3 and its premise hold
-assert fig1["converged"].all() and ok_opt.all() and A1.ok
+assert fig1.converged.all() and ok_opt.all() and A1.ok
 assert holds.all()
 assert np.mean(dev <= g1[:, None]) >= 1 - np.exp(-DELTA)
 # the paper's qualitative claim: Top is better for very few samples, Bottom for many
-se1 = fig1["risk_gd"].std(-1, ddof=1) / np.sqrt(DRAWS1)
+se1 = fig1.risk_gd.std(-1, ddof=1) / np.sqrt(DRAWS1)
 diff_first = top[0] - bot[0]
 diff_last = bot[-1] - top[-1]
 assert diff_first < -3 * np.hypot(se1[0, 0], se1[1, 0])
@@ -184,30 +184,30 @@ provenance.record(fig, "p001-fig2", seeds=[1, 2],
 # as in the paper.
 
 # %%
-A2a = stats.agreement(fig2a["risk_gd"], fig2a["risk_thm52"].mean(-1))
-A2b = stats.agreement(fig2b["risk_gd"], fig2b["risk_thm52"].mean(-1))
+A2a = stats.agreement(fig2a.risk_gd, fig2a.risk_thm52.mean(-1))
+A2b = stats.agreement(fig2b.risk_gd, fig2b.risk_thm52.mean(-1))
 print(A2a.summary("Fig. 2a, gradient descent vs Thm 5.2"))
 print(A2b.summary("Fig. 2b, gradient descent vs Thm 5.2"))
-rel = np.abs(fig2a["risk_gd"] - fig2a["risk_thm52"]) / fig2a["risk_thm52"]
+rel = np.abs(fig2a.risk_gd - fig2a.risk_thm52) / fig2a.risk_thm52
 print(f"largest per-draw relative gap GD vs Thm 5.2: {rel.max():.2%} "
       "(discretisation of gradient flow; first order in the step, tests/test_teachers.py)")
 # Thm 4.1 ignores depth: at the deepest depth and largest alpha it is off by many standard errors
-deep = fig2a["risk_gd"][-1, -1]
-paired = deep - fig2a["risk_thm41"][-1]
+deep = fig2a.risk_gd[-1, -1]
+paired = deep - fig2a.risk_thm41[-1]
 z41 = paired.mean() / (paired.std(ddof=1) / np.sqrt(DRAWS2))
 print(f"L = {DEPTHS[-1]}, alpha = {ALPHAS[-1]}: GD - Thm 4.1 = {paired.mean():.3f} (z = {z41:.1f})")
-src, tgt = fig2b["risk_gd"][1, -1].mean(), fig2b["risk_gd"][0, -1].mean()
-e6 = fig2b["risk_eq6"][:, -1].mean(-1)
+src, tgt = fig2b.risk_gd[1, -1].mean(), fig2b.risk_gd[0, -1].mean()
+e6 = fig2b.risk_eq6[:, -1].mean(-1)
 print(f"depth 7, a = {SCALES[-1]}: risk with source scaled {src:.3f}, target scaled {tgt:.3f}; "
       f"L -> infinity (Eq. 6): source scaled {e6[1]:.3f}, target scaled {e6[0]:.3f}")
 
 # %%
-assert fig2a["converged"].all() and fig2b["converged"].all()
+assert fig2a.converged.all() and fig2b.converged.all()
 assert A2a.ok and A2b.ok
 assert z41 < -3      # depth lowers the risk below the L = 1 prediction
 # the finding: at depth 7 and n = d/10, scaling the source is far from the harmless L -> inf
 # limit (Eq. 6), by more than an order of magnitude
-assert fig2b["risk_gd"][1, -1].mean() > 10 * fig2b["risk_eq6"][1, -1].mean()
+assert fig2b.risk_gd[1, -1].mean() > 10 * fig2b.risk_eq6[1, -1].mean()
 
 # %% [markdown]
 # ## Frozen first layer (Fig. 3)
@@ -242,7 +242,7 @@ COS3 = 0.7
 t0 = time.perf_counter()
 fig3 = experiments.linear_teachers.frozen_sim(D3, NS3, COS3, DRAWS3, seed=3)
 print(f"d = {D3}, {DRAWS3} draws, n = {NS3.tolist()}: {time.perf_counter() - t0:.1f} s; "
-      f"rank of the frozen features: {sorted(set(fig3['rank'].tolist()))}")
+      f"rank of the frozen features: {sorted(set(fig3.rank.tolist()))}")
 
 # %%
 fig = figures.paper001.frozen_figure(fig3, NS3, COS3, D3)
@@ -264,24 +264,24 @@ provenance.record(fig, "p001-fig3", seeds=3,
 # $10^5$, the slow convergence the paper describes for approximately balanced weights.
 
 # %%
-A3 = {k: stats.agreement(fig3[f"risk_{k}"], th)
-      for k, th in (("frozen", fig3["risk_thm55"].mean(-1)),
-                    ("vanilla", fig3["risk_scratch_theory"]),
-                    ("finetune", fig3["risk_thm52"].mean(-1)))}
-A3["frozen_gd"] = stats.agreement(fig3["risk_frozen_gd"], fig3["risk_thm55"].mean(-1))
+A3 = {k: stats.agreement(risk, th)
+      for k, risk, th in (("frozen", fig3.risk_frozen, fig3.risk_thm55.mean(-1)),
+                          ("vanilla", fig3.risk_vanilla, fig3.risk_scratch_theory),
+                          ("finetune", fig3.risk_finetune, fig3.risk_thm52.mean(-1)))}
+A3["frozen_gd"] = stats.agreement(fig3.risk_frozen_gd, fig3.risk_thm55.mean(-1))
 for k, a in A3.items():
     print(a.summary(f"Fig. 3, {k}"))
-gap55 = np.abs(fig3["risk_frozen"] - fig3["risk_thm55"]).max()
-gap_gd = np.abs(fig3["risk_frozen_gd"] - fig3["risk_thm55"]).max(-1)
+gap55 = np.abs(fig3.risk_frozen - fig3.risk_thm55).max()
+gap_gd = np.abs(fig3.risk_frozen_gd - fig3.risk_thm55).max(-1)
 print(f"frozen (rank-one least squares) vs Thm 5.5 per draw: max |difference| = {gap55:.1e}")
-print(f"frozen (gradient descent, {fig3['frozen_gd_steps'].tolist()} steps) vs Thm 5.5: "
+print(f"frozen (gradient descent, {fig3.frozen_gd_steps.tolist()} steps) vs Thm 5.5: "
       f"max |difference| per n = {np.array2string(gap_gd, precision=1)}")
 
 # %%
-assert fig3["converged"].all() and (fig3["rank"] == 1).all()
+assert fig3.converged.all() and (fig3.rank == 1).all()
 assert all(a.ok for a in A3.values()) and gap55 < 1e-4  # O(alpha) imbalance, alpha = 1e-5
 assert gap_gd.max() < 1e-3   # within the fine-tuning budget GD stays at c theta_S (Thm 5.5)
 # the frozen model does not learn the target: at the largest n it is still near sin^2
-fr = fig3["risk_frozen_gd"][-1]
+fr = fig3.risk_frozen_gd[-1]
 assert abs(fr.mean() - (1 - COS3 ** 2)) < 0.1 + 3 * fr.std(ddof=1) / np.sqrt(DRAWS3)
-assert fig3["risk_finetune"][-1].mean() < fr.mean()
+assert fig3.risk_finetune[-1].mean() < fr.mean()

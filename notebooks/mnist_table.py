@@ -91,7 +91,7 @@ print(f"{time.perf_counter() - t0:.0f} s")
 
 # %%
 a, b, c, d = PAIRS[0]
-ts = res["thetas"][0, 0]
+ts = res.thetas[0, 0]
 keep = (y_train == c) | (y_train == d)
 xp = np.asarray(x_train[keep], dtype=float)
 tp = np.where(y_train[keep] == c, 1.0, -1.0)
@@ -119,7 +119,9 @@ LABELS = {"dist": "||theta_T - theta_S||^2", "bartlett": "Bartlett et al. bound"
           "eq3_c1": f"Eq. 3, m = {M_EQ3}, c = 1"}
 print("R^2 (mean +- sd over repetitions); in brackets the paper's Table 1")
 print(f"{'n':<28}" + "".join(f"{n:>22}" for n in NS))
-for name, (mean, sd) in res["r2"].items():
+R2_ROWS = dict({name: r for name, r in res.r2.items()},
+               **{f"{name}_c{c2:g}": r for c2, rs in res.r2_other_c.items() for name, r in rs.items()})
+for name, (mean, sd) in ((k, (r.mean, r.sd)) for k, r in R2_ROWS.items()):
     row = f"{LABELS[name]:<28}"
     for j, n in enumerate(NS):
         ref = ""
@@ -128,12 +130,12 @@ for name, (mean, sd) in res["r2"].items():
             ref = f" [{pm:.2f}+-{ps:.2f}]"
         row += f"{mean[j]:>9.2f}+-{sd[j]:.2f}{ref:>11}"
     print(row)
-err_mean = res["errors"].mean(0)
+err_mean = res.errors.mean(0)
 for name in ("dist", "bartlett", "eq3"):
-    r = [np.corrcoef(res["measures"][name][j], err_mean[j])[0, 1] for j in range(len(NS))]
+    r = [np.corrcoef(res.measures[name][j], err_mean[j])[0, 1] for j in range(len(NS))]
     print(f"Pearson r, {LABELS[name]:<24}" + "".join(f"{v:>+8.2f}" for v in r))
 print("mean 0-1 error over pairs: " + ", ".join(
-    f"n = {n}: {res['errors'][:, j].mean():.3f}" for j, n in enumerate(NS)))
+    f"n = {n}: {res.errors[:, j].mean():.3f}" for j, n in enumerate(NS)))
 
 # %%
 fig = figures.paper001.table1_figure(res, NS, LABELS)
@@ -175,7 +177,7 @@ provenance.record(fig, "p001-table1-scatter", seeds=SEED,
 # does (a negative $r$ means the measure ranks the pairs the wrong way round).
 
 # %%
-r2 = {k: v[0] for k, v in res["r2"].items()}
+r2 = {k: v.mean for k, v in R2_ROWS.items()}
 assert all(((v >= 0) & (v <= 1)).all() for v in r2.values())
 # the paper's central claim, which our reproduction supports: Eq. 3 beats the distance
 assert r2["eq3"].mean() > r2["dist"].mean()

@@ -90,26 +90,26 @@ print(P)
 t0 = time.perf_counter()
 res = experiments.relu_student_teacher.fig3_experiment(**P)
 print(f"wall time {time.perf_counter() - t0:.0f} s")
-pre = res["pretrain"]
-print("pretraining: relative final loss (per mu, teacher)\n", res["pretrain_rel"].round(5))
-print("pretraining steps:", pre["steps"], "gradient-flow time:", pre["time"].round(0))
-for n, info in zip(res["ns"], res["scratch"]):
-    print(f"scratch n = {n}: relative training loss {info['train_loss_rel'].max():.1e} "
-          f"(worst), steps {info['steps'].max()}, time {info['time'].min():.0f}")
+pre = res.pretrain
+print("pretraining: relative final loss (per mu, teacher)\n", res.pretrain_rel.round(5))
+print("pretraining steps:", pre.steps, "gradient-flow time:", pre.time.round(0))
+for n, info, rel in zip(res.ns, res.scratch, res.scratch_loss_rel):
+    print(f"scratch n = {n}: relative training loss {rel.max():.1e} "
+          f"(worst), steps {info.steps.max()}, time {info.time.min():.0f}")
 
 # %% [markdown]
 # ## Fig. 3 (a, b): the pretrained kernel sparsifies onto the source teacher's units
 
 # %%
-i_mu = len(res["mus"]) // 2
-fig = figures.paper000_relu.gram_figure(*res["grams"][i_mu], res["gram_init"])
-provenance.record(fig, "fig3ab-gram", params=dict(P, mu=res["mus"][i_mu]), seeds=P["seed"],
+i_mu = len(res.mus) // 2
+fig = figures.paper000_relu.gram_figure(*res.grams[i_mu], res.gram_init)
+provenance.record(fig, "fig3ab-gram", params=dict(P, mu=res.mus[i_mu]), seeds=P["seed"],
                   caption="paper 000 Fig. 3(a, b): Gram matrices of the pretrained student "
                   "and of the source teacher (ReLU)")
-print(f"mu = {res['mus'][i_mu]}: relative Frobenius distance pretrained vs source "
-      f"{res['gram_distance'][i_mu]:.3f} (random initial units vs source: "
-      f"{res['gram_init_distance'][i_mu]:.3f})")
-print("all mu:", dict(zip(res["mus"].round(2), res["gram_distance"].round(3))))
+print(f"mu = {res.mus[i_mu]}: relative Frobenius distance pretrained vs source "
+      f"{res.gram_distance[i_mu]:.3f} (random initial units vs source: "
+      f"{res.gram_init_distance[i_mu]:.3f})")
+print("all mu:", dict(zip(res.mus.round(2), res.gram_distance.round(3))))
 
 # %% [markdown]
 # *Fig. 3 (a, b).* Gram matrices of the kernel $\frac1m\sum_i\sigma(w_i\cdot x)
@@ -122,21 +122,21 @@ print("all mu:", dict(zip(res["mus"].round(2), res["gram_distance"].round(3))))
 # %%
 # checks: pretraining reached a small source loss, its units span the source teacher
 # (exact projection, App. C), and the kernel moved towards the source teacher's
-assert np.all(res["pretrain_rel"] < 0.05), res["pretrain_rel"]
-assert np.all(res["perp_source"] < 0.05), res["perp_source"]
-assert np.all(res["gram_distance"] < res["gram_init_distance"]), res["gram_distance"]
+assert np.all(res.pretrain_rel < 0.05), res.pretrain_rel
+assert np.all(res.perp_source < 0.05), res.perp_source
+assert np.all(res.gram_distance < res.gram_init_distance), res.gram_distance
 
 # %% [markdown]
 # ## Fig. 3 (c): scratch training follows a power law in $n$
 
 # %%
-tvar = res["teacher_var"][None, :, None]
-Rsc = res["R_sc"] / tvar                          # (n, teachers, seeds)
+tvar = res.teacher_var[None, :, None]
+Rsc = res.R_sc / tvar                          # (n, teachers, seeds)
 Rsc_mean = Rsc.mean(axis=(1, 2))
-Rsc_se = Rsc.reshape(len(res["ns"]), -1).std(axis=1, ddof=1) / np.sqrt(Rsc[0].size)
-A, nu, se_logA, se_nu = stats.fit_power_law(res["ns"], Rsc_mean, Rsc_se)
+Rsc_se = Rsc.reshape(len(res.ns), -1).std(axis=1, ddof=1) / np.sqrt(Rsc[0].size)
+A, nu, se_logA, se_nu = stats.fit_power_law(res.ns, Rsc_mean, Rsc_se)
 print(f"fit: R_sc / Var f_t = {A:.3g} n^(-{nu:.3f} +- {se_nu:.3f})  (paper: nu = 1.18)")
-fig = figures.paper000_relu.scratch_power_law_figure(res["ns"], Rsc_mean, Rsc_se, A, nu, se_nu)
+fig = figures.paper000_relu.scratch_power_law_figure(res.ns, Rsc_mean, Rsc_se, A, nu, se_nu)
 provenance.record(fig, "fig3c-scratch-power-law", params=P, seeds=P["seed"],
                   caption="paper 000 Fig. 3(c): scratch risk of the ReLU network against n, "
                   "with a power-law fit")
@@ -170,14 +170,14 @@ assert nu > 0
 # ## Fig. 3 (d): the target's component outside the pretrained span
 
 # %%
-ps, pt = res["perp_sim"], res["perp_theory"]
-fig = figures.paper000_relu.out_of_span_figure(res["mus"], ps, pt, res["perp_init"])
+ps, pt = res.perp_sim, res.perp_theory
+fig = figures.paper000_relu.out_of_span_figure(res.mus, ps, pt, res.perp_init)
 provenance.record(fig, "fig3d-out-of-span", params=P, seeds=P["seed"],
                   caption="paper 000 Fig. 3(d): target norm outside the span of the "
                   "pretrained ReLU units")
 print("perp (pretrained):", ps.mean(1).round(4))
 print("perp (source units):", pt.mean(1).round(4))
-print("perp (random initial units):", res["perp_init"].mean(1).round(4))
+print("perp (random initial units):", res.perp_init.mean(1).round(4))
 
 # %% [markdown]
 # *Fig. 3 (d).* $\|P_\perp f_t^*\|^2/\|f_t^*\|^2$ (Eqs. 155-156, pseudo-inverse cutoff
@@ -203,22 +203,22 @@ print("perp (random initial units):", res["perp_init"].mean(1).round(4))
 # for the pretrained units between mu values at least 0.2 apart)
 assert np.all(pt[0] < 1e-8)
 assert np.all(np.diff(pt.mean(1)) > 0)
-assert np.all(np.diff(ps.mean(1))[np.diff(res["mus"]) >= 0.2 - 1e-9] > 0), ps.mean(1)
+assert np.all(np.diff(ps.mean(1))[np.diff(res.mus) >= 0.2 - 1e-9] > 0), ps.mean(1)
 
 # %% [markdown]
 # ## Fig. 3 (e): transferability over $(\mu, n)$ and the predicted boundary
 
 # %%
-Rlt = res["R_lt"] / res["teacher_var"][None, None, :, None]       # (mu, n, teachers, draws)
+Rlt = res.R_lt / res.teacher_var[None, None, :, None]       # (mu, n, teachers, draws)
 Tmap = Rsc_mean[None, :] - Rlt.mean(axis=(2, 3))
-perp_var = (res["perp_sim"] * res["teacher_norm"][None, :] / res["teacher_var"][None, :]).mean(1)
+perp_var = (res.perp_sim * res.teacher_norm[None, :] / res.teacher_var[None, :]).mean(1)
 with np.errstate(divide="ignore"):
     n_star = np.where(perp_var > 0, (A / np.maximum(perp_var, 1e-300)) ** (1 / nu), np.inf)
-fig = figures.paper000_relu.transfer_map_figure(res["ns"], res["mus"], Tmap, n_star)
+fig = figures.paper000_relu.transfer_map_figure(res.ns, res.mus, Tmap, n_star)
 provenance.record(fig, "fig3e-transfer-map", params=P, seeds=P["seed"],
                   caption="paper 000 Fig. 3(e): ReLU transferability over (mu, n) "
                   "with the predicted boundary")
-print("predicted boundary n*(mu):", dict(zip(res["mus"].round(2), np.round(n_star, 0))))
+print("predicted boundary n*(mu):", dict(zip(res.mus.round(2), np.round(n_star, 0))))
 
 # %% [markdown]
 # *Fig. 3 (e).* Transferability $(\mathcal{R}_{sc} - \mathcal{R}_{lt})/\mathrm{Var}f_t^*$
@@ -241,7 +241,7 @@ print("predicted boundary n*(mu):", dict(zip(res["mus"].round(2), np.round(n_sta
 # of each cell.
 
 # %%
-fig = figures.paper000_relu.transfer_map_interactive(res["ns"], res["mus"], Tmap)
+fig = figures.paper000_relu.transfer_map_interactive(res.ns, res.mus, Tmap)
 provenance.record(
     fig, "fig3e-interactive", params=P, seeds=P["seed"],
     caption="paper 000 Fig. 3(e) as an interactive heat map (ReLU transferability)")
@@ -249,9 +249,9 @@ provenance.record(
 # %%
 # checks: Eq. 18 lower bound (exact: no function in the span beats the projection) and
 # the sign predicted by the boundary at the largest n
-perp_abs = res["perp_sim"] * res["teacher_norm"][None, :]
-assert np.all(res["R_lt"] >= perp_abs[:, None, :, None] * (1 - 1e-8))
-pred_neg = perp_var > A * res["ns"][-1] ** -nu
+perp_abs = res.perp_sim * res.teacher_norm[None, :]
+assert np.all(res.R_lt >= perp_abs[:, None, :, None] * (1 - 1e-8))
+pred_neg = perp_var > A * res.ns[-1] ** -nu
 print("largest n: observed negative transfer", (Tmap[:, -1] < 0).astype(int),
       "predicted", pred_neg.astype(int))
 assert np.mean((Tmap[:, -1] < 0) == pred_neg) >= 0.75, (Tmap[:, -1], pred_neg)
@@ -268,19 +268,19 @@ assert np.mean((Tmap[:, -1] < 0) == pred_neg) >= 0.75, (Tmap[:, -1], pred_neg)
 # readout interpolates and the ratio has the interpolation peak at $n \approx m$.
 
 # %%
-ratio = res["R_lt"] / perp_abs[:, None, :, None]                 # (mu, n, teachers, draws)
-ratio = ratio.transpose(1, 0, 2, 3).reshape(len(res["ns"]), len(res["mus"]), -1)  # (n, mu, draws)
-factor = theory.relu.least_squares_factor(res["ns"], res["m"])
-fig = figures.paper000_relu.least_squares_factor_figure(res["ns"], res["mus"], ratio, res["m"])
+ratio = res.R_lt / perp_abs[:, None, :, None]                 # (mu, n, teachers, draws)
+ratio = ratio.transpose(1, 0, 2, 3).reshape(len(res.ns), len(res.mus), -1)  # (n, mu, draws)
+factor = theory.relu.least_squares_factor(res.ns, res.m)
+fig = figures.paper000_relu.least_squares_factor_figure(res.ns, res.mus, ratio, res.m)
 provenance.record(fig, "fig3f-least-squares-factor", params=P, seeds=P["seed"],
                   caption="not in paper 000: linear-transfer risk over the out-of-span norm "
                   "against n, with the Gaussian least-squares factor (n-1)/(n-m-1)")
-big = res["ns"] >= 2 * res["m"]
+big = res.ns >= 2 * res.m
 if big.any():
     CHECK_F = stats.agreement(ratio[big], np.broadcast_to(factor[big, None], ratio[big].shape[:-1]))
     print(CHECK_F.summary("R_lt / ||P_perp f||^2 against (n-1)/(n-m-1), n >= 2m"))
-print("mean ratio per n:", dict(zip(res["ns"], ratio.mean(axis=(1, 2)).round(3))))
-print("(n-1)/(n-m-1):   ", dict(zip(res["ns"], np.round(factor, 3))))
+print("mean ratio per n:", dict(zip(res.ns, ratio.mean(axis=(1, 2)).round(3))))
+print("(n-1)/(n-m-1):   ", dict(zip(res.ns, np.round(factor, 3))))
 
 # %% [markdown]
 # *Fig. 3 (f).* Linear-transfer risk divided by $\|P_\perp f_t^*\|^2$ for every $\mu$
@@ -312,30 +312,30 @@ if big.any():
 
 # %%
 LAMBDAS = np.array([0.0, 1e-4, 1e-3, 1e-2, 1e-1])
-MU_9 = float(res["mus"][-1])
+MU_9 = float(res.mus[-1])
 t0 = time.perf_counter()
 an = experiments.relu_student_teacher.anchored_experiment(res, LAMBDAS, MU_9, draws=8, seed=1)
 print(f"mu = {MU_9}, wall time {time.perf_counter() - t0:.0f} s")
-print("sum_i ||w_i - w_i(0)||^2 / m per lambda:", an["anchor_dist"].mean(1).round(4))
-print("||P_perp f_t||^2 / ||f_t||^2 per lambda:", an["perp"].mean(1).round(4),
-      f"(random units: {res['perp_init'][-1].mean():.4f})")
-print("pretraining source risk / ||f_s||^2 per lambda:", an["source_rel"].mean(1).round(4))
-tv = res["teacher_var"]
-T_lam = Rsc_mean[None, :, None, None] - an["R_lt"] / tv[None, None, :, None]   # (lam, n, t, draws)
+print("sum_i ||w_i - w_i(0)||^2 / m per lambda:", an.anchor_dist.mean(1).round(4))
+print("||P_perp f_t||^2 / ||f_t||^2 per lambda:", an.perp.mean(1).round(4),
+      f"(random units: {res.perp_init[-1].mean():.4f})")
+print("pretraining source risk / ||f_s||^2 per lambda:", an.source_rel.mean(1).round(4))
+tv = res.teacher_var
+T_lam = Rsc_mean[None, :, None, None] - an.R_lt / tv[None, None, :, None]   # (lam, n, t, draws)
 half = T_lam.shape[-1] // 2
 sel_T = T_lam[..., :half].mean(axis=(2, 3))                 # (lam, n): choose on these
 best = np.argmax(sel_T, axis=0)                             # best lambda per n
-held = T_lam[..., half:].reshape(len(LAMBDAS), len(res["ns"]), -1)
-T_best = np.array([held[best[j], j].mean() for j in range(len(res["ns"]))])
+held = T_lam[..., half:].reshape(len(LAMBDAS), len(res.ns), -1)
+T_best = np.array([held[best[j], j].mean() for j in range(len(res.ns))])
 T_best_se = np.array([held[best[j], j].std(ddof=1) / np.sqrt(held.shape[-1])
-                      for j in range(len(res["ns"]))])
+                      for j in range(len(res.ns))])
 T_rich = held[0].mean(-1)
 T_rich_se = held[0].std(-1, ddof=1) / np.sqrt(held.shape[-1])
-for j, n in enumerate(res["ns"]):
+for j, n in enumerate(res.ns):
     print(f"n = {n:5d}: best lambda {LAMBDAS[best[j]]:g}: T = {T_best[j]:+.3f} +- {T_best_se[j]:.3f}; "
           f"rich (lambda = 0): {T_rich[j]:+.3f} +- {T_rich_se[j]:.3f}")
 
-fig = figures.paper000_relu.anchored_figure(res["ns"], LAMBDAS, T_lam, T_best, T_best_se)
+fig = figures.paper000_relu.anchored_figure(res.ns, LAMBDAS, T_lam, T_best, T_best_se)
 provenance.record(fig, "fig9-anchored-pretraining", params=dict(P, lambdas=LAMBDAS, mu=MU_9),
                   seeds=[P["seed"], 1],
                   caption="paper 000 Fig. 9 (App. E): transferability after pretraining with "
@@ -369,23 +369,23 @@ provenance.record(fig, "fig9-anchored-pretraining", params=dict(P, lambdas=LAMBD
 # %%
 # checks: a larger penalty keeps the units closer to their start (the penalty term of a
 # penalised minimiser does not increase with lambda), and the exact Eq. 18 lower bound
-perp_an = an["perp"] * res["teacher_norm"][None, :]
-assert np.all(an["R_lt"] >= perp_an[:, None, :, None] * (1 - 1e-8))
-assert np.all(np.diff(an["anchor_dist"].mean(1)) < 0), an["anchor_dist"]
+perp_an = an.perp * res.teacher_norm[None, :]
+assert np.all(an.R_lt >= perp_an[:, None, :, None] * (1 - 1e-8))
+assert np.all(np.diff(an.anchor_dist.mean(1)) < 0), an.anchor_dist
 
 # %% [markdown]
 # ## Convergence of the reduced runs
 
 # %%
-fig = figures.paper000_relu.convergence_figure(pre, res["ns"], res["scratch"])
+fig = figures.paper000_relu.convergence_figure(pre, res.ns, res.scratch)
 provenance.record(fig, "fig3-convergence", params=P, seeds=P["seed"],
                   caption="paper 000 Fig. 3: loss curves of the ReLU pretraining and "
                   "scratch runs")
 for name, info in [("pretraining", pre)] + [(f"scratch n = {n}", i)
-                                             for n, i in zip(res["ns"], res["scratch"])]:
-    print(f"{name}: stopped by tolerance {info['converged'].sum()}, at the time horizon "
-          f"{info['horizon'].sum()}, by the step cap "
-          f"{(~info['converged'] & ~info['horizon']).sum()} of {info['converged'].size}")
+                                             for n, i in zip(res.ns, res.scratch)]:
+    print(f"{name}: stopped by tolerance {info.converged.sum()}, at the time horizon "
+          f"{info.horizon.sum()}, by the step cap "
+          f"{(~info.converged & ~info.horizon).sum()} of {info.converged.size}")
 
 # %% [markdown]
 # *Loss curves* against gradient-flow time $t = \sum_k h_k$ (the sum of the accepted step

@@ -247,9 +247,13 @@ def _source_hash(func) -> str:
     return hashlib.sha256(src.encode()).hexdigest()
 
 
-def _payload(func, params: dict, version: str, where=None) -> str:
+def _payload(func, params: dict, version: str, where=None, canon=None) -> str:
+    """The JSON of a cell's key; ``canon``: parameters already in canonical form (the fixed
+    parameters of a sweep, canonicalised once instead of once per cell)."""
     where = where or {}
-    canon = {k: _canon(v, where.get(k, f"parameter {k!r}")) for k, v in params.items()}
+    canon = dict(canon or {})
+    canon.update({k: _canon(v, where.get(k, f"parameter {k!r}")) for k, v in params.items()
+                  if k not in canon})
     return json.dumps({"func": _func_name(func), "source": _source_hash(func),
                        "version": version, "params": canon},
                       sort_keys=True, separators=(",", ":"))
@@ -647,12 +651,13 @@ def run(func, grid, *, fixed: Mapping | None = None, vectorize=(), cache: bool =
     root = (Path(directory) if directory is not None else cache_dir()) if cache else None
     folder = root / name / _version_dir(version) if cache else None
 
+    fixed_canon = {k: _canon(v, where[k]) for k, v in fixed.items()}   # hashed once
     cells = []                       # (params, payload, key)
     for idx in np.ndindex(*iter_shape):
         params = dict(fixed)
         params.update({n: grid[n][i].item() for n, i in zip(iters, idx)})
         params.update({n: np.array(grid[n]) for n in vec})
-        payload = _payload(func, params, version, where)
+        payload = _payload(func, params, version, where, canon=fixed_canon)
         cells.append((params, payload, hashlib.sha256(payload.encode()).hexdigest()))
 
     results: list = [None] * len(cells)

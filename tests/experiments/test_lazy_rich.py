@@ -91,32 +91,47 @@ def test_gradient_descent_flags_a_plateau():
 
 
 @pytest.fixture(scope="module")
-def small_sweep(one_thread):
+def small_sweep(one_thread, tmp_path_factory):
     return experiments.lazy_rich.init_scale_sweep(6, 12, 4, 0.5, [0.1, 3.0, 300.0], [4, 40], draws=2, max_steps=600,
-                    progress=False)
+                    progress=False, directory=tmp_path_factory.mktemp("cache"))
 
 
 def test_sweep_shapes_and_bounds(small_sweep):
     r = small_sweep
-    assert r["transfer"].shape == (3, 2, 2) and r["scratch"].shape == (2, 2)
-    np.testing.assert_allclose(r["T"], r["scratch"][None] - r["transfer"])
-    assert np.all(r["transfer"] >= r["span_floor"][:, None, :] - 1e-8)
-    assert np.all(r["source"] >= r["floor"][None, :] - 1e-8)
-    assert np.all(r["lazy"] >= r["lazy_floor"][None, :] - 1e-8)
+    assert r.transfer.shape == (3, 2, 2) and r.scratch.shape == (2, 2)
+    np.testing.assert_allclose(r.T, r.scratch[None] - r.transfer)
+    assert np.all(r.transfer >= r.span_floor[:, None, :] - 1e-8)
+    assert np.all(r.source >= r.floor[None, :] - 1e-8)
+    assert np.all(r.lazy >= r.lazy_floor[None, :] - 1e-8)
 
 
 def test_sweep_lazy_end_is_the_random_features_model(small_sweep):
     r = small_sweep
-    assert r["movement"][-1].max() < 1e-3                      # the first layer stays put
-    assert np.all(np.diff(r["movement"].mean(1)) < 0)           # rich -> lazy
-    np.testing.assert_allclose(r["transfer"][-1], r["lazy"], rtol=1e-2)
+    assert r.movement[-1].max() < 1e-3                      # the first layer stays put
+    assert np.all(np.diff(r.movement.mean(1)) < 0)           # rich -> lazy
+    np.testing.assert_allclose(r.transfer[-1], r.lazy, rtol=1e-2)
 
 
 def test_sweep_same_seed_same_numbers(small_sweep):
     again = experiments.lazy_rich.init_scale_sweep(6, 12, 4, 0.5, [0.1, 3.0, 300.0], [4, 40], draws=2, max_steps=600,
-                     progress=False)
+                     progress=False, cache=False)
     for k in ("transfer", "scratch", "movement"):
-        np.testing.assert_array_equal(again[k], small_sweep[k])
+        np.testing.assert_array_equal(getattr(again, k), getattr(small_sweep, k))
+
+
+def test_sweep_rerun_loads_the_cache(one_thread, tmp_path, monkeypatch):
+    args = (5, 6, 3, 0.5, [0.3, 30.0], [4, 8])
+    kw = dict(draws=1, max_steps=200, progress=False, directory=tmp_path)
+    first = experiments.lazy_rich.init_scale_sweep(*args, **kw)
+
+    def fail(*a, **k):
+        raise AssertionError("a cached cell was recomputed")
+
+    monkeypatch.setattr(experiments.lazy_rich, "scratch_init_scale", fail)
+    monkeypatch.setattr(experiments.lazy_rich, "pretrain_init_scale", fail)
+    again = experiments.lazy_rich.init_scale_sweep(*args, **kw)
+    for k in ("transfer", "scratch", "T", "span_floor"):
+        np.testing.assert_array_equal(getattr(again, k), getattr(first, k))
 
 
 def test_sweep_bad_input():

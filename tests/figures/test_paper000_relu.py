@@ -11,6 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from transferkit.figures import paper000_relu
+from transferkit.models.relu import MeanFieldInfo
 
 RNG = np.random.default_rng(0)
 NS = np.array([8, 16, 32])
@@ -20,8 +21,11 @@ M = 6
 
 def _info(runs=2, steps=5):
     hist = np.abs(RNG.standard_normal((steps, runs))) + 1.0
-    return {"history": hist, "time_history": np.cumsum(np.ones((steps, runs)), axis=0),
-            "teacher_norm": np.ones(runs)}
+    one = np.ones(runs)
+    return MeanFieldInfo(loss=hist[-1], history=hist,
+                         time_history=np.cumsum(np.ones((steps, runs)), axis=0),
+                         steps=np.full(runs, steps), converged=one > 0, horizon=one < 0,
+                         loss0=hist[0], h=one, time=one, teacher_norm=one)
 
 
 def _psd(p=5):

@@ -10,6 +10,13 @@ import numpy as np
 import pytest
 from _helpers import check_figure  # noqa: E402
 
+from transferkit.experiments.linear_teachers import (
+    DepthAlphaResult,
+    EigenAlignResult,
+    FrozenResult,
+    ScalingResult,
+)
+from transferkit.experiments.mnist_table import R2, Table1Result
 from transferkit.figures import paper001
 
 RNG = np.random.default_rng(0)
@@ -21,30 +28,38 @@ def _risk(*shape):
 
 def test_eigen_align_figure():
     ns, draws = np.array([2, 5, 8]), 3
-    res = {"risk_gd": _risk(2, 3, draws), "risk_thm41": _risk(2, 3, draws)}
+    res = EigenAlignResult(ns=ns, settings=("top", "bottom"), risk_gd=_risk(2, 3, draws),
+                           risk_thm41=_risk(2, 3, draws), opt_err=_risk(2, 3, draws),
+                           cov_dev=_risk(2, 3, draws), converged=np.ones((2, 3, draws), bool))
     check_figure(paper001.eigen_align_figure(res, ns, _risk(2, 3), m=2, d=10), 1)
 
 def test_depth_figure():
     depths, alphas, scales, draws = [1, 3], np.array([0.5, 1, 2]), np.array([0.5, 2]), 3
-    res_a = {"risk_gd": _risk(2, 3, draws), "risk_thm52": _risk(2, 3, draws),
-             "risk_eq6": _risk(3, draws)}
-    res_b = {"risk_gd": _risk(2, 2, draws), "risk_thm52": _risk(2, 2, draws),
-             "risk_thm41": _risk(2, 2, draws)}
+    res_a = DepthAlphaResult(depths=np.array(depths), alphas=alphas, risk_gd=_risk(2, 3, draws),
+                             risk_thm52=_risk(2, 3, draws), risk_thm41=_risk(3, draws),
+                             risk_eq6=_risk(3, draws), converged=np.ones((2, 3, draws), bool))
+    res_b = ScalingResult(scales=scales, scaled=("target", "source"), risk_gd=_risk(2, 2, draws),
+                          risk_thm52=_risk(2, 2, draws), risk_thm41=_risk(2, 2, draws),
+                          risk_eq6=_risk(2, 2, draws), converged=np.ones((2, 2, draws), bool))
     check_figure(paper001.depth_figure(res_a, res_b, depths, alphas, scales, d=10, n=1,
                                  depth_scaled=3), 2)
 
 def test_frozen_figure():
     ns, draws = np.array([2, 4]), 3
-    res = {f"risk_{k}": _risk(2, draws)
-           for k in ("frozen", "frozen_gd", "vanilla", "finetune", "thm55", "thm52")}
-    res["risk_scratch_theory"] = 1 - ns / 10
+    res = FrozenResult(ns=ns, risk_frozen=_risk(2, draws), risk_frozen_gd=_risk(2, draws),
+                       risk_vanilla=_risk(2, draws), risk_finetune=_risk(2, draws),
+                       risk_thm55=_risk(2, draws), risk_thm52=_risk(2, draws),
+                       risk_scratch_theory=1 - ns / 10, rank=np.ones(draws, int),
+                       converged=np.ones((2, draws), bool), frozen_gd_steps=np.ones(2, int))
     check_figure(paper001.frozen_figure(res, ns, cos_angle=0.7, d=10), 1)
 
 @pytest.mark.parametrize("ns", [[10], [10, 20]])
 def test_table1_figure(ns):
     reps, K = 2, 4
     names = ("dist", "bartlett", "eq3")
-    res = {"errors": _risk(reps, len(ns), K),
-           "measures": {k: _risk(len(ns), K) for k in names},
-           "r2": {k: (_risk(len(ns)), _risk(len(ns))) for k in names}}
+    res = Table1Result(pairs=np.zeros((K, 4), int), ns=np.array(ns), c=3.0,
+                       errors=_risk(reps, len(ns), K), errors_sd=_risk(reps, len(ns), K),
+                       measures={k: _risk(len(ns), K) for k in names}, measures_other_c={},
+                       r2={k: R2(_risk(len(ns)), _risk(len(ns))) for k in names}, r2_other_c={},
+                       theta_norms=_risk(K, 2), thetas=_risk(K, 2, 5))
     check_figure(paper001.table1_figure(res, ns, {"eq3": "Eq. 3"}), 3 * len(ns))

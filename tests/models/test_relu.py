@@ -224,12 +224,12 @@ def test_train_population_decreases_and_is_deterministic():
     W2, c2, _ = models.relu.train_population(W0, c0, T, max_steps=200)
     np.testing.assert_array_equal(W, W2)
     np.testing.assert_array_equal(c, c2)
-    diffs = np.diff(info["history"], axis=0)
+    diffs = np.diff(info.history, axis=0)
     assert np.all(diffs[np.isfinite(diffs)] <= 1e-15)       # monotone (Armijo)
-    assert np.all(np.isfinite(info["history"][:2]))
-    assert np.all(info["loss"] < 0.05 * info["teacher_norm"])
+    assert np.all(np.isfinite(info.history[:2]))
+    assert np.all(info.loss < 0.05 * info.teacher_norm)
     np.testing.assert_allclose(np.linalg.norm(W, axis=-1), 1.0, rtol=1e-12)
-    np.testing.assert_allclose(models.relu.risk_np(W, c / 30, T), info["loss"], rtol=1e-10)
+    np.testing.assert_allclose(models.relu.risk_np(W, c / 30, T), info.loss, rtol=1e-10)
 
 
 def test_train_samples_fits_training_set():
@@ -239,9 +239,9 @@ def test_train_samples_fits_training_set():
     y = np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(T.W, -1, -2), 0), T.a)
     W0 = models.relu.random_sphere((2, 40, 4), rng)
     W, c, info = models.relu.train_samples(W0, np.full((2, 40), 1e-7), X, y, max_steps=400)
-    diffs = np.diff(info["history"], axis=0)
+    diffs = np.diff(info.history, axis=0)
     assert np.all(diffs[np.isfinite(diffs)] <= 1e-15)
-    assert np.all(info["loss"] < 1e-2 * np.mean(y ** 2, axis=1))
+    assert np.all(info.loss < 1e-2 * np.mean(y ** 2, axis=1))
 
 
 def test_linear_transfer_exact_when_units_contain_target():
@@ -283,9 +283,9 @@ def test_time_horizon_stops_training():
     W0 = models.relu.random_sphere((2, 20, 5), rng)
     _, _, info = models.relu.train_population(W0, np.full((2, 20), 1e-7), T, max_steps=10_000,
                                        max_time=5.0)
-    assert np.all(info["horizon"]) and not np.any(info["converged"])
-    assert np.all(info["time"] >= 5.0) and np.all(info["time"] < 5.0 * 1.2 + 10)
-    t = info["time_history"]
+    assert np.all(info.horizon) and not np.any(info.converged)
+    assert np.all(info.time >= 5.0) and np.all(info.time < 5.0 * 1.2 + 10)
+    t = info.time_history
     assert np.all(np.diff(t, axis=0)[np.isfinite(np.diff(t, axis=0))] >= 0)
 
 
@@ -323,8 +323,8 @@ def test_anchor_penalty_of_fig9():
     np.testing.assert_array_equal(ca, cb)
     _, _, info = models.relu.train_population(W0, c0, Tr, max_steps=200,
                                        anchor_weight=[0.0, 1e-2, 1.0])
-    assert np.all(np.diff(info["anchor_dist"]) < 0), info["anchor_dist"]
-    np.testing.assert_allclose(info["loss"], info["risk"] + [0.0, 1e-2, 1.0] * info["anchor_dist"],
+    assert np.all(np.diff(info.anchor_dist) < 0), info.anchor_dist
+    np.testing.assert_allclose(info.loss, info.risk + [0.0, 1e-2, 1.0] * info.anchor_dist,
                                rtol=1e-10)
     for bad in (-1.0, np.nan):
         with pytest.raises(ValueError, match="anchor_weight"):
@@ -335,7 +335,7 @@ def test_anchored_experiment_checks_mu():
     res = experiments.relu_student_teacher.fig3_experiment(d=4, m=6, m_star=3, mus=[0.0, 0.5], ns=[8, 12, 16], draws=2,
                                scratch_seeds=2, pretrain_steps=20, scratch_steps=20)
     an = experiments.relu_student_teacher.anchored_experiment(res, [0.0, 1.0], 0.5, draws=2)
-    assert an["R_lt"].shape == (2, 3, 1, 2) and np.isfinite(an["R_lt"]).all()
+    assert an.R_lt.shape == (2, 3, 1, 2) and np.isfinite(an.R_lt).all()
     with pytest.raises(ValueError, match="mu must be one of"):
         experiments.relu_student_teacher.anchored_experiment(res, [0.0], 0.3)
     with pytest.raises(ValueError, match="lambdas"):

@@ -284,13 +284,15 @@ def test_task_teacher_is_least_squares_and_table_pipeline_runs():
     pairs = experiments.mnist_table.draw_task_pairs(5, seed=0)
     assert len({tuple(p) for p in pairs}) == 5 and all(len(set(p)) == 4 for p in pairs)
     out = experiments.mnist_table.mnist_table_sim(x, lab, xt, labt, pairs, [5, 8], draws=4, reps=2, seed=0)
-    assert out["errors"].shape == (2, 2, 5)
-    assert ((out["errors"] >= 0) & (out["errors"] <= 1)).all()
-    for mean, sd in out["r2"].values():
-        assert mean.shape == (2,) and ((mean >= 0) & (mean <= 1)).all() and (sd >= 0).all()
+    assert out.errors.shape == (2, 2, 5)
+    assert ((out.errors >= 0) & (out.errors <= 1)).all()
+    for r in out.r2.values():
+        assert r.mean.shape == (2,) and ((r.mean >= 0) & (r.mean <= 1)).all() and (r.sd >= 0).all()
     # same seed, same numbers
     again = experiments.mnist_table.mnist_table_sim(x, lab, xt, labt, pairs, [5, 8], draws=4, reps=2, seed=0)
-    np.testing.assert_array_equal(out["errors"], again["errors"])
+    np.testing.assert_array_equal(out.errors, again.errors)
+    with pytest.raises(ValueError, match="5040"):
+        experiments.mnist_table.draw_task_pairs(5041)
 
 
 def test_thm52_edge_cases():

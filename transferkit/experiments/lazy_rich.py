@@ -35,11 +35,12 @@ small :math:`\alpha` the neurons align with the teacher's before they grow (rich
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
-from tqdm import tqdm
 
-from .. import config, models
+from .. import models
 from .._validate import check_int
 from ..models.device import as_tensor, default_device
 from ..models.relu import (
@@ -52,17 +53,153 @@ from ..models.relu import (
     scratch_init_scale,
 )
 from ..streams import keyed_rng
+from ..sweep import Grid, run
 
-__all__ = ["monte_carlo_check", "span_floor", "init_scale_sweep"]
+__all__ = ["monte_carlo_check", "span_floor", "init_scale_sweep", "init_scale_pretrain_cell",
+           "init_scale_scratch_cell", "Training", "InitScaleSweepResult", "MonteCarloCheck"]
+
+
+@dataclass(frozen=True)
+class Training:
+    r"""How one batch of trainings ended (:class:`transferkit.models.relu.InitScaleResult`).
+
+    Attributes
+    ----------
+    loss : ndarray
+        Final training loss, relative to the loss of the zero function.
+    converged : ndarray of bool
+        Whether the loss reached ``loss_tol``.
+    stalled : ndarray of bool
+        Whether training stopped because the loss stopped decreasing (``stall_tol``).
+    steps : ndarray of int
+        Gradient steps taken.
+    """
+
+    loss: np.ndarray
+    converged: np.ndarray
+    stalled: np.ndarray
+    steps: np.ndarray
+
+
+@dataclass(frozen=True)
+class InitScaleSweepResult:
+    r"""The result of :func:`init_scale_sweep`: transferability against the init scale.
+
+    All risks are exact population excess risks in units of :math:`\|f_t\|^2_{L_2} = 1`
+    (paper 000, Sec. 4 model, teachers of Eqs. 16-17).
+
+    Attributes
+    ----------
+    alphas, ns : ndarray
+        The init scales :math:`\alpha` and the target sample sizes :math:`n`.
+    d, m, m_star, mu, sigma, draws
+        Input dimension, student and teacher widths, ablated fraction, label noise, draws.
+    transfer : ndarray, shape (len(alphas), len(ns), draws)
+        Risk of the readout re-fitted on the pretrained features (linear transfer).
+    scratch : ndarray, shape (len(ns), draws)
+        Risk of the network trained from scratch on the same samples.
+    lazy : ndarray, shape (len(ns), draws)
+        Readout re-fitted on the initial random features (the :math:`\alpha\to\infty` limit).
+    source : ndarray, shape (len(ns), draws)
+        Readout re-fitted on the source teacher's own neurons.
+    T : ndarray, shape (len(alphas), len(ns), draws)
+        Transferability ``scratch - transfer``.
+    floor : ndarray, shape (draws,)
+        :math:`\|P_\perp f_t\|^2` for the source neurons (paper 000, App. C, Eq. 156).
+    span_floor : ndarray, shape (len(alphas), draws)
+        :math:`\|P_\perp f_t\|^2` for the pretrained features (:func:`span_floor`).
+    lazy_floor : ndarray, shape (draws,)
+        :math:`\|P_\perp f_t\|^2` for the initial random features.
+    movement : ndarray, shape (len(alphas), draws)
+        :math:`\|W - W_0\|_F/\|W_0\|_F` of pretraining.
+    pretraining : Training
+        How pretraining ended, arrays ``(len(alphas), draws)``.
+    scratch_training : Training
+        How scratch training ended, arrays ``(len(ns), draws)``.
+    """
+
+    alphas: np.ndarray
+    ns: np.ndarray
+    d: int
+    m: int
+    m_star: int
+    mu: float
+    sigma: float
+    draws: int
+    transfer: np.ndarray
+    scratch: np.ndarray
+    lazy: np.ndarray
+    source: np.ndarray
+    T: np.ndarray
+    floor: np.ndarray
+    span_floor: np.ndarray
+    lazy_floor: np.ndarray
+    movement: np.ndarray
+    pretraining: Training
+    scratch_training: Training
+
+
+@dataclass(frozen=True)
+class MonteCarloCheck:
+    r"""The result of :func:`monte_carlo_check`.
+
+    Attributes
+    ----------
+    exact : ndarray, shape (draws,)
+        The exact population risk (:func:`transferkit.models.relu.population_risk`).
+    sq_err : ndarray, shape (draws, test)
+        Squared errors on fresh Gaussian test inputs (their mean estimates ``exact``).
+    """
+
+    exact: np.ndarray
+    sq_err: np.ndarray
 
 
 # ---------------------------------------------------------------------------
 # the sweep
 # ---------------------------------------------------------------------------
 
+def _device(device):
+    return torch.device(device) if device is not None else default_device()
+
+
+def init_scale_pretrain_cell(alpha, d, m, m_star, mu, draws, seed=0, loss_tol=1e-6,
+                             max_steps=20_000, stall_tol=1e-4, device=None,
+                             dtype=torch.float64):
+    r"""Pretraining of :func:`init_scale_sweep`, every ``alpha`` and draw in one batch
+    (:func:`transferkit.models.relu.pretrain_init_scale`): a cell function for
+    :func:`transferkit.sweep.run` (vectorise ``alpha``).  Returns ``W``, ``W0``
+    ``(len(alpha), draws, m, d)``, ``loss``, ``converged``, ``stalled``, ``steps`` and
+    ``movement`` ``(len(alpha), draws)``."""
+    T = draw_init_scale_teachers(d, m_star, mu, draws, seed, _device(device), dtype)
+    res, W0 = pretrain_init_scale(T, m, alpha, seed, loss_tol, max_steps, stall_tol, False)
+    shape = (len(alpha), draws)
+    movement = ((res.W - W0).flatten(1).norm(dim=1) / W0.flatten(1).norm(dim=1)).cpu().numpy()
+    return {"W": res.W.cpu().numpy().reshape(shape + (m, d)),
+            "W0": W0.cpu().numpy().reshape(shape + (m, d)),
+            "loss": res.loss.reshape(shape), "converged": res.converged.reshape(shape),
+            "stalled": res.stalled.reshape(shape), "steps": res.steps.reshape(shape),
+            "movement": movement.reshape(shape)}
+
+
+def init_scale_scratch_cell(n, d, m, m_star, mu, draws, sigma=0.0, seed=0, loss_tol=1e-6,
+                            max_steps=20_000, stall_tol=1e-4, device=None, dtype=torch.float64):
+    r"""Scratch training of :func:`init_scale_sweep` for one target size ``n``
+    (:func:`transferkit.models.relu.scratch_init_scale`, all draws in one batch): a cell
+    function for :func:`transferkit.sweep.run`.  Returns ``risk``, ``loss``, ``converged``,
+    ``stalled`` and ``steps`` ``(draws,)``."""
+    T = draw_init_scale_teachers(d, m_star, mu, draws, seed, _device(device), dtype)
+    X, y = init_scale_targets(T, n, sigma, seed)
+    sc = scratch_init_scale(X, y, m, seed, loss_tol, max_steps, stall_tol, progress=False)
+    with torch.no_grad():
+        risk = models.relu.population_risk(sc.W, sc.c / m, T.V, T.b_t).cpu().numpy()
+    return {"risk": risk, "loss": sc.loss, "converged": sc.converged, "stalled": sc.stalled,
+            "steps": sc.steps}
+
+
 def init_scale_sweep(d, m, m_star, mu, alphas, ns, draws=4, sigma=0.0, seed=0, loss_tol=1e-6,
           max_steps=20_000, stall_tol=1e-4, scratch_max_steps=None, device=None,
-          dtype=torch.float64, progress=None) -> dict:
+          dtype=torch.float64, progress=None, **run_kwargs) -> InitScaleSweepResult:
     r"""Transferability against the pretraining init scale :math:`\alpha` and the target size :math:`n`.
 
     For each draw (teachers, initial directions, target samples): pretrain at every
@@ -81,63 +218,65 @@ def init_scale_sweep(d, m, m_star, mu, alphas, ns, draws=4, sigma=0.0, seed=0, l
       risk is the out-of-span norm :math:`\|P_\perp f_t\|^2` (paper 000, App. C,
       Eq. 156), returned as ``floor``.
 
-    Returns a dict of arrays: ``transfer`` ``(len(alphas), len(ns), draws)``, ``scratch_init_scale``,
-    ``lazy``, ``source`` ``(len(ns), draws)``, ``T = scratch - transfer``, ``floor``
-    ``(draws,)``, ``pretrain_loss``, ``pretrain_converged``, ``pretrain_stalled``,
-    ``movement`` (:math:`\|W - W_0\|_F/\|W_0\|_F`), ``span_floor`` (the out-of-span norm of
-    the target for the pretrained features, :func:`span_floor`: a lower bound on every
-    transfer risk), all ``(len(alphas), draws)``, ``lazy_floor`` ``(draws,)``, and
-    ``scratch_converged``, ``scratch_stalled``, ``scratch_loss`` ``(len(ns), draws)``.
-    ``scratch_max_steps`` is the step budget of scratch training (default ``max_steps``).
+    The two heavy steps go through :func:`transferkit.sweep.run` (cached, resumable, Dask):
+    pretraining is one cell with every :math:`\alpha` vectorised
+    (:func:`init_scale_pretrain_cell`: one batch, as before), scratch training one cell
+    per :math:`n` (:func:`init_scale_scratch_cell`); ``run_kwargs`` go to
+    :func:`~transferkit.sweep.run`.  ``scratch_max_steps`` is the step budget of scratch
+    training (default ``max_steps``).
+
+    Returns
+    -------
+    InitScaleSweepResult
+        ``transfer`` ``(len(alphas), len(ns), draws)``, ``scratch``, ``lazy``, ``source``
+        ``(len(ns), draws)``, ``T = scratch - transfer``, the floors, ``movement`` and how
+        pretraining and scratch training ended.
     """
     check_int("m", m, 1)
     check_int("draws", draws, 1)
     alphas = check_alphas(alphas)
     ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
-    device = device or default_device()
+    device = torch.device(device) if device is not None else default_device()
+    dev_key = None if device == default_device() else str(device)
     T = draw_init_scale_teachers(d, m_star, mu, draws, seed, device, dtype)
     A, N = len(alphas), len(ns)
-    out = {"alphas": alphas, "ns": np.array(ns), "d": d, "m": m, "m_star": m_star, "mu": mu,
-           "sigma": sigma, "draws": draws,
-           "transfer": np.empty((A, N, draws)), "scratch": np.empty((N, draws)),
-           "lazy": np.empty((N, draws)), "source": np.empty((N, draws)),
-           "scratch_converged": np.zeros((N, draws), bool),
-           "scratch_stalled": np.zeros((N, draws), bool), "scratch_loss": np.empty((N, draws))}
-    data = [init_scale_targets(T, n, sigma, seed) for n in ns]
-    res, W0 = pretrain_init_scale(T, m, alphas, seed, loss_tol, max_steps, stall_tol, progress)
+    common = dict(d=d, m=m, m_star=m_star, mu=mu, draws=draws, seed=seed, loss_tol=loss_tol,
+                  stall_tol=stall_tol, device=dev_key, dtype=dtype)
+    kw = dict(run_kwargs)
+    kw.setdefault("progress", progress)
+    pre = run(init_scale_pretrain_cell, Grid(alpha=alphas), vectorize=("alpha",),
+              fixed=dict(common, max_steps=max_steps), desc="pretraining (all alphas)", **kw)
+    sc = run(init_scale_scratch_cell, Grid(n=np.array(ns)),
+             fixed=dict(common, sigma=sigma, max_steps=scratch_max_steps or max_steps),
+             desc="scratch", **kw)
+    W = as_tensor(pre["W"].reshape((A * draws,) + pre["W"].shape[2:]), device, dtype)
+    W0 = as_tensor(pre["W0"].reshape((A * draws,) + pre["W0"].shape[2:]), device, dtype)
     shape = (A, draws)
-    out["pretrain_loss"] = res.loss.reshape(shape)
-    out["pretrain_converged"] = res.converged.reshape(shape)
-    out["pretrain_stalled"] = res.stalled.reshape(shape)
-    out["pretrain_steps"] = res.steps.reshape(shape)
-    out["movement"] = ((res.W - W0).flatten(1).norm(dim=1)
-                       / W0.flatten(1).norm(dim=1)).cpu().numpy().reshape(shape)
+    transfer, lazy, source = np.empty((A, N, draws)), np.empty((N, draws)), np.empty((N, draws))
+    data = [init_scale_targets(T, n, sigma, seed) for n in ns]
     V_all, b_all = T.V.repeat(A, 1, 1), T.b_t.repeat(A, 1)
     keepV = torch.where(T.keep[..., None], T.V, torch.zeros_like(T.V))  # source neurons only
     with torch.no_grad():
         for j, (X, y) in enumerate(data):
-            a = readout_transfer(res.W, X.repeat(A, 1, 1), y.repeat(A, 1))
-            out["transfer"][:, j] = models.relu.population_risk(res.W, a, V_all, b_all).cpu().numpy() \
+            a = readout_transfer(W, X.repeat(A, 1, 1), y.repeat(A, 1))
+            transfer[:, j] = models.relu.population_risk(W, a, V_all, b_all).cpu().numpy() \
                 .reshape(shape)
             W_hat = W0[:draws] / float(alphas[0])
-            out["lazy"][j] = models.relu.population_risk(W_hat, readout_transfer(W_hat, X, y),
+            lazy[j] = models.relu.population_risk(W_hat, readout_transfer(W_hat, X, y),
                                                   T.V, T.b_t).cpu().numpy()
             a_s = readout_transfer(keepV, X, y) * T.keep
-            out["source"][j] = models.relu.population_risk(T.V, a_s, T.V, T.b_t).cpu().numpy()
-    bar = tqdm(list(enumerate(data)), desc="scratch", disable=not config.progress(progress))
-    for j, (X, y) in bar:
-        sc = scratch_init_scale(X, y, m, seed, loss_tol, scratch_max_steps or max_steps, stall_tol,
-                     progress=False)
-        with torch.no_grad():
-            out["scratch"][j] = models.relu.population_risk(sc.W, sc.c / m, T.V, T.b_t).cpu().numpy()
-        out["scratch_converged"][j] = sc.converged
-        out["scratch_stalled"][j] = sc.stalled
-        out["scratch_loss"][j] = sc.loss
-    out["T"] = out["scratch"][None] - out["transfer"]
-    out["floor"] = span_floor(keepV, T.V, T.b_t)    # zero rows add nothing to the span
-    out["span_floor"] = span_floor(res.W, V_all, b_all).reshape(shape)
-    out["lazy_floor"] = span_floor(W0[:draws], T.V, T.b_t)
-    return out
+            source[j] = models.relu.population_risk(T.V, a_s, T.V, T.b_t).cpu().numpy()
+    scratch = sc["risk"]
+    return InitScaleSweepResult(
+        alphas=alphas, ns=np.array(ns), d=d, m=m, m_star=m_star, mu=mu, sigma=sigma, draws=draws,
+        transfer=transfer, scratch=scratch, lazy=lazy, source=source, T=scratch[None] - transfer,
+        floor=span_floor(keepV, T.V, T.b_t),    # zero rows add nothing to the span
+        span_floor=span_floor(W, V_all, b_all).reshape(shape),
+        lazy_floor=span_floor(W0[:draws], T.V, T.b_t), movement=pre["movement"],
+        pretraining=Training(loss=pre["loss"], converged=pre["converged"],
+                             stalled=pre["stalled"], steps=pre["steps"]),
+        scratch_training=Training(loss=sc["loss"], converged=sc["converged"],
+                                  stalled=sc["stalled"], steps=sc["steps"]))
 
 
 def span_floor(W, V, b, rcond=1e-10) -> np.ndarray:
@@ -161,7 +300,8 @@ def monte_carlo_check(d, m, m_star, mu, n, draws=4, seed=0, max_steps=20_000, te
 
     Trains the scratch networks of :func:`init_scale_sweep` for one target size ``n`` and returns,
     per draw, the exact risk ``exact`` ``(draws,)`` and the squared errors on ``test``
-    fresh Gaussian inputs ``sq_err`` ``(draws, test)``, whose mean estimates it.
+    fresh Gaussian inputs ``sq_err`` ``(draws, test)``, whose mean estimates it, as a
+    :class:`MonteCarloCheck`.
     """
     check_int("test", test, 2)
     T = draw_init_scale_teachers(d, m_star, mu, draws, seed)
@@ -172,4 +312,4 @@ def monte_carlo_check(d, m, m_star, mu, n, draws=4, seed=0, max_steps=20_000, te
     with torch.no_grad():
         exact = models.relu.population_risk(sc.W, sc.c / m, T.V, T.b_t)
         sq_err = models.relu.sample_risk(sc.W, sc.c / m, T.V, T.b_t, Xt)
-    return {"exact": exact.cpu().numpy(), "sq_err": sq_err.cpu().numpy()}
+    return MonteCarloCheck(exact=exact.cpu().numpy(), sq_err=sq_err.cpu().numpy())

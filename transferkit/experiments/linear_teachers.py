@@ -2,6 +2,8 @@ r"""Paper 001, Secs. 4-5: simulations of fine-tuning with linear teachers (eigen
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import models
@@ -16,6 +18,7 @@ from ..models.deep_linear import (
 from ..models.device import as_tensor
 from ..stats import risk_error_bound
 from ..streams import keyed_rng, unit_rows
+from ..sweep import Grid, run
 from ..theory.linear_teachers import (
     check_eigenvalues,
     deep_finetune_predictor,
@@ -24,7 +27,147 @@ from ..theory.linear_teachers import (
     null_space_projection,
 )
 
-__all__ = ["spiked_spectrum", "eigen_align_sim", "depth_alpha_sim", "scaling_sim", "frozen_sim"]
+__all__ = ["spiked_spectrum", "eigen_align_sim", "depth_alpha_sim", "scaling_sim", "frozen_sim",
+           "eigen_align_cell", "depth_alpha_cell", "scaling_cell", "frozen_cell",
+           "EigenAlignResult", "DepthAlphaResult", "ScalingResult", "FrozenResult"]
+
+
+@dataclass(frozen=True)
+class EigenAlignResult:
+    r"""The result of :func:`eigen_align_sim` (paper 001, Fig. 1).
+
+    Attributes
+    ----------
+    ns : ndarray of int
+        The target sample sizes.
+    settings : tuple of str
+        ``("top", "bottom")``: the first axis of every array ("Top Eigen Align":
+        :math:`P_{\le m}(\theta_T-\theta_S) = 0`; "Bottom Eigen Align":
+        :math:`P_{> m}(\theta_T-\theta_S) = 0`).
+    risk_gd : ndarray, shape (2, len(ns), draws)
+        Population risk of the weights trained by gradient descent.
+    risk_thm41 : ndarray, shape (2, len(ns), draws)
+        Thm 4.1 (Eq. 2) on the same designs.
+    opt_err : ndarray, shape (2, len(ns), draws)
+        Certified bound on ``|risk_gd - risk_thm41|`` from the stopping rule.
+    cov_dev : ndarray, shape (2, len(ns), draws)
+        :math:`\|\tilde\Sigma-\Sigma\|` of the design (the same for both settings).
+    converged : ndarray of bool, shape (2, len(ns), draws)
+        Whether gradient descent reached its tolerance.
+    """
+
+    ns: np.ndarray
+    settings: tuple
+    risk_gd: np.ndarray
+    risk_thm41: np.ndarray
+    opt_err: np.ndarray
+    cov_dev: np.ndarray
+    converged: np.ndarray
+
+
+@dataclass(frozen=True)
+class DepthAlphaResult:
+    r"""The result of :func:`depth_alpha_sim` (paper 001, Fig. 2a).
+
+    Attributes
+    ----------
+    depths : ndarray of int
+        The network depths :math:`L`.
+    alphas : ndarray
+        The scales :math:`\alpha` of :math:`\theta_T = \alpha\theta_S + \epsilon`.
+    risk_gd : ndarray, shape (len(depths), len(alphas), draws)
+        Population risk :math:`\|\beta-\theta_T\|^2` after gradient descent.
+    risk_thm52 : ndarray, shape (len(depths), len(alphas), draws)
+        Thm 5.2 (depth-:math:`L` fine-tuning predictor).
+    risk_thm41 : ndarray, shape (len(alphas), draws)
+        Thm 4.1 (the linear model, depth 1).
+    risk_eq6 : ndarray, shape (len(alphas), draws)
+        The :math:`L\to\infty` limit (Eq. 6).
+    converged : ndarray of bool, shape (len(depths), len(alphas), draws)
+        Whether gradient descent reached its tolerance.
+    """
+
+    depths: np.ndarray
+    alphas: np.ndarray
+    risk_gd: np.ndarray
+    risk_thm52: np.ndarray
+    risk_thm41: np.ndarray
+    risk_eq6: np.ndarray
+    converged: np.ndarray
+
+
+@dataclass(frozen=True)
+class ScalingResult:
+    r"""The result of :func:`scaling_sim` (paper 001, Fig. 2b).
+
+    Attributes
+    ----------
+    scales : ndarray
+        The scales :math:`a`.
+    scaled : tuple of str
+        ``("target", "source")``: the first axis of every array (which teacher is scaled).
+    risk_gd, risk_thm52, risk_thm41, risk_eq6 : ndarray, shape (2, len(scales), draws)
+        Population risks of gradient descent, Thm 5.2, Thm 4.1 and Eq. 6.
+    converged : ndarray of bool, shape (2, len(scales), draws)
+        Whether gradient descent reached its tolerance.
+    """
+
+    scales: np.ndarray
+    scaled: tuple
+    risk_gd: np.ndarray
+    risk_thm52: np.ndarray
+    risk_thm41: np.ndarray
+    risk_eq6: np.ndarray
+    converged: np.ndarray
+
+
+@dataclass(frozen=True)
+class FrozenResult:
+    r"""The result of :func:`frozen_sim` (paper 001, Fig. 3).
+
+    Attributes
+    ----------
+    ns : ndarray of int
+        The target sample sizes.
+    risk_frozen : ndarray, shape (len(ns), draws)
+        Frozen first layer, last layer fitted: the minimum-norm least-squares limit.
+    risk_frozen_gd : ndarray, shape (len(ns), draws)
+        The same by gradient descent, for ``frozen_gd_steps`` steps.
+    risk_vanilla : ndarray, shape (len(ns), draws)
+        Trained from scratch from a small initialisation.
+    risk_finetune : ndarray, shape (len(ns), draws)
+        All layers fine-tuned from the pretrained weights.
+    risk_thm55 : ndarray, shape (len(ns), draws)
+        Thm 5.5 (the frozen-layer predictor).
+    risk_thm52 : ndarray, shape (len(ns), draws)
+        Thm 5.2 at depth 2 (fine-tuning).
+    risk_scratch_theory : ndarray, shape (len(ns),)
+        :math:`(1-n/d)\|\theta_T\|^2`, the expectation for :math:`X^+y`.
+    rank : ndarray of int, shape (draws,)
+        Effective rank of the frozen features.
+    converged : ndarray of bool, shape (len(ns), draws)
+        Whether scratch training and fine-tuning both converged.
+    frozen_gd_steps : ndarray of int, shape (len(ns),)
+        Steps of the frozen gradient descent (those fine-tuning needed).
+    """
+
+    ns: np.ndarray
+    risk_frozen: np.ndarray
+    risk_frozen_gd: np.ndarray
+    risk_vanilla: np.ndarray
+    risk_finetune: np.ndarray
+    risk_thm55: np.ndarray
+    risk_thm52: np.ndarray
+    risk_scratch_theory: np.ndarray
+    rank: np.ndarray
+    converged: np.ndarray
+    frozen_gd_steps: np.ndarray
+
+
+def _run_kw(run_kwargs, desc):
+    kw = dict(run_kwargs)
+    kw.setdefault("desc", desc)
+    return kw
 
 
 def spiked_spectrum(d, m, top=1.5, bottom=0.3):
@@ -40,7 +183,8 @@ def spiked_spectrum(d, m, top=1.5, bottom=0.3):
     return np.where(np.arange(d) < m, top, bottom).astype(float)
 
 
-def eigen_align_sim(lam, m, ns, draws, seed=0, norm=1.0, loss_tol=1e-12, max_steps=200_000):
+def eigen_align_sim(lam, m, ns, draws, seed=0, norm=1.0, loss_tol=1e-12, max_steps=200_000,
+                    **run_kwargs) -> EigenAlignResult:
     r"""Fig. 1 of paper 001: fine-tune a linear model by gradient descent from
     :math:`\theta_S` on ``n`` noise-free samples :math:`x\sim\mathcal N(0,\Sigma)`,
     :math:`\Sigma = \mathrm{diag}(\lambda)` (no loss of generality: the Gaussian problem is
@@ -55,11 +199,17 @@ def eigen_align_sim(lam, m, ns, draws, seed=0, norm=1.0, loss_tol=1e-12, max_ste
     same closest interpolant for any method whose steps are gradients) stops at excess loss
     ``loss_tol``.
 
-    Returns a dict of arrays ``(2, len(ns), draws)`` (settings ``("top", "bottom")``):
-    ``risk_gd`` (population risk of the trained weights, exact given the weights),
-    ``risk_thm41`` (Eq. 2 on the same ``X``), ``opt_err`` (certified bound on
-    ``|risk_gd - risk_thm41|`` from the stopping rule), ``cov_dev``
-    (:math:`\|\tilde\Sigma-\Sigma\|`, for checking the constant of ``g``), ``converged``.
+    One :math:`n` is one cell of :func:`transferkit.sweep.run` (:func:`eigen_align_cell`),
+    cached and resumable; ``run_kwargs`` go to :func:`~transferkit.sweep.run`.
+
+    Returns
+    -------
+    EigenAlignResult
+        Arrays ``(2, len(ns), draws)`` (settings ``("top", "bottom")``): ``risk_gd``
+        (population risk of the trained weights, exact given the weights), ``risk_thm41``
+        (Eq. 2 on the same ``X``), ``opt_err`` (certified bound on
+        ``|risk_gd - risk_thm41|`` from the stopping rule), ``cov_dev``
+        (:math:`\|\tilde\Sigma-\Sigma\|`, for checking the constant of ``g``), ``converged``.
     """
 
     lam = check_eigenvalues(lam)
@@ -67,37 +217,50 @@ def eigen_align_sim(lam, m, ns, draws, seed=0, norm=1.0, loss_tol=1e-12, max_ste
     ns = [int(n) for n in ns]
     if any(n < 1 or n >= d for n in ns):
         raise ValueError(f"ns must lie in 1..d-1 (got {ns}, d = {d})")
-    shape = (2, len(ns), draws)
-    out = {k: np.zeros(shape) for k in ("risk_gd", "risk_thm41", "opt_err", "cov_dev")}
-    out["converged"] = np.zeros(shape, bool)
+    fixed = dict(lam=lam, m=int(m), draws=int(draws), seed=int(seed), norm=float(norm),
+                 loss_tol=loss_tol, max_steps=max_steps)
+    sw = run(eigen_align_cell, Grid(n=np.array(ns)), fixed=fixed,
+             **_run_kw(run_kwargs, "Fig. 1 (paper 001): n"))
+    out = {k: np.ascontiguousarray(np.swapaxes(sw[k], 0, 1))
+           for k in ("risk_gd", "risk_thm41", "opt_err", "cov_dev", "converged")}
+    return EigenAlignResult(ns=np.array(ns), settings=("top", "bottom"), **out)
+
+
+def eigen_align_cell(n, lam, m, draws, seed=0, norm=1.0, loss_tol=1e-12, max_steps=200_000):
+    r"""One sample size ``n`` of :func:`eigen_align_sim`: a cell function for
+    :func:`transferkit.sweep.run`.  Returns ``risk_gd``, ``risk_thm41``, ``opt_err``,
+    ``cov_dev`` and ``converged``, each ``(2, draws)`` (settings ``("top", "bottom")``)."""
+    lam = np.asarray(lam, dtype=float)
+    d = lam.shape[-1]
+    out = {k: np.zeros((2, draws)) for k in ("risk_gd", "risk_thm41", "opt_err", "cov_dev")}
+    out["converged"] = np.zeros((2, draws), bool)
     sq = np.sqrt(lam)
-    for j, n in enumerate(ns):
-        X = np.stack([keyed_rng(seed, 1, n, b).standard_normal((n, d)) for b in range(draws)]) * sq
-        ts = np.stack([unit_rows(keyed_rng(seed, 2, b).standard_normal(d)) for b in range(draws)])
-        dv = np.zeros((2, draws, d))
-        for s in range(2):
-            idx = slice(m, d) if s == 0 else slice(0, m)
-            g = np.stack([keyed_rng(seed, 3, s, b).standard_normal(d) for b in range(draws)])
-            dv[s, :, idx] = g[:, idx]
-        dv = norm * unit_rows(dv)
-        tt = ts[None] + dv                                              # (2, draws, d)
-        Xb = np.broadcast_to(X, (2,) + X.shape).reshape(-1, n, d)
-        yb = np.einsum("bnd,bd->bn", Xb, tt.reshape(-1, d))
-        obj = models.deep_linear.empirical_objective(as_tensor(Xb), as_tensor(yb))
-        w0 = [as_tensor(np.broadcast_to(ts, (2,) + ts.shape).reshape(-1, d, 1))]
-        Ws, info = models.deep_linear.gradient_descent(w0, obj, method="nesterov", loss_tol=loss_tol,
-                                      max_steps=max_steps, desc=f"n = {n}")
-        beta = end_to_end(Ws).cpu().numpy().reshape(2, draws, d)
-        out["risk_gd"][:, j] = (lam * (beta - tt) ** 2).sum(-1)
-        p = null_space_projection(X[None], dv)
-        out["risk_thm41"][:, j] = (lam * p ** 2).sum(-1)
-        # excess loss 1/2 sum_i lam_i c_i^2 <= tol  =>  ||beta - beta*|| <= sqrt(2 tol / lam_min)
-        lmin = obj.lam.min(1).values.cpu().numpy().reshape(2, draws)
-        excess = np.maximum(info.excess_loss.reshape(2, draws), 0)
-        dist = np.sqrt(lam[0]) * np.sqrt(2 * excess / lmin)
-        out["opt_err"][:, j] = risk_error_bound(out["risk_thm41"][:, j], dist)
-        out["converged"][:, j] = info.converged.reshape(2, draws)
-        out["cov_dev"][:, j] = _cov_deviation(X, lam)[None]
+    X = np.stack([keyed_rng(seed, 1, n, b).standard_normal((n, d)) for b in range(draws)]) * sq
+    ts = np.stack([unit_rows(keyed_rng(seed, 2, b).standard_normal(d)) for b in range(draws)])
+    dv = np.zeros((2, draws, d))
+    for s in range(2):
+        idx = slice(m, d) if s == 0 else slice(0, m)
+        g = np.stack([keyed_rng(seed, 3, s, b).standard_normal(d) for b in range(draws)])
+        dv[s, :, idx] = g[:, idx]
+    dv = norm * unit_rows(dv)
+    tt = ts[None] + dv                                              # (2, draws, d)
+    Xb = np.broadcast_to(X, (2,) + X.shape).reshape(-1, n, d)
+    yb = np.einsum("bnd,bd->bn", Xb, tt.reshape(-1, d))
+    obj = models.deep_linear.empirical_objective(as_tensor(Xb), as_tensor(yb))
+    w0 = [as_tensor(np.broadcast_to(ts, (2,) + ts.shape).reshape(-1, d, 1))]
+    Ws, info = models.deep_linear.gradient_descent(w0, obj, method="nesterov", loss_tol=loss_tol,
+                                  max_steps=max_steps, desc=f"n = {n}")
+    beta = end_to_end(Ws).cpu().numpy().reshape(2, draws, d)
+    out["risk_gd"][:] = (lam * (beta - tt) ** 2).sum(-1)
+    p = null_space_projection(X[None], dv)
+    out["risk_thm41"][:] = (lam * p ** 2).sum(-1)
+    # excess loss 1/2 sum_i lam_i c_i^2 <= tol  =>  ||beta - beta*|| <= sqrt(2 tol / lam_min)
+    lmin = obj.lam.min(1).values.cpu().numpy().reshape(2, draws)
+    excess = np.maximum(info.excess_loss.reshape(2, draws), 0)
+    dist = np.sqrt(lam[0]) * np.sqrt(2 * excess / lmin)
+    out["opt_err"][:] = risk_error_bound(out["risk_thm41"], dist)
+    out["converged"][:] = info.converged.reshape(2, draws)
+    out["cov_dev"][:] = _cov_deviation(X, lam)[None]
     return out
 
 
@@ -120,49 +283,99 @@ def _tile(Ws, reps):
     return [W.repeat(reps, 1, 1) for W in Ws]
 
 
+def _depth_alpha_data(d, n, alphas, draws, seed, noise_norm):
+    ts = unit_rows(np.stack([keyed_rng(seed, 5, b).standard_normal(d) for b in range(draws)]))
+    eps = noise_norm * unit_rows(np.stack([keyed_rng(seed, 6, b).standard_normal(d) for b in range(draws)]))
+    X = np.stack([keyed_rng(seed, 7, n, b).standard_normal((n, d)) for b in range(draws)])
+    tt = np.asarray(alphas, float)[:, None, None] * ts[None] + eps[None]   # (A, draws, d)
+    y = np.einsum("bnd,abd->abn", X, tt)
+    A = len(alphas)
+    Xa = np.broadcast_to(X, (A,) + X.shape)
+    tsa = np.broadcast_to(ts, (A, draws, d))
+    return ts, tt, y, Xa, tsa
+
+
 def depth_alpha_sim(d, n, depths, alphas, draws, seed=0, noise_norm=0.5,
-                    step_scale=0.5, loss_tol=1e-12):
+                    step_scale=0.5, loss_tol=1e-12, **run_kwargs) -> DepthAlphaResult:
     r"""Fig. 2a of paper 001: :math:`\theta_T = \alpha\theta_S + \epsilon` with unit
     :math:`\theta_S`, :math:`\epsilon` Gaussian of norm ``noise_norm`` (the paper's
     :math:`\approx 0.5\|\theta_S\|`), ``n`` isotropic Gaussian samples; networks of each
     depth holding exactly balanced pretrained weights (:func:`~transferkit.models.deep_linear.balanced_weights`) fine-tuned
     by gradient descent.
 
-    Returns dict with ``risk_gd``, ``risk_thm52``, ``risk_thm41``, ``risk_eq6`` of shape
-    ``(len(depths), len(alphas), draws)`` (population risks :math:`\|\beta-\theta_T\|^2`,
-    :math:`\Sigma = I`), and ``converged``.  The draws (teachers, ``X``) are shared by all
-    depths and :math:`\alpha` (paired)."""
-    A, D = len(alphas), len(depths)
-    ts = unit_rows(np.stack([keyed_rng(seed, 5, b).standard_normal(d) for b in range(draws)]))
-    eps = noise_norm * unit_rows(np.stack([keyed_rng(seed, 6, b).standard_normal(d) for b in range(draws)]))
-    X = np.stack([keyed_rng(seed, 7, n, b).standard_normal((n, d)) for b in range(draws)])
-    tt = np.asarray(alphas, float)[:, None, None] * ts[None] + eps[None]   # (A, draws, d)
-    y = np.einsum("bnd,abd->abn", X, tt)
-    Xa = np.broadcast_to(X, (A,) + X.shape)
-    tsa = np.broadcast_to(ts, (A, draws, d))
-    out = {k: np.zeros((D, A, draws)) for k in ("risk_gd", "risk_thm52")}
-    out["converged"] = np.zeros((D, A, draws), bool)
-    for i, L in enumerate(depths):
-        Wp = balanced_weights(ts, L, seed=seed)
-        beta, info = deep_finetune_sim(_tile(Wp, A), Xa.reshape(-1, n, d), y.reshape(-1, n),
-                                       step_scale, loss_tol)
-        out["risk_gd"][i] = ((beta.reshape(A, draws, d) - tt) ** 2).sum(-1)
-        out["risk_thm52"][i] = ((deep_finetune_predictor(Xa, y, tsa, L) - tt) ** 2).sum(-1)
-        out["converged"][i] = info.converged.reshape(A, draws)
-    out["risk_thm41"] = ((finetune_predictor(Xa, y, tsa) - tt) ** 2).sum(-1)
-    out["risk_eq6"] = ((deep_finetune_predictor(Xa, y, tsa, np.inf) - tt) ** 2).sum(-1)
-    return out
+    One depth is one cell of :func:`transferkit.sweep.run` (:func:`depth_alpha_cell`, all
+    :math:`\alpha` and draws in one batch), cached and resumable; ``run_kwargs`` go to
+    :func:`~transferkit.sweep.run`.
+
+    Returns
+    -------
+    DepthAlphaResult
+        ``risk_gd``, ``risk_thm52`` and ``converged`` of shape
+        ``(len(depths), len(alphas), draws)``, ``risk_thm41`` and ``risk_eq6``
+        ``(len(alphas), draws)`` (population risks :math:`\|\beta-\theta_T\|^2`,
+        :math:`\Sigma = I`).  The draws (teachers, ``X``) are shared by all depths and
+        :math:`\alpha` (paired)."""
+    alphas = np.asarray(alphas, float)
+    fixed = dict(d=int(d), n=int(n), alphas=alphas, draws=int(draws), seed=int(seed),
+                 noise_norm=noise_norm, step_scale=step_scale, loss_tol=loss_tol)
+    sw = run(depth_alpha_cell, Grid(depth=np.array([int(L) for L in depths])), fixed=fixed,
+             **_run_kw(run_kwargs, "Fig. 2a (paper 001): depth"))
+    _, tt, y, Xa, tsa = _depth_alpha_data(d, n, alphas, draws, seed, noise_norm)
+    return DepthAlphaResult(
+        depths=np.array([int(L) for L in depths]), alphas=alphas, risk_gd=sw["risk_gd"],
+        risk_thm52=sw["risk_thm52"],
+        risk_thm41=((finetune_predictor(Xa, y, tsa) - tt) ** 2).sum(-1),
+        risk_eq6=((deep_finetune_predictor(Xa, y, tsa, np.inf) - tt) ** 2).sum(-1),
+        converged=sw["converged"])
+
+
+def depth_alpha_cell(depth, d, n, alphas, draws, seed=0, noise_norm=0.5, step_scale=0.5,
+                     loss_tol=1e-12):
+    r"""One depth of :func:`depth_alpha_sim`: a cell function for :func:`transferkit.sweep.run`.
+    Returns ``risk_gd``, ``risk_thm52`` and ``converged``, each ``(len(alphas), draws)``."""
+    A = len(alphas)
+    ts, tt, y, Xa, tsa = _depth_alpha_data(d, n, alphas, draws, seed, noise_norm)
+    Wp = balanced_weights(ts, depth, seed=seed)
+    beta, info = deep_finetune_sim(_tile(Wp, A), Xa.reshape(-1, n, d), y.reshape(-1, n),
+                                   step_scale, loss_tol)
+    return {"risk_gd": ((beta.reshape(A, draws, d) - tt) ** 2).sum(-1),
+            "risk_thm52": ((deep_finetune_predictor(Xa, y, tsa, depth) - tt) ** 2).sum(-1),
+            "converged": info.converged.reshape(A, draws)}
 
 
 def scaling_sim(d, n, depth, scales, draws, seed=0, angle_dist=0.1,
-                step_scale=0.5, loss_tol=1e-12):
+                step_scale=0.5, loss_tol=1e-12, **run_kwargs) -> ScalingResult:
     r"""Fig. 2b of paper 001: unit directions with :math:`\|\hat\theta_T-\hat\theta_S\|` =
     ``angle_dist``; either the target is scaled (:math:`\theta_T = a\hat\theta_T`,
     :math:`\theta_S=\hat\theta_S`, ``"target"``) or the source
     (:math:`\theta_S = a\hat\theta_S`, :math:`\theta_T=\hat\theta_T`, ``"source"``).
 
-    Returns dict with ``risk_gd``, ``risk_thm52``, ``risk_thm41``, ``risk_eq6`` of shape
-    ``(2, len(scales), draws)`` (index 0: target scaled, 1: source scaled), ``converged``."""
+    Every scale and draw is trained in one batch (splitting it could change the last bits),
+    so the sweep has one cell (:func:`scaling_cell`, the scales vectorised), cached;
+    ``run_kwargs`` go to :func:`~transferkit.sweep.run`.
+
+    Returns
+    -------
+    ScalingResult
+        ``risk_gd``, ``risk_thm52``, ``risk_thm41``, ``risk_eq6`` and ``converged`` of
+        shape ``(2, len(scales), draws)`` (index 0: target scaled, 1: source scaled)."""
+    scales = np.asarray(scales, float)
+    fixed = dict(d=int(d), n=int(n), depth=int(depth), draws=int(draws), seed=int(seed),
+                 angle_dist=angle_dist, step_scale=step_scale, loss_tol=loss_tol)
+    sw = run(scaling_cell, Grid(scale=scales), fixed=fixed, vectorize=("scale",),
+             **_run_kw(run_kwargs, "Fig. 2b (paper 001)"))
+    out = {k: np.ascontiguousarray(np.swapaxes(sw[k], 0, 1))
+           for k in ("risk_gd", "risk_thm52", "risk_thm41", "risk_eq6", "converged")}
+    return ScalingResult(scales=scales, scaled=("target", "source"), **out)
+
+
+def scaling_cell(scale, d, n, depth, draws, seed=0, angle_dist=0.1, step_scale=0.5,
+                 loss_tol=1e-12):
+    r"""All scales of :func:`scaling_sim` in one batch: a cell function for
+    :func:`transferkit.sweep.run` (vectorise ``scale``).  Returns ``risk_gd``,
+    ``risk_thm52``, ``risk_thm41``, ``risk_eq6`` and ``converged``, each
+    ``(len(scale), 2, draws)``."""
+    scales = scale
     S = len(scales)
     u = unit_rows(np.stack([keyed_rng(seed, 8, b).standard_normal(d) for b in range(draws)]))
     v = np.stack([keyed_rng(seed, 9, b).standard_normal(d) for b in range(draws)])
@@ -183,11 +396,11 @@ def scaling_sim(d, n, depth, scales, draws, seed=0, angle_dist=0.1,
            "risk_thm41": ((finetune_predictor(Xa, y, ts) - tt) ** 2).sum(-1),
            "risk_eq6": ((deep_finetune_predictor(Xa, y, ts, np.inf) - tt) ** 2).sum(-1),
            "converged": info.converged.reshape(ts.shape[:-1])}
-    return out
+    return {k: np.swapaxes(v, 0, 1) for k, v in out.items()}
 
 
 def frozen_sim(d, ns, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
-               loss_tol=1e-12, rcond=1e-3):
+               loss_tol=1e-12, rcond=1e-3, **run_kwargs) -> FrozenResult:
     r"""Fig. 3 of paper 001: two-layer linear networks on a target at angle
     :math:`\arccos(\cos\theta)` from the unit source, noise free, :math:`\Sigma = I`.
 
@@ -200,41 +413,60 @@ def frozen_sim(d, ns, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
     * ``"vanilla"``: trained from scratch from scale ``init_scale``;
     * ``"finetune"``: all layers trained from the pretrained weights (gradient descent).
 
-    Returns dict with ``risk_<method>`` ``(len(ns), draws)`` for the simulations,
-    ``risk_thm55`` (:func:`~transferkit.theory.linear_teachers.frozen_predictor`), ``risk_thm52`` (depth 2),
-    ``risk_scratch_theory`` (:math:`(1-n/d)\|\theta_T\|^2`, the expectation for
-    :math:`X^+y`), ``rank`` (effective rank of the frozen features) and ``converged``.
+    One :math:`n` is one cell of :func:`transferkit.sweep.run` (:func:`frozen_cell`; each
+    cell repeats the deterministic pretraining), cached and resumable; ``run_kwargs`` go
+    to :func:`~transferkit.sweep.run`.
+
+    Returns
+    -------
+    FrozenResult
+        ``risk_<method>`` ``(len(ns), draws)`` for the simulations, ``risk_thm55``
+        (:func:`~transferkit.theory.linear_teachers.frozen_predictor`), ``risk_thm52`` (depth 2),
+        ``risk_scratch_theory`` (:math:`(1-n/d)\|\theta_T\|^2`, the expectation for
+        :math:`X^+y`), ``rank`` (effective rank of the frozen features) and ``converged``.
     """
 
     ns = [int(n) for n in ns]
+    fixed = dict(d=int(d), cos_angle=cos_angle, draws=int(draws), seed=int(seed),
+                 init_scale=init_scale, step_scale=step_scale, loss_tol=loss_tol, rcond=rcond)
+    sw = run(frozen_cell, Grid(n=np.array(ns)), fixed=fixed,
+             **_run_kw(run_kwargs, "Fig. 3 (paper 001): n"))
+    return FrozenResult(
+        ns=np.array(ns), risk_frozen=sw["risk_frozen"], risk_frozen_gd=sw["risk_frozen_gd"],
+        risk_vanilla=sw["risk_vanilla"], risk_finetune=sw["risk_finetune"],
+        risk_thm55=sw["risk_thm55"], risk_thm52=sw["risk_thm52"],
+        risk_scratch_theory=(1 - np.asarray(ns) / d) * 1.0, rank=sw["rank"][0],
+        converged=sw["converged"], frozen_gd_steps=sw["frozen_gd_steps"].astype(int))
+
+
+def frozen_cell(n, d, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
+                loss_tol=1e-12, rcond=1e-3):
+    r"""One sample size ``n`` of :func:`frozen_sim`: a cell function for
+    :func:`transferkit.sweep.run`.  Returns the risks ``risk_frozen``, ``risk_frozen_gd``,
+    ``risk_vanilla``, ``risk_finetune``, ``risk_thm55``, ``risk_thm52`` and ``converged``
+    ``(draws,)``, ``rank`` ``(draws,)`` and ``frozen_gd_steps`` (a scalar)."""
     u = unit_rows(np.stack([keyed_rng(seed, 11, b).standard_normal(d) for b in range(draws)]))
     v = np.stack([keyed_rng(seed, 12, b).standard_normal(d) for b in range(draws)])
     v = unit_rows(v - (v * u).sum(-1, keepdims=True) * u)
     tt = cos_angle * u + np.sqrt(1 - cos_angle ** 2) * v
     Wp = pretrain_gd(u, 2, init_scale, seed)
     U, _, rank, _ = models.deep_linear.feature_subspace(Wp, rcond)
-    keys = ("risk_frozen", "risk_frozen_gd", "risk_vanilla", "risk_finetune", "risk_thm55",
-            "risk_thm52")
-    out = {k: np.zeros((len(ns), draws)) for k in keys}
-    out["converged"] = np.ones((len(ns), draws), bool)
-    out["frozen_gd_steps"] = np.zeros(len(ns), int)
-    for j, n in enumerate(ns):
-        X = np.stack([keyed_rng(seed, 13, n, b).standard_normal((n, d)) for b in range(draws)])
-        y = np.einsum("bnd,bd->bn", X, tt)
-        Xt, yt = as_tensor(X), as_tensor(y)
-        bf = models.deep_linear.linear_transfer(U, Xt, yt[..., None])[:, 0].cpu().numpy()
-        out["risk_frozen"][j] = ((bf - tt) ** 2).sum(-1)
-        Wv, iv = models.deep_linear.train_scratch(Xt, yt, 2, init_scale, [keyed_rng(seed, 14, n, b) for b in range(draws)],
-                                 loss_tol=loss_tol, max_steps=200_000)
-        out["risk_vanilla"][j] = ((end_to_end(Wv).cpu().numpy() - tt) ** 2).sum(-1)
-        bft, ift = deep_finetune_sim(Wp, X, y, step_scale, loss_tol)
-        out["risk_finetune"][j] = ((bft - tt) ** 2).sum(-1)
-        bg = frozen_first_layer_gd(Wp, X, y, int(ift.steps.max()))
-        out["risk_frozen_gd"][j] = ((bg - tt) ** 2).sum(-1)
-        out["frozen_gd_steps"][j] = int(ift.steps.max())
-        out["risk_thm55"][j] = ((frozen_predictor(X, y, u) - tt) ** 2).sum(-1)
-        out["risk_thm52"][j] = ((deep_finetune_predictor(X, y, u, 2) - tt) ** 2).sum(-1)
-        out["converged"][j] = iv.converged & ift.converged
-    out["risk_scratch_theory"] = (1 - np.asarray(ns) / d) * 1.0
-    out["rank"] = rank
+    out = {}
+    X = np.stack([keyed_rng(seed, 13, n, b).standard_normal((n, d)) for b in range(draws)])
+    y = np.einsum("bnd,bd->bn", X, tt)
+    Xt, yt = as_tensor(X), as_tensor(y)
+    bf = models.deep_linear.linear_transfer(U, Xt, yt[..., None])[:, 0].cpu().numpy()
+    out["risk_frozen"] = ((bf - tt) ** 2).sum(-1)
+    Wv, iv = models.deep_linear.train_scratch(Xt, yt, 2, init_scale, [keyed_rng(seed, 14, n, b) for b in range(draws)],
+                             loss_tol=loss_tol, max_steps=200_000)
+    out["risk_vanilla"] = ((end_to_end(Wv).cpu().numpy() - tt) ** 2).sum(-1)
+    bft, ift = deep_finetune_sim(Wp, X, y, step_scale, loss_tol)
+    out["risk_finetune"] = ((bft - tt) ** 2).sum(-1)
+    bg = frozen_first_layer_gd(Wp, X, y, int(ift.steps.max()))
+    out["risk_frozen_gd"] = ((bg - tt) ** 2).sum(-1)
+    out["frozen_gd_steps"] = int(ift.steps.max())
+    out["risk_thm55"] = ((frozen_predictor(X, y, u) - tt) ** 2).sum(-1)
+    out["risk_thm52"] = ((deep_finetune_predictor(X, y, u, 2) - tt) ** 2).sum(-1)
+    out["converged"] = iv.converged & ift.converged
+    out["rank"] = np.asarray(rank)
     return out

@@ -2,12 +2,15 @@ r"""Paper 001, Table 1: bounds against fine-tuning error on pairs of binary MNIS
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from .. import config
+from .._validate import check_int
 from ..data import binary_task
 from ..stats import table_r2
 from ..streams import keyed_rng
+from ..sweep import Grid, run
 from ..theory.linear_teachers import (
     bartlett_bound,
     distance_measure,
@@ -15,7 +18,74 @@ from ..theory.linear_teachers import (
     finetune_predictor,
 )
 
-__all__ = ["digit_moments", "task_teacher", "task_covariance", "draw_task_pairs", "mnist_measures", "finetune_test_error", "mnist_table_sim"]
+__all__ = ["digit_moments", "task_teacher", "task_covariance", "draw_task_pairs", "mnist_measures",
+           "finetune_test_error", "mnist_table_sim", "table1_pair_cell", "R2", "Table1Result",
+           "N_TASK_PAIRS"]
+
+
+#: number of distinct (source "a vs b", target "c vs d") pairs of four distinct digits
+N_TASK_PAIRS = 10 * 9 * 8 * 7
+
+
+@dataclass(frozen=True)
+class R2:
+    r"""The :math:`R^2` of one measure of paper 001, Table 1, over repetitions.
+
+    Attributes
+    ----------
+    mean : ndarray, shape (len(ns),)
+        Mean over repetitions of the :math:`R^2` between the measure and the 0-1 error
+        across task pairs (:func:`transferkit.stats.table_r2`).
+    sd : ndarray, shape (len(ns),)
+        Its sample standard deviation over repetitions (ddof = 1; 0 for one repetition).
+    """
+
+    mean: np.ndarray
+    sd: np.ndarray
+
+
+@dataclass(frozen=True)
+class Table1Result:
+    r"""The result of :func:`mnist_table_sim`: paper 001, Table 1.
+
+    Attributes
+    ----------
+    pairs : ndarray of int, shape (K, 4)
+        The task pairs ``(a, b, c, d)``: source "a vs b", target "c vs d".
+    ns : ndarray of int
+        The target sample sizes.
+    c : float
+        The constant :math:`c` of the Bartlett-style bound and of Eq. 3 in ``measures``.
+    errors : ndarray, shape (reps, len(ns), K)
+        0-1 test error of fine-tuning (Thm 4.1) on ``n`` target samples, averaged over draws.
+    errors_sd : ndarray, shape (reps, len(ns), K)
+        Standard deviation of that error over draws.
+    measures : dict of str to ndarray, shape (len(ns), K)
+        The three measures of Table 1 at constant ``c`` (:func:`mnist_measures`):
+        ``"dist"`` (:math:`\|\theta_T-\theta_S\|^2`), ``"bartlett"`` and ``"eq3"`` (Eq. 3).
+    measures_other_c : dict of float to dict of str to ndarray
+        For every other constant ``c2`` asked for: ``{"bartlett": ..., "eq3": ...}`` at ``c2``.
+    r2 : dict of str to R2
+        The :math:`R^2` of each entry of ``measures`` (:func:`transferkit.stats.table_r2`).
+    r2_other_c : dict of float to dict of str to R2
+        The :math:`R^2` of each entry of ``measures_other_c``.
+    theta_norms : ndarray, shape (K, 2)
+        :math:`\|\theta_S\|` and :math:`\|\theta_T\|` per pair.
+    thetas : ndarray, shape (K, 2, d)
+        The source and target teachers (:func:`task_teacher`) per pair.
+    """
+
+    pairs: np.ndarray
+    ns: np.ndarray
+    c: float
+    errors: np.ndarray
+    errors_sd: np.ndarray
+    measures: dict
+    measures_other_c: dict
+    r2: dict
+    r2_other_c: dict
+    theta_norms: np.ndarray
+    thetas: np.ndarray
 
 
 # ---------------------------------------------------------------------------------------
@@ -64,7 +134,14 @@ def task_covariance(G, cnt, c, d_):
 
 def draw_task_pairs(K, seed=0):
     r"""``K`` distinct (source, target) pairs of binary digit tasks, four distinct digits each:
-    an array ``(K, 4)`` of ``(a, b, c, d)`` for source "a vs b" and target "c vs d"."""
+    an array ``(K, 4)`` of ``(a, b, c, d)`` for source "a vs b" and target "c vs d".
+
+    ``K`` must be at most :data:`N_TASK_PAIRS` (5040), the number of distinct pairs.
+    """
+    K = check_int("K", K, 0)
+    if K > N_TASK_PAIRS:
+        raise ValueError(f"K must be at most {N_TASK_PAIRS}, the number of distinct task pairs "
+                         f"of four distinct digits (got K = {K})")
     rng = keyed_rng(seed, 20)
     pairs = set()
     while len(pairs) < K:
@@ -104,48 +181,81 @@ def finetune_test_error(x_pool, t_pool, theta_s, x_test, t_test, n, shape, seed)
     return err.reshape(shape)
 
 
+def table1_pair_cell(k, pairs, G, s, cnt, x_train, y_train, x_test, y_test, ns, draws, reps,
+                     seed=0, m=2, delta=1.0, c=3.0, rcond=1e-6, other_c=()):
+    r"""One task pair of paper 001, Table 1: a cell function for :func:`transferkit.sweep.run`.
+
+    Pair ``pairs[k]`` (source "a vs b", target "c vs d"), with the per-digit moments
+    ``G, s, cnt`` of :func:`digit_moments`: the teachers (:func:`task_teacher`), the
+    measures (:func:`mnist_measures`, at ``c`` and at every ``other_c``) and the 0-1 test
+    errors of fine-tuning (:func:`finetune_test_error`, seed ``seed * 1000 + k``).
+    Returns ``errors`` and ``errors_sd`` ``(reps, len(ns))``, ``dist``, ``bartlett``,
+    ``eq3`` ``(len(ns),)``, ``other_bartlett`` and ``other_eq3`` ``(len(other_c), len(ns))``
+    and ``theta_s``, ``theta_t`` ``(d,)``.
+    """
+    a, b, cc, dd = (int(v) for v in np.asarray(pairs)[k])
+    ns = [int(n) for n in ns]
+    ts = task_teacher(G, s, a, b, rcond)
+    tt = task_teacher(G, s, cc, dd, rcond)
+    lam, V = task_covariance(G, cnt, cc, dd)
+    out = dict(mnist_measures(ts, tt, lam, V, ns, m, delta, c))
+    other = [mnist_measures(ts, tt, lam, V, ns, m, delta, c2) for c2 in other_c]
+    for name in ("bartlett", "eq3"):
+        out["other_" + name] = np.array([o[name] for o in other]).reshape(len(other), len(ns))
+    x_pool, t_pool = binary_task(x_train, y_train, cc, dd)
+    x_t, t_t = binary_task(x_test, y_test, cc, dd)
+    errors = np.zeros((reps, len(ns)))
+    errors_sd = np.zeros((reps, len(ns)))
+    for j, n in enumerate(ns):
+        e = finetune_test_error(x_pool, t_pool, ts, x_t, t_t, int(n), (reps, draws),
+                                seed=int(seed) * 1000 + int(k))
+        errors[:, j] = e.mean(-1)
+        errors_sd[:, j] = e.std(-1, ddof=1)
+    out.update(errors=errors, errors_sd=errors_sd, theta_s=ts, theta_t=tt)
+    return out
+
+
 def mnist_table_sim(x_train, y_train, x_test, y_test, pairs, ns, draws, reps, seed=0, m=2,
-                    delta=1.0, c=3.0, rcond=1e-6, other_c=(), progress=None):
+                    delta=1.0, c=3.0, rcond=1e-6, other_c=(), progress=None,
+                    **run_kwargs) -> Table1Result:
     r"""Table 1 of paper 001.  For each (source "a vs b", target "c vs d") pair: the source
     and target teachers fitted on all their training data (:func:`task_teacher`), the
     target covariance, the three measures (:func:`mnist_measures`), and the 0-1 test error
     (on the target task's test images) of fine-tuning from :math:`\theta_S` on ``n`` target
     samples, averaged over ``draws`` draws, for ``reps`` independent repetitions.
 
-    Returns dict: ``errors`` ``(reps, len(ns), K)``, ``errors_sd`` (std over draws),
-    ``measures`` (name -> ``(len(ns), K)``; for every value ``c2`` of ``other_c`` also
-    ``bartlett_c{c2}`` and ``eq3_c{c2}``), ``r2`` (:func:`~transferkit.stats.table_r2`), ``theta_norms``
-    ``(K, 2)``, ``thetas`` ``(K, 2, d)`` (source, target teachers).
-    """
-    from tqdm import tqdm
+    One pair is one cell of :func:`transferkit.sweep.run` (:func:`table1_pair_cell`):
+    cached on disk and resumable; ``run_kwargs`` go to :func:`~transferkit.sweep.run`.
 
+    Returns
+    -------
+    Table1Result
+        Errors ``(reps, len(ns), K)``, measures and their :math:`R^2`
+        (:func:`~transferkit.stats.table_r2`), teachers ``(K, 2, d)``.
+    """
     G, s, cnt = digit_moments(x_train, y_train)
+    pairs = np.asarray(pairs, dtype=int).reshape(-1, 4)
     K = len(pairs)
-    errors = np.zeros((reps, len(ns), K))
-    errors_sd = np.zeros((reps, len(ns), K))
-    names = ["dist", "bartlett", "eq3"] + [f"{b}_c{c2:g}" for c2 in other_c for b in ("bartlett", "eq3")]
-    measures = {k: np.zeros((len(ns), K)) for k in names}
-    norms = np.zeros((K, 2))
-    thetas = np.zeros((K, 2, x_train.shape[1]))
-    for k, (a, b, cc, dd) in enumerate(tqdm(pairs, desc="pairs", disable=not config.progress(progress))):
-        ts = task_teacher(G, s, a, b, rcond)
-        tt = task_teacher(G, s, cc, dd, rcond)
-        norms[k] = np.linalg.norm(ts), np.linalg.norm(tt)
-        thetas[k] = ts, tt
-        lam, V = task_covariance(G, cnt, cc, dd)
-        for name, v in mnist_measures(ts, tt, lam, V, ns, m, delta, c).items():
-            measures[name][:, k] = v
-        for c2 in other_c:
-            for name, v in mnist_measures(ts, tt, lam, V, ns, m, delta, c2).items():
-                if name != "dist":
-                    measures[f"{name}_c{c2:g}"][:, k] = v
-        x_pool, t_pool = binary_task(x_train, y_train, cc, dd)
-        x_t, t_t = binary_task(x_test, y_test, cc, dd)
-        for j, n in enumerate(ns):
-            e = finetune_test_error(x_pool, t_pool, ts, x_t, t_t, int(n), (reps, draws),
-                                    seed=int(seed) * 1000 + k)
-            errors[:, j, k] = e.mean(-1)
-            errors_sd[:, j, k] = e.std(-1, ddof=1)
-    r2 = table_r2(errors, {name: v for name, v in measures.items()})
-    return {"errors": errors, "errors_sd": errors_sd, "measures": measures, "r2": r2,
-            "theta_norms": norms, "thetas": thetas}
+    ns = np.array([int(n) for n in ns])
+    other_c = tuple(float(c2) for c2 in other_c)
+    fixed = dict(pairs=pairs, G=G, s=s, cnt=cnt, x_train=np.asarray(x_train),
+                 y_train=np.asarray(y_train), x_test=np.asarray(x_test), y_test=np.asarray(y_test),
+                 ns=ns, draws=int(draws), reps=int(reps), seed=int(seed), m=m, delta=delta, c=c,
+                 rcond=rcond, other_c=list(other_c))
+    kw = dict(run_kwargs)
+    kw.setdefault("desc", "pairs")
+    kw.setdefault("progress", progress)
+    sw = run(table1_pair_cell, Grid(k=np.arange(K)), fixed=fixed, **kw)
+    errors = np.ascontiguousarray(sw["errors"].transpose(1, 2, 0))       # (reps, len(ns), K)
+    errors_sd = np.ascontiguousarray(sw["errors_sd"].transpose(1, 2, 0))
+    measures = {name: np.ascontiguousarray(sw[name].T) for name in ("dist", "bartlett", "eq3")}
+    other = {c2: {name: np.ascontiguousarray(sw["other_" + name][:, i].T)
+                  for name in ("bartlett", "eq3")} for i, c2 in enumerate(other_c)}
+    r2 = {name: R2(*v) for name, v in table_r2(errors, measures).items()}
+    r2_other = {c2: {name: R2(*v) for name, v in table_r2(errors, ms).items()}
+                for c2, ms in other.items()}
+    thetas = np.stack([sw["theta_s"], sw["theta_t"]], 1)
+    return Table1Result(pairs=pairs, ns=ns, c=c, errors=errors, errors_sd=errors_sd,
+                        measures=measures, measures_other_c=other, r2=r2, r2_other_c=r2_other,
+                        theta_norms=np.array([[np.linalg.norm(t) for t in th] for th in thetas]).reshape(K, 2),
+                        thetas=thetas)

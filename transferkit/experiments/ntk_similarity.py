@@ -132,7 +132,7 @@ def transfer_experiment(XP, yP, tasks: dict, *, m: int = 4096, kappa: float = 1.
     eta_P = 1.0 / float(np.linalg.eigvalsh(HP)[-1])
     WP, info_P = train_ntk(W0, A, t(XP), t(yP), eta=eta_P, tol=tol,
                                  max_steps=max_steps, record_every=record_every)
-    pretrain = Pretraining(eta=eta_P, steps=info_P["steps"], converged=info_P["converged"])
+    pretrain = Pretraining(eta=eta_P, steps=info_P.steps, converged=info_P.converged)
     out = {}
     for name, (XQ, yQ) in tasks.items():
         XQ = check_sphere(f"tasks[{name!r}] inputs", XQ)
@@ -146,18 +146,18 @@ def transfer_experiment(XP, yP, tasks: dict, *, m: int = 4096, kappa: float = 1.
                                    record_every=record_every)
         Ws, info_s = train_ntk(W0, A, Xq, yq, eta=eta, tol=tol, max_steps=max_steps,
                                      record_every=record_every)
-        u_QP = info["outputs0"]
+        u_QP = info.outputs0
         out[name] = TaskTransfer(
             **sim,
             dev=torch.linalg.vector_norm(WQ - WP, dim=(-2, -1)).cpu().numpy(),
             dev_scratch=torch.linalg.vector_norm(Ws - W0, dim=(-2, -1)).cpu().numpy(),
-            grad2=np.sum((u_QP - yQ) ** 2, axis=-1), flips=info["flips"],
-            flips_scratch=info_s["flips"],
-            path_steps=info["path_steps"], path=info["path"],
-            path_theory=deviation_path(HQ, yQ - sim["yPQ"], eta, info["path_steps"]),
-            atol=float(max(info["residual"].max(), info_s["residual"].max())
+            grad2=np.sum((u_QP - yQ) ** 2, axis=-1), flips=info.flips,
+            flips_scratch=info_s.flips,
+            path_steps=info.path_steps, path=info.path,
+            path_theory=deviation_path(HQ, yQ - sim["yPQ"], eta, info.path_steps),
+            atol=float(max(info.residual.max(), info_s.residual.max())
                        / math.sqrt(lam[0])),
-            eta=eta, steps=(info["steps"], info_s["steps"]),
-            converged=bool(info["converged"].all() and info_s["converged"].all()),
+            eta=eta, steps=(info.steps, info_s.steps),
+            converged=bool(info.converged.all() and info_s.converged.all()),
             n=XQ.shape[0])
     return TransferResult(pretrain=pretrain, tasks=out)

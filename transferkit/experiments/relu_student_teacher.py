@@ -2,11 +2,14 @@ r"""Paper 000, Sec. 4, Figs. 3 and 9: two-layer ReLU student-teacher transfer ex
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._validate import check_int
 from ..config import progress as _progress
 from ..models.relu import (
+    MeanFieldInfo,
     Teacher,
     ablate,
     feature_gram,
@@ -24,7 +27,130 @@ from ..models.relu import (
 )
 from ..stats import kernel_distance
 
-__all__ = ["anchored_experiment"]
+__all__ = ["fig3_experiment", "anchored_experiment", "Fig3Result", "AnchoredResult"]
+
+
+@dataclass(frozen=True)
+class Fig3Result:
+    r"""The result of :func:`fig3_experiment`: everything paper 000, Fig. 3 plots.
+
+    Shapes use ``M = len(mus)``, ``N = len(ns)``, ``Tn = teachers``.
+
+    Attributes
+    ----------
+    d, m, m_star : int
+        Input dimension, student width :math:`m`, teacher width :math:`m_*`.
+    mus, ns : ndarray
+        Ablated fractions :math:`\mu` (Eq. 16) and target sample sizes :math:`n`.
+    seed : int
+        The seed of the experiment.
+    readout_init, lr, tol, max_time, max_step : float
+        Training settings (initial readout, learning rate, relative tolerance, gradient-flow
+        time limit, step-size cap).
+    pretrain_steps : int
+        Step budget of pretraining.
+    teacher_norm : ndarray, shape (Tn,)
+        :math:`\|f_t\|^2_{L_2}` of each target teacher.
+    teacher_var : ndarray, shape (Tn,)
+        :math:`\mathrm{Var} f_t(x)` of each target teacher.
+    target : transferkit.models.relu.Teacher
+        The target teachers (Eq. 17).
+    source : transferkit.models.relu.Teacher
+        The sources (Eq. 16), stacked ``mu``-major: index ``i_mu * Tn + t``.
+    pretrain : transferkit.models.relu.MeanFieldInfo
+        The ``info`` of :func:`transferkit.models.relu.train_population` (pretraining).
+    pretrain_rel : ndarray, shape (M, Tn)
+        Final pretraining loss over :math:`\|f_s\|^2`.
+    perp_sim : ndarray, shape (M, Tn)
+        :math:`\|P_\perp f_t\|^2/\|f_t\|^2` for the pretrained units (panel d).
+    perp_theory : ndarray, shape (M, Tn)
+        The same for the source teacher's kept units (exact sparsification).
+    perp_source : ndarray, shape (M, Tn)
+        :math:`\|P_\perp f_s\|^2/\|f_s\|^2` for the pretrained units.
+    perp_init : ndarray, shape (M, Tn)
+        :math:`\|P_\perp f_t\|^2/\|f_t\|^2` for the random initial units.
+    grams : list of tuple of ndarray
+        Per :math:`\mu`, the Gram matrices of the pretrained kernel and of the source
+        teacher's kernel (panels a, b; first teacher).
+    gram_init : ndarray
+        The Gram matrix of the random initial units.
+    gram_distance, gram_init_distance : ndarray, shape (M,)
+        Relative distance of the pretrained (initial) kernel to the source kernel.
+    R_lt : ndarray, shape (M, N, Tn, draws)
+        Linear-transfer risks (panel e).
+    R_sc : ndarray, shape (N, Tn, scratch_seeds)
+        Population risks of scratch training (panel c).
+    scratch : list of transferkit.models.relu.MeanFieldInfo
+        Per :math:`n`, the ``info`` of :func:`transferkit.models.relu.train_samples`.
+    scratch_loss_rel : list of ndarray
+        Per :math:`n`, the final training loss of each scratch run over the mean
+        :math:`y^2` of its sample.
+    """
+
+    d: int
+    m: int
+    m_star: int
+    mus: np.ndarray
+    ns: np.ndarray
+    teacher_norm: np.ndarray
+    target: Teacher
+    source: Teacher
+    seed: int
+    readout_init: float
+    lr: float
+    tol: float
+    pretrain_steps: int
+    max_time: float
+    max_step: float
+    pretrain: MeanFieldInfo
+    pretrain_rel: np.ndarray
+    perp_sim: np.ndarray
+    perp_theory: np.ndarray
+    perp_source: np.ndarray
+    perp_init: np.ndarray
+    grams: list
+    gram_init: np.ndarray
+    gram_distance: np.ndarray
+    gram_init_distance: np.ndarray
+    teacher_var: np.ndarray
+    R_lt: np.ndarray
+    R_sc: np.ndarray
+    scratch: list
+    scratch_loss_rel: list
+
+
+@dataclass(frozen=True)
+class AnchoredResult:
+    r"""The result of :func:`anchored_experiment` (paper 000, App. E, Fig. 9).
+
+    Attributes
+    ----------
+    lambdas : ndarray
+        The anchor weights :math:`\lambda`.
+    mu : float
+        The ablated fraction of the source.
+    ns : ndarray
+        The target sample sizes.
+    R_lt : ndarray, shape (len(lambdas), len(ns), teachers, draws)
+        Linear-transfer risks.
+    perp : ndarray, shape (len(lambdas), teachers)
+        :math:`\|P_\perp f_t\|^2/\|f_t\|^2` of the pretrained units.
+    anchor_dist : ndarray, shape (len(lambdas), teachers)
+        :math:`\sum_i\|w_i-w_i^{(0)}\|^2 / m`.
+    source_rel : ndarray, shape (len(lambdas), teachers)
+        Pretraining source risk over :math:`\|f_s\|^2`.
+    info : transferkit.models.relu.MeanFieldInfo
+        The ``info`` of :func:`transferkit.models.relu.train_population`.
+    """
+
+    lambdas: np.ndarray
+    mu: float
+    ns: np.ndarray
+    R_lt: np.ndarray
+    perp: np.ndarray
+    anchor_dist: np.ndarray
+    source_rel: np.ndarray
+    info: MeanFieldInfo
 
 
 # ---------------------------------------------------------------------------
@@ -41,7 +167,7 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
                     lr: float = 1.0, tol: float = 1e-6, pretrain_steps: int = 3000,
                     scratch_steps: int = 3000, max_time: float = 1000.0, max_step: float = 1.0,
                     gram_points: int = 60, seed: int = 0,
-                    progress: bool | None = None) -> dict:
+                    progress: bool | None = None) -> Fig3Result:
     r"""Everything Fig. 3 of paper 000 plots, from exact population formulas where they
     exist and from training where they do not:
 
@@ -64,8 +190,8 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     ``scratch_steps`` iterations, or at gradient-flow time ``max_time`` (default
     :math:`10^3`: the paper's :math:`10^5` steps at learning rate :math:`0.01\,m`, App. D), whichever
     comes first; the step size is capped at ``max_step`` (default 1: 100 times the
-    paper's, below the curvature bound of the readout, about 6). All risks are exact population risks (no test sample). Returns a dict
-    of arrays.
+    paper's, below the curvature bound of the readout, about 6). All risks are exact population risks (no test sample). Returns a
+    :class:`Fig3Result`.
     """
     d, m, m_star = check_int("d", d, 1), check_int("m", m, 1), check_int("m_star", m_star, 1)
     mus = np.asarray(mus, dtype=float)
@@ -102,7 +228,7 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     # linear transfer and scratch training for every n
     R_lt = np.zeros((len(mus), len(ns), teachers, draws))
     R_sc = np.zeros((len(ns), teachers, scratch_seeds))
-    sc_info = []
+    sc_info, sc_rel = [], []
     it = ns
     if _progress(progress):
         from tqdm.auto import tqdm
@@ -122,39 +248,37 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
         Ws, cs, info = train_samples(Ws0, cs0, Xs, ys, lr=lr, tol=tol, max_steps=scratch_steps,
                                      max_time=max_time, max_step=max_step)
         R_sc[j] = risk_np(Ws, cs / m, Ts).reshape(teachers, scratch_seeds)
-        info["train_loss_rel"] = info["loss"] / np.mean(ys ** 2, axis=1)
+        sc_rel.append(info.loss / np.mean(ys ** 2, axis=1))
         sc_info.append(info)
-    return {"d": d, "m": m, "m_star": m_star, "mus": mus, "ns": ns, "teacher_norm": tn,
-            "target": T, "source": source, "seed": seed, "readout_init": readout_init,
-            "lr": lr, "tol": tol, "pretrain_steps": pretrain_steps, "max_time": max_time,
-            "max_step": max_step,
-            "pretrain": pinfo, "pretrain_rel": (pinfo["loss"] / pinfo["teacher_norm"]).reshape(shape),
-            "perp_sim": out_sim.reshape(shape) / tn, "perp_theory": out_th.reshape(shape) / tn,
-            "perp_source": out_src.reshape(shape) / pinfo["teacher_norm"].reshape(shape),
-            "perp_init": out_init.reshape(shape) / tn,
-            "grams": grams, "gram_init": G_init,
-            "gram_distance": np.array([kernel_distance(a, b) for a, b in grams]),
-            "gram_init_distance": np.array([kernel_distance(G_init, b) for _, b in grams]),
-            "teacher_var": tn - teacher_mean(T) ** 2,
-            "R_lt": R_lt, "R_sc": R_sc,
-            "scratch": sc_info}
+    return Fig3Result(
+        d=d, m=m, m_star=m_star, mus=mus, ns=ns, teacher_norm=tn, target=T, source=source,
+        seed=seed, readout_init=readout_init, lr=lr, tol=tol, pretrain_steps=pretrain_steps,
+        max_time=max_time, max_step=max_step, pretrain=pinfo,
+        pretrain_rel=(pinfo.loss / pinfo.teacher_norm).reshape(shape),
+        perp_sim=out_sim.reshape(shape) / tn, perp_theory=out_th.reshape(shape) / tn,
+        perp_source=out_src.reshape(shape) / pinfo.teacher_norm.reshape(shape),
+        perp_init=out_init.reshape(shape) / tn, grams=grams, gram_init=G_init,
+        gram_distance=np.array([kernel_distance(a, b) for a, b in grams]),
+        gram_init_distance=np.array([kernel_distance(G_init, b) for _, b in grams]),
+        teacher_var=tn - teacher_mean(T) ** 2, R_lt=R_lt, R_sc=R_sc, scratch=sc_info,
+        scratch_loss_rel=sc_rel)
 
 
-def anchored_experiment(res: dict, lambdas, mu: float, draws: int = 8, seed: int = 1,
-                        progress: bool | None = None) -> dict:
+def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, seed: int = 1,
+                        progress: bool | None = None) -> AnchoredResult:
     r"""Paper 000, App. E, Fig. 9: pretraining with the penalty
     :math:`\lambda\sum_i\|w_i - w_i^{(0)}\|^2` (:func:`~transferkit.models.relu.train_population` with ``anchor_weight``),
     then linear transfer, on the teachers of a :func:`fig3_experiment` result ``res``.
 
     For every :math:`\lambda` in ``lambdas`` and every target teacher of ``res``: a fresh student
-    (random units on the sphere, readout ``res["readout_init"]``) is pretrained on the
-    source of ablation ``mu`` (which must be one of ``res["mus"]``) with the training
+    (random units on the sphere, readout ``res.readout_init``) is pretrained on the
+    source of ablation ``mu`` (which must be one of ``res.mus``) with the training
     settings of ``res``; then :math:`\|P_\perp f_t\|^2` of its units and its linear-transfer risk
     (:func:`~transferkit.models.relu.readout_transfer_risk`) on ``draws`` fresh target sets for every :math:`n` of
-    ``res["ns"]``. Scratch training does not depend on :math:`\lambda`: compare with
-    ``res["R_sc"]``.
+    ``res.ns``. Scratch training does not depend on :math:`\lambda`: compare with
+    ``res.R_sc``.
 
-    Returns dict ``lambdas, mu, ns``, ``R_lt`` ``(len(lambdas), len(ns), teachers, draws)``,
+    Returns an :class:`AnchoredResult`: ``lambdas, mu, ns``, ``R_lt`` ``(len(lambdas), len(ns), teachers, draws)``,
     ``perp`` ``(len(lambdas), teachers)`` (normalised by :math:`\|f_t\|^2`), ``anchor_dist``
     (:math:`\sum_i\|w_i-w_i^{(0)}\|^2 / m`), ``source_rel`` (pretraining source risk over
     :math:`\|f_s\|^2`) and the pretraining ``info``.
@@ -162,28 +286,28 @@ def anchored_experiment(res: dict, lambdas, mu: float, draws: int = 8, seed: int
     lambdas = np.atleast_1d(np.asarray(lambdas, dtype=float))
     if lambdas.ndim != 1 or not np.all(np.isfinite(lambdas) & (lambdas >= 0)):
         raise ValueError(f"lambdas must be finite numbers >= 0 (got {lambdas!r})")
-    hit = np.flatnonzero(np.isclose(res["mus"], mu))
+    hit = np.flatnonzero(np.isclose(res.mus, mu))
     if hit.size != 1:
-        raise ValueError(f"mu must be one of res['mus'] = {list(res['mus'])} (got {mu!r})")
+        raise ValueError(f"mu must be one of res.mus = {list(res.mus)} (got {mu!r})")
     draws = check_int("draws", draws, 1)
     i = int(hit[0])
-    T = res["target"]
+    T = res.target
     nt = T.W.shape[0]
-    m, d = res["m"], res["d"]
-    src = Teacher(res["source"].W[i * nt:(i + 1) * nt], res["source"].a[i * nt:(i + 1) * nt])
+    m, d = res.m, res.d
+    src = Teacher(res.source.W[i * nt:(i + 1) * nt], res.source.a[i * nt:(i + 1) * nt])
     L = len(lambdas)
     rng = np.random.default_rng([int(seed), 9])
     W0 = random_sphere((L * nt, m, d), rng)
-    c0 = np.full((L * nt, m), float(res["readout_init"]))
+    c0 = np.full((L * nt, m), float(res.readout_init))
     src_rep = tile_teacher(src, L)
-    Wp, cp, info = train_population(W0, c0, src_rep, lr=res["lr"], tol=res["tol"],
-                                    max_steps=res["pretrain_steps"], max_time=res["max_time"],
-                                    max_step=res["max_step"],
+    Wp, cp, info = train_population(W0, c0, src_rep, lr=res.lr, tol=res.tol,
+                                    max_steps=res.pretrain_steps, max_time=res.max_time,
+                                    max_step=res.max_step,
                                     anchor_weight=np.repeat(lambdas, nt))
     T_rep = tile_teacher(T, L)
     _, perp = rkhs_norms(Wp, T_rep)
-    tn = np.tile(res["teacher_norm"], L)
-    ns = res["ns"]
+    tn = np.tile(res.teacher_norm, L)
+    ns = res.ns
     R_lt = np.zeros((L, len(ns), nt, draws))
     it = list(enumerate(ns))
     if _progress(progress):
@@ -195,7 +319,8 @@ def anchored_experiment(res: dict, lambdas, mu: float, draws: int = 8, seed: int
             Wk = np.repeat(Wp[k * nt:(k + 1) * nt, None], draws, 1).reshape(-1, m, d)
             X = rng.standard_normal((nt * draws, int(n), d))
             R_lt[k, j] = readout_transfer_risk(Wk, X, Trep).reshape(nt, draws)
-    return {"lambdas": lambdas, "mu": float(res["mus"][i]), "ns": ns, "R_lt": R_lt,
-            "perp": (perp / tn).reshape(L, nt),
-            "anchor_dist": info["anchor_dist"].reshape(L, nt) / m,
-            "source_rel": (info["risk"] / info["teacher_norm"]).reshape(L, nt), "info": info}
+    return AnchoredResult(lambdas=lambdas, mu=float(res.mus[i]), ns=ns, R_lt=R_lt,
+                          perp=(perp / tn).reshape(L, nt),
+                          anchor_dist=info.anchor_dist.reshape(L, nt) / m,
+                          source_rel=(info.risk / info.teacher_norm).reshape(L, nt),
+                          info=info)

@@ -380,25 +380,27 @@ def _mean_se(x, axis=-1):
     return x.mean(axis), x.std(axis, ddof=1) / math.sqrt(x.shape[axis])
 
 
-def lazy_rich_figure(res: dict, title: str = "Fig. 9"):
+def lazy_rich_figure(res, title: str = "Fig. 9"):
     r"""(a) Transferability against :math:`\alpha` per target size, with the lazy (dashed)
     and perfectly rich (dotted) references; (b) transfer risk of one target size beside
     the out-of-span lower bound of the pretrained features; (c) relative movement of the
-    first layer during pretraining."""
+    first layer during pretraining.  ``res`` is the
+    :class:`~transferkit.experiments.lazy_rich.InitScaleSweepResult` of
+    :func:`transferkit.experiments.lazy_rich.init_scale_sweep`."""
     import matplotlib.pyplot as plt
 
-    al, ns = res["alphas"], res["ns"]
+    al, ns = res.alphas, res.ns
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     fig, axes = plt.subplots(1, 3, figsize=(14, 4), layout="constrained")
     ax = axes[0]
     for j, n in enumerate(ns):
         c = colors[j % len(colors)]
-        m, se = _mean_se(res["T"][:, j])
+        m, se = _mean_se(res.T[:, j])
         ax.errorbar(al, m, yerr=se, fmt="o-", color=c, ms=4, label=f"$n = {n}$")
-        ax.axhline(np.mean(res["scratch"][j] - res["lazy"][j]), color=c, ls="--", lw=0.8)
-        ax.axhline(np.mean(res["scratch"][j] - res["source"][j]), color=c, ls=":", lw=0.8)
+        ax.axhline(np.mean(res.scratch[j] - res.lazy[j]), color=c, ls="--", lw=0.8)
+        ax.axhline(np.mean(res.scratch[j] - res.source[j]), color=c, ls=":", lw=0.8)
     ax.axhline(0, color="k", lw=0.8)
-    top = float(np.max(res["T"].mean(-1) + _mean_se(res["T"])[1]))
+    top = float(np.max(res.T.mean(-1) + _mean_se(res.T)[1]))
     ax.set_ylim(max(ax.get_ylim()[0], -1.0), max(top, 0.0) + 0.1)
     ax.set_xscale("log")
     ax.set_xlabel(r"pretraining init scale $\alpha$ (rich $\to$ lazy)")
@@ -408,15 +410,15 @@ def lazy_rich_figure(res: dict, title: str = "Fig. 9"):
     ax.legend(fontsize="small")
     ax = axes[1]
     for j, n in enumerate(ns):
-        m, se = _mean_se(res["transfer"][:, j])
+        m, se = _mean_se(res.transfer[:, j])
         ax.errorbar(al, m, yerr=se, fmt="o-", color=colors[j % len(colors)], ms=4,
                     label=f"transfer, $n = {n}$")
-    m, se = _mean_se(res["span_floor"])
+    m, se = _mean_se(res.span_floor)
     ax.errorbar(al, m, yerr=se, fmt="s-", color="k", ms=4,
                 label=r"$\|P_\perp f_t\|^2$ of the pretrained features")
-    ax.axhline(np.mean(res["floor"]), color="k", ls=":", lw=0.8,
+    ax.axhline(np.mean(res.floor), color="k", ls=":", lw=0.8,
                label=r"$\|P_\perp f_t\|^2$, source neurons")
-    ax.axhline(np.mean(res["lazy_floor"]), color="k", ls="--", lw=0.8,
+    ax.axhline(np.mean(res.lazy_floor), color="k", ls="--", lw=0.8,
                label=r"$\|P_\perp f_t\|^2$, initial features")
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -425,7 +427,7 @@ def lazy_rich_figure(res: dict, title: str = "Fig. 9"):
     ax.set_title("(b) transfer risk and its lower bound", fontsize="small")
     ax.legend(fontsize="x-small")
     ax = axes[2]
-    m, se = _mean_se(res["movement"])
+    m, se = _mean_se(res.movement)
     ax.errorbar(al, m, yerr=se, fmt="o-", color="k", ms=4)
     ax.set_xscale("log")
     ax.set_yscale("log")

@@ -38,10 +38,10 @@ def gram_figure(G_model, G_source, G_init):
     G_model, G_source : ndarray, shape (p, p)
         Gram matrices, on the same ``p`` Gaussian inputs, of the pretrained student's kernel
         :math:`\frac1m\sum_i\sigma(w_i\cdot x)\sigma(w_i\cdot x')` (panel a) and of the source
-        teacher's kernel (panel b); one entry of ``res["grams"]`` of
+        teacher's kernel (panel b); one entry of ``res.grams`` of
         :func:`transferkit.experiments.relu_student_teacher.fig3_experiment`.
     G_init : ndarray, shape (p, p)
-        The kernel of the random initial units (``res["gram_init"]``), drawn on the right for
+        The kernel of the random initial units (``res.gram_init``), drawn on the right for
         scale.
 
     Returns
@@ -107,8 +107,8 @@ def out_of_span_figure(mus, perp_sim, perp_theory, perp_init):
     perp_sim, perp_theory, perp_init : array_like, shape (k, teachers)
         The normalised out-of-span norm for the pretrained units (markers, mean and standard
         error over teachers), for the source teacher's kept units (line; App. C, exact
-        sparsification) and for the random initial units (dashed); ``res["perp_sim"]``,
-        ``res["perp_theory"]`` and ``res["perp_init"]`` of
+        sparsification) and for the random initial units (dashed); ``res.perp_sim``,
+        ``res.perp_theory`` and ``res.perp_init`` of
         :func:`transferkit.experiments.relu_student_teacher.fig3_experiment`.
 
     Returns
@@ -282,13 +282,13 @@ def convergence_figure(pretrain: dict, ns, scratch: list):
     pretrain : dict
         The pretraining ``info`` of
         :func:`transferkit.experiments.relu_student_teacher.fig3_experiment`
-        (``res["pretrain"]``), with ``history`` and ``time_history`` of shape
+        (``res.pretrain``), with ``history`` and ``time_history`` of shape
         ``(steps, runs)`` and ``teacher_norm`` of shape ``(runs,)``; the population loss is
         drawn over :math:`\|f_s^*\|^2`.
     ns : array_like of int
         The target sample sizes.
     scratch : list of dict
-        One scratch-training ``info`` per entry of ``ns`` (``res["scratch"]``); the training
+        One scratch-training ``info`` per entry of ``ns`` (``res.scratch``); the training
         loss is drawn over its initial value, one colour per :math:`n`.
 
     Returns
@@ -298,15 +298,15 @@ def convergence_figure(pretrain: dict, ns, scratch: list):
     import matplotlib.pyplot as plt
 
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
-    h = pretrain["history"] / pretrain["teacher_norm"]
+    h = pretrain.history / pretrain.teacher_norm
     for k in range(h.shape[1]):
-        axs[0].plot(pretrain["time_history"][:, k], h[:, k], lw=0.8)
+        axs[0].plot(pretrain.time_history[:, k], h[:, k], lw=0.8)
     axs[0].set(xscale="symlog", yscale="log", xlabel=r"gradient-flow time $\sum_k h_k$",
                ylabel=r"$\mathcal{R} / \|f_s^*\|^2$", title="pretraining (population loss)")
     for j, (n, info) in enumerate(zip(ns, scratch)):
-        hh = info["history"] / info["history"][0]
+        hh = info.history / info.history[0]
         for k in range(hh.shape[1]):
-            axs[1].plot(info["time_history"][:, k], hh[:, k], lw=0.8,
+            axs[1].plot(info.time_history[:, k], hh[:, k], lw=0.8,
                         color=f"C{j}", label=f"n = {n}" if k == 0 else None)
     axs[1].set(xscale="symlog", yscale="log", xlabel=r"gradient-flow time $\sum_k h_k$",
                ylabel="training loss / initial", title="scratch training")

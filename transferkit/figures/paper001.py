@@ -23,13 +23,13 @@ def _mean_se(r):
     return r.mean(-1), r.std(-1, ddof=1) / np.sqrt(r.shape[-1])
 
 
-def eigen_align_figure(res: dict, ns, bound, m: int, d: int):
+def eigen_align_figure(res, ns, bound, m: int, d: int):
     r"""Paper 001, Fig. 1: population risk of fine-tuning against the number of target samples,
     "Top Eigen Align" against "Bottom Eigen Align".
 
     Parameters
     ----------
-    res : dict
+    res : transferkit.experiments.linear_teachers.EigenAlignResult
         Result of :func:`transferkit.experiments.linear_teachers.eigen_align_sim`; uses
         ``risk_gd`` and ``risk_thm41`` (paper 001, Thm 4.1, Eq. 2), both
         ``(2, len(ns), draws)``.
@@ -51,10 +51,10 @@ def eigen_align_figure(res: dict, ns, bound, m: int, d: int):
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for s, (name, col) in enumerate(zip(("Top Eigen Align", "Bottom Eigen Align"), ("C0", "C3"))):
-        mean, se = _mean_se(res["risk_gd"][s])
+        mean, se = _mean_se(res.risk_gd[s])
         ax.errorbar(ns, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
                     label=f"{name}: gradient descent")
-        ax.plot(ns, res["risk_thm41"][s].mean(-1), "-", color=col,
+        ax.plot(ns, res.risk_thm41[s].mean(-1), "-", color=col,
                 label="Thm 4.1 (Eq. 2, same $X$)")
         ax.plot(ns, bound[s], "--", color=col, lw=1, label=f"Thm 4.2 bound (Eq. 3, $m={m}$)")
     ax.set_yscale("log")
@@ -66,19 +66,19 @@ def eigen_align_figure(res: dict, ns, bound, m: int, d: int):
     return fig
 
 
-def depth_figure(res_alpha: dict, res_scaling: dict, depths, alphas, scales, d: int, n: int,
+def depth_figure(res_alpha, res_scaling, depths, alphas, scales, d: int, n: int,
                  depth_scaled: int = 7):
     r"""Paper 001, Fig. 2: fine-tuning risk of deep linear networks against the target scale
     :math:`\alpha` by depth (a), and at one depth with the target or the source scaled (b).
 
     Parameters
     ----------
-    res_alpha : dict
+    res_alpha : transferkit.experiments.linear_teachers.DepthAlphaResult
         Result of :func:`transferkit.experiments.linear_teachers.depth_alpha_sim`; uses
         ``risk_gd`` and ``risk_thm52`` ``(len(depths), len(alphas), draws)`` (paper 001,
         Thm 5.2, Eq. 5) and ``risk_eq6`` ``(len(alphas), draws)`` (the :math:`L\to\infty`
         limit, Eq. 6).
-    res_scaling : dict
+    res_scaling : transferkit.experiments.linear_teachers.ScalingResult
         Result of :func:`transferkit.experiments.linear_teachers.scaling_sim`; uses
         ``risk_gd``, ``risk_thm52`` and ``risk_thm41`` ``(2, len(scales), draws)`` (target
         scaled, source scaled).
@@ -99,11 +99,11 @@ def depth_figure(res_alpha: dict, res_scaling: dict, depths, alphas, scales, d: 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     ax = axes[0]
     for i, L in enumerate(depths):
-        mean, se = _mean_se(res_alpha["risk_gd"][i])
+        mean, se = _mean_se(res_alpha.risk_gd[i])
         ax.errorbar(alphas, mean, yerr=se, fmt="o", color=f"C{i}", ms=4, capsize=2,
                     label=f"L = {L}: gradient descent")
-        ax.plot(alphas, res_alpha["risk_thm52"][i].mean(-1), "-", color=f"C{i}")
-    ax.plot(alphas, res_alpha["risk_eq6"].mean(-1), "k:", label=r"$L\to\infty$ (Eq. 6)")
+        ax.plot(alphas, res_alpha.risk_thm52[i].mean(-1), "-", color=f"C{i}")
+    ax.plot(alphas, res_alpha.risk_eq6.mean(-1), "k:", label=r"$L\to\infty$ (Eq. 6)")
     ax.plot([], [], "k-", label="Thm 5.2 (Eq. 5, same $X$)")
     ax.set_xlabel(r"$\alpha$ in $\theta_T = \alpha\theta_S + \epsilon$")
     ax.set_ylabel(r"population risk $\|\beta-\theta_T\|^2$")
@@ -112,11 +112,11 @@ def depth_figure(res_alpha: dict, res_scaling: dict, depths, alphas, scales, d: 
     ax.legend(fontsize=7)
     ax = axes[1]
     for k, (name, col) in enumerate(zip(("target scaled", "source scaled"), ("C0", "C3"))):
-        mean, se = _mean_se(res_scaling["risk_gd"][k])
+        mean, se = _mean_se(res_scaling.risk_gd[k])
         ax.errorbar(scales, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
                     label=f"{name}: gradient descent")
-        ax.plot(scales, res_scaling["risk_thm52"][k].mean(-1), "-", color=col, label="Thm 5.2")
-        ax.plot(scales, res_scaling["risk_thm41"][k].mean(-1), ":", color=col,
+        ax.plot(scales, res_scaling.risk_thm52[k].mean(-1), "-", color=col, label="Thm 5.2")
+        ax.plot(scales, res_scaling.risk_thm41[k].mean(-1), ":", color=col,
                 label="Thm 4.1 (L = 1)")
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -128,13 +128,13 @@ def depth_figure(res_alpha: dict, res_scaling: dict, depths, alphas, scales, d: 
     return fig
 
 
-def frozen_figure(res: dict, ns, cos_angle: float, d: int):
+def frozen_figure(res, ns, cos_angle: float, d: int):
     r"""Paper 001, Fig. 3: frozen first layer, training from scratch ("Vanilla") and
     fine-tuning all layers of two-layer linear networks against the number of target samples.
 
     Parameters
     ----------
-    res : dict
+    res : transferkit.experiments.linear_teachers.FrozenResult
         Result of :func:`transferkit.experiments.linear_teachers.frozen_sim`; uses
         ``risk_frozen``, ``risk_frozen_gd``, ``risk_vanilla``, ``risk_finetune``,
         ``risk_thm55`` (paper 001, Thm 5.5), ``risk_thm52`` (Thm 5.2, :math:`L = 2`), all
@@ -155,15 +155,15 @@ def frozen_figure(res: dict, ns, cos_angle: float, d: int):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(ns, res["risk_frozen"].mean(-1), "x", color="C3", ms=6,
+    ax.plot(ns, res.risk_frozen.mean(-1), "x", color="C3", ms=6,
             label="Frozen: rank-one least squares")
-    for key, name, th, col in (("frozen_gd", "Frozen", "risk_thm55", "C3"),
-                               ("vanilla", "Vanilla (scratch)", None, "C0"),
-                               ("finetune", "Finetune", "risk_thm52", "C2")):
-        mean, se = _mean_se(res[f"risk_{key}"])
+    for risk, name, line, col in ((res.risk_frozen_gd, "Frozen", res.risk_thm55.mean(-1), "C3"),
+                                  (res.risk_vanilla, "Vanilla (scratch)", res.risk_scratch_theory,
+                                   "C0"),
+                                  (res.risk_finetune, "Finetune", res.risk_thm52.mean(-1), "C2")):
+        mean, se = _mean_se(risk)
         ax.errorbar(ns, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
                     label=f"{name}: gradient descent")
-        line = res["risk_scratch_theory"] if th is None else res[th].mean(-1)
         ax.plot(ns, line, "-", color=col)
     ax.axhline(1 - cos_angle ** 2, color="C3", ls=":", lw=1,
                label=r"$\sin^2\angle$ (frozen, $n\to\infty$)")
@@ -175,14 +175,14 @@ def frozen_figure(res: dict, ns, cos_angle: float, d: int):
     return fig
 
 
-def table1_figure(res: dict, ns, labels: dict | None = None):
+def table1_figure(res, ns, labels: dict | None = None):
     r"""Paper 001, Table 1: 0-1 test error of fine-tuning on MNIST against each measure of
     source-target similarity, one point per task pair, one column per sample size, with the
     least-squares line whose :math:`R^2` enters the table.
 
     Parameters
     ----------
-    res : dict
+    res : transferkit.experiments.mnist_table.Table1Result
         Result of :func:`transferkit.experiments.mnist_table.mnist_table_sim`; uses
         ``errors`` ``(reps, len(ns), K)``, ``measures`` and ``r2`` for the measures
         ``dist``, ``bartlett`` and ``eq3`` (paper 001, Eq. 3).
@@ -200,16 +200,16 @@ def table1_figure(res: dict, ns, labels: dict | None = None):
 
     labels = labels or {}
     fig, axes = plt.subplots(3, len(ns), figsize=(2.6 * len(ns), 7), squeeze=False)
-    err = res["errors"].mean(0)
+    err = res.errors.mean(0)
     for j, n in enumerate(ns):
         for i, name in enumerate(TABLE1_MEASURES):
             ax = axes[i, j]
-            mval = res["measures"][name][j]
+            mval = res.measures[name][j]
             ax.scatter(mval, err[j], s=12)
             slope, icpt = np.polyfit(mval, err[j], 1)
             xs = np.linspace(mval.min(), mval.max(), 2)
             ax.plot(xs, slope * xs + icpt, "k-", lw=0.8)
-            ax.set_title(f"n = {n}, $R^2$ = {res['r2'][name][0][j]:.2f}", fontsize=8)
+            ax.set_title(f"n = {n}, $R^2$ = {res.r2[name].mean[j]:.2f}", fontsize=8)
             if j == 0:
                 ax.set_ylabel(f"test error\nvs {labels.get(name, name)}", fontsize=8)
             ax.tick_params(labelsize=6)

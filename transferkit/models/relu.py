@@ -24,10 +24,10 @@ import torch
 from .._validate import check_int, check_positive
 from ..streams import keyed_rng, unit_rows
 from ..theory.relu import check_rows, relu_kernel
-from .device import as_tensor, default_device
 from .descent import Descent, bold_driver, keep_where
+from .device import as_tensor, default_device
 
-__all__ = ["InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "init_ntk", "train_ntk", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "hidden_representation", "loss_and_grads"]
+__all__ = ["InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "init_ntk", "train_ntk", "NTKTrainInfo", "MeanFieldInfo", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "hidden_representation", "loss_and_grads"]
 
 
 TEACHER_STREAM, INIT_STREAM, DATA_STREAM, SCRATCH_STREAM, TEST_STREAM = 10, 11, 12, 13, 14
@@ -290,6 +290,38 @@ def _ntk_forward(W, A, X):
     return out, pre
 
 
+@dataclass
+class NTKTrainInfo:
+    r"""Diagnostics of :func:`train_ntk`, per draw ``(S,)`` unless stated.
+
+    Attributes
+    ----------
+    steps : int
+        Steps taken (all draws step together).
+    converged : ndarray of bool
+        :math:`\|u - y\| \le \mathrm{tol}\,\|y\|` at the end.
+    residual : ndarray
+        :math:`\|u - y\|` at the end.
+    flips : ndarray
+        Fraction of activation signs :math:`\mathbb I\{w_r^\top x_i\ge0\}` that changed (the
+        lazy regime of the theory needs it small).
+    outputs0 : ndarray, shape (S, n)
+        Outputs at the start.
+    path_steps : ndarray of int, shape (K,)
+        Steps at which the path was recorded.
+    path : ndarray, shape (S, K)
+        :math:`\|W_k - W_{\rm start}\|_F` at those steps.
+    """
+
+    steps: int
+    converged: np.ndarray
+    residual: np.ndarray
+    flips: np.ndarray
+    outputs0: np.ndarray
+    path_steps: np.ndarray
+    path: np.ndarray
+
+
 def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_000,
                     record_every: int = 1):
     r"""Full-batch gradient descent on :math:`L = \frac12\|y - f(X)\|^2` from ``W`` (not modified).
@@ -299,11 +331,8 @@ def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_
     :math:`\mathrm{vec}\,W \leftarrow \mathrm{vec}\,W - \eta Z(u - y)`.  It stops when every draw
     has :math:`\|u - y\| \le \mathrm{tol}\,\|y\|` (or after ``max_steps``).
 
-    Returns ``(W_end, info)`` with ``info`` holding ``steps``, ``converged`` (per draw),
-    ``residual`` :math:`\|u-y\|` per draw, ``flips`` (the fraction of activation signs
-    :math:`\mathbb I\{w_r^\top x_i\ge0\}` that changed, per draw: the lazy regime of the
-    theory needs it small), ``outputs0`` (outputs at the start), ``path_steps``
-    and ``path`` ``(S, K)``: :math:`\|W_k - W_{\rm start}\|_F` every ``record_every`` steps.
+    Returns ``(W_end, info)``, ``info`` a :class:`NTKTrainInfo` (the path is recorded
+    every ``record_every`` steps).
     """
     eta = check_positive("eta", eta)
     tol = check_positive("tol", tol)
@@ -340,11 +369,10 @@ def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_
         path_steps.append(steps)
         path.append(torch.linalg.vector_norm(W - W0, dim=(-2, -1)))
     flips = ((X @ W0 >= 0) != (pre >= 0)).to(W.dtype).mean(dim=(-2, -1))
-    info = {"steps": steps, "converged": rule.finish(rn, warn=False).converged,
-            "flips": flips.cpu().numpy(),
-            "residual": rn.cpu().numpy(), "outputs0": outputs0.cpu().numpy(),
-            "path_steps": np.array(path_steps),
-            "path": torch.stack(path, dim=-1).cpu().numpy()}
+    info = NTKTrainInfo(steps=steps, converged=rule.finish(rn, warn=False).converged,
+                        residual=rn.cpu().numpy(), flips=flips.cpu().numpy(),
+                        outputs0=outputs0.cpu().numpy(), path_steps=np.array(path_steps),
+                        path=torch.stack(path, dim=-1).cpu().numpy())
     return W, info
 
 
@@ -582,6 +610,48 @@ def _tangent(W, gW):
     return gW - (gW * W).sum(-1, keepdim=True) * W
 
 
+@dataclass
+class MeanFieldInfo:
+    r"""Diagnostics of the mean-field trainers (:func:`train_population`,
+    :func:`train_samples`), per seed ``(S,)`` unless stated.
+
+    Attributes
+    ----------
+    loss : ndarray
+        Final loss (population risk, plus the anchor penalty when there is one).
+    history : ndarray, shape (K, S)
+        Loss every ``record_every`` iterations (row 0: at the start); NaN once a seed stopped.
+    time_history : ndarray, shape (K, S)
+        Gradient-flow time :math:`\sum h` at those points (NaN once stopped).
+    steps : ndarray of int
+        Accepted steps.
+    converged : ndarray of bool
+        Stopped by the tolerance (relative to the initial loss) or by a stall.
+    horizon : ndarray of bool
+        Stopped at the time horizon ``max_time``.
+    loss0, h, time : ndarray
+        Initial loss, final step size, final gradient-flow time.
+    teacher_norm : ndarray or None
+        :math:`\|f^*\|^2` of each teacher (:func:`train_population` only).
+    risk, anchor_dist : ndarray or None
+        With ``anchor_weight``: the population risk alone and
+        :math:`\sum_i\|w_i - w_i^{(0)}\|^2`, at the end.
+    """
+
+    loss: np.ndarray
+    history: np.ndarray
+    time_history: np.ndarray
+    steps: np.ndarray
+    converged: np.ndarray
+    horizon: np.ndarray
+    loss0: np.ndarray
+    h: np.ndarray
+    time: np.ndarray
+    teacher_norm: np.ndarray | None = None
+    risk: np.ndarray | None = None
+    anchor_dist: np.ndarray | None = None
+
+
 def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
              max_time=math.inf, max_step=math.inf):
     r"""Riemannian gradient descent on (c, W in sphere^m) with Armijo backtracking.
@@ -643,12 +713,10 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     # converged: stopped by the tolerance (before the horizon) or stalled
     info = rule.finish(loss, converged=stalled | ((loss <= tol * loss0) & (time_ < max_time)),
                        warn=False)
-    return W, c, {"loss": loss.cpu().numpy(), "history": np.array(history),
-                  "time_history": np.array(times),
-                  "steps": info.steps, "converged": info.converged,
-                  "loss0": loss0.cpu().numpy(), "h": h.cpu().numpy(),
-                  "time": time_.cpu().numpy(),
-                  "horizon": (time_ >= max_time).cpu().numpy()}
+    return W, c, MeanFieldInfo(
+        loss=loss.cpu().numpy(), history=np.array(history), time_history=np.array(times),
+        steps=info.steps, converged=info.converged, horizon=(time_ >= max_time).cpu().numpy(),
+        loss0=loss0.cpu().numpy(), h=h.cpu().numpy(), time=time_.cpu().numpy())
 
 
 def _to_t(x, device):
@@ -664,15 +732,13 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
     descent on the sphere for the :math:`w_i` (App. D: weights on the sphere) with the
     backtracking step of ``_descend``.
 
-    ``W0 (S, m, d)``, ``c0 (S, m)`` numpy; returns numpy ``W``, ``c`` and an info dict
-    (``history``: loss every ``record_every`` iterations, NaN once a seed has stopped;
-    ``time_history``: the gradient-flow time at those points; ``steps``: accepted
-    steps; ``converged``: stopped by the tolerance; ``horizon``: stopped at ``max_time``).
+    ``W0 (S, m, d)``, ``c0 (S, m)`` numpy; returns numpy ``W``, ``c`` and a
+    :class:`MeanFieldInfo` (``history`` every ``record_every`` iterations).
 
     ``anchor_weight`` :math:`\lambda` (a number >= 0 or one per seed, ``(S,)``): add the
     penalty of paper 000, App. E (Fig. 9),
     :math:`\lambda\sum_{i=1}^m\|w_i - w_i^{(0)}\|^2` with :math:`w_i^{(0)}` the initial units, which
-    keeps the features near their random start (lazy as :math:`\lambda\to\infty`). The info dict
+    keeps the features near their random start (lazy as :math:`\lambda\to\infty`). The info
     then also holds ``risk`` (the population risk alone) and ``anchor_dist``
     (:math:`\sum_i\|w_i - w_i^{(0)}\|^2`), both at the end; ``loss`` is risk plus penalty.
     """
@@ -704,11 +770,11 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
 
     W, c, info = _descend(lg, W, c, m, lr, tol, max_steps, record_every, max_time=max_time,
                           max_step=max_step)
-    info["teacher_norm"] = cross.cpu().numpy()
+    info.teacher_norm = cross.cpu().numpy()
     if lam is not None:
         dW = W - Wa
-        info["anchor_dist"] = (dW * dW).sum((-1, -2)).cpu().numpy()
-        info["risk"] = population_risk(W, c / m, Wt, at, cross).cpu().numpy()
+        info.anchor_dist = (dW * dW).sum((-1, -2)).cpu().numpy()
+        info.risk = population_risk(W, c / m, Wt, at, cross).cpu().numpy()
     return W.cpu().numpy(), c.cpu().numpy(), info
 
 
