@@ -16,7 +16,7 @@ from ..experiments.regularisation import tune
 from . import plotting
 from .plotting import theta_label
 
-__all__ = ["distance_figure", "feature_spectrum_figure", "finetune_depth_figure", "finetune_phase_boundaries", "finetune_phase_figure", "linear_phase_boundaries", "linear_phase_figure", "linear_value_maps", "minnorm_distance_figure", "lazy_rich_figure", "ridge_figure", "regularised_phase_figure"]
+__all__ = ["distance_figure", "feature_spectrum_figure", "finetune_depth_figure", "finetune_noisy_depth_figure", "finetune_phase_boundaries", "finetune_phase_figure", "linear_phase_boundaries", "linear_phase_figure", "linear_value_maps", "minnorm_distance_figure", "lazy_rich_figure", "ridge_figure", "regularised_phase_figure"]
 
 
 def distance_figure(res: dict, agree, gamma_index: int = 0, title: str = "Fig. 4"):
@@ -378,6 +378,53 @@ def finetune_depth_figure(results: dict, thetas, title: str):
 def _mean_se(x, axis=-1):
     x = np.asarray(x, float)
     return x.mean(axis), x.std(axis, ddof=1) / math.sqrt(x.shape[axis])
+
+
+def finetune_noisy_depth_figure(results: dict, title: str = "Noisy depth"):
+    r"""Fine-tuning risk minus Eq. 14 where Eq. 14 and Thm 5.2 part most, one panel per depth.
+
+    ``results`` maps a depth ``L`` to a :func:`~transferkit.experiments.finetuning.finetune_grid`
+    result computed with ``eq14=True`` (all :math:`\gamma < 1`).  For each angle of the grid,
+    against :math:`\gamma`: the simulated fine-tuning risk minus the risk of Eq. 14's
+    predictor :math:`P_\perp\beta(0) + X^+y` on the same samples (paper 000, Eq. 14; paired
+    draw by draw), mean with one Monte Carlo standard error (dots); the large-:math:`d`
+    Thm 5.2 form of paper 001 (:func:`transferkit.theory.deep_linear.finetune_risk_deep` minus
+    :func:`transferkit.theory.deep_linear.finetune_risk`, i.e.
+    :math:`(1-\gamma)[(k^2-1) - 2(k-1)\cos\theta]` with :math:`k` from
+    :func:`transferkit.theory.deep_linear.finetune_depth_scale`; solid lines) and its
+    finite-size form (:func:`transferkit.theory.deep_linear.finetune_risk_deep_finite` minus
+    :func:`transferkit.theory.deep_linear.finetune_risk_finite`; dashed).  Eq. 14 is the
+    zero line.
+    """
+    import matplotlib.pyplot as plt
+
+    depths = sorted(results)
+    fig, axes = plt.subplots(1, len(depths), figsize=(4.2 * len(depths), 3.8), sharey=True,
+                             squeeze=False)
+    for ax, L in zip(axes[0], depths):
+        r = results[L]
+        d, sigma = r["d"], r["sigma"]
+        g = r["gammas"]
+        g_fine = np.linspace(min(0.05, g.min()), min(0.97, 1 - 2 / d), 120)
+        n_fine = np.arange(max(2, int(r["n"].min()) - 1), d - 1)
+        for j, t in enumerate(r["thetas"]):
+            c = f"C{j}"
+            m, se = _mean_se(r["finetune"][:, j] - r["finetune_eq14"][:, j])
+            ax.errorbar(g, m, yerr=se, fmt="o", c=c, ms=4, capsize=2, label=plotting.theta_label(t))
+            ax.plot(g_fine, theory.deep_linear.finetune_risk_deep(g_fine, t, sigma, L)
+                    - theory.deep_linear.finetune_risk(g_fine, t, sigma), c=c, lw=1)
+            ax.plot(n_fine / d, theory.deep_linear.finetune_risk_deep_finite(n_fine, d, t, sigma, L)
+                    - theory.deep_linear.finetune_risk_finite(n_fine, d, t, sigma), c=c, lw=1,
+                    ls="--")
+        ax.axhline(0, c="k", lw=0.8)
+        ax.set_xlim(g_fine[0], 1)
+        ax.set_xlabel(r"$\gamma = n/d$")
+        ax.set_title(f"L = {L}, $\\sigma$ = {sigma:g}, d = {d}")
+    axes[0, 0].set_ylabel(r"$\mathcal{R}_{ft} - $ Eq. 14 (same samples)")
+    axes[0, 0].legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"{title}: simulation (dots, ±1 s.e., paired), Thm 5.2 large-d (lines) and "
+                 "finite-d (dashed); Eq. 14 = 0", fontsize=10)
+    return fig
 
 
 def lazy_rich_figure(res, title: str = "Fig. 9"):

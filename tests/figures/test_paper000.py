@@ -1,0 +1,44 @@
+"""Figure builders of paper 000 (transferkit.figures.paper000): the noisy depth panel."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+
+from tests._helpers import check_figure  # noqa: E402
+from transferkit import experiments, figures  # noqa: E402
+
+
+def _noisy_result(depth, d=40, draws=5):
+    gammas, thetas = np.array([0.5, 0.75]), np.array([0.0, np.pi / 2])
+    rng = np.random.default_rng(depth)
+    ft = 1.0 + 0.1 * rng.standard_normal((2, 2, draws))
+    return {"d": d, "sigma": 0.5, "depth": depth, "gammas": gammas, "thetas": thetas,
+            "n": np.round(gammas * d).astype(int), "finetune": ft,
+            "finetune_eq14": ft - 0.1 - 0.01 * rng.standard_normal((2, 2, draws))}
+
+
+def test_finetune_noisy_depth_figure_draws_one_panel_per_depth():
+    res = {L: _noisy_result(L) for L in (3, 4)}
+    check_figure(figures.paper000.finetune_noisy_depth_figure(res, "Noisy depth"), 2)
+
+
+def test_eq14_cell_uses_the_fine_tuned_samples():
+    # On one sample the Thm 5.2 limit k P_perp beta_s + X^+ y has risk
+    # R(k) = p k^2 - 2 c k + e, and Eq. 14's predictor is k = 1.  With the same samples at
+    # depths 2 and 3, R(k) - R(1) fixes p and c; depth 4 must then follow.
+    kw = dict(d=10, gamma=0.5, theta=np.array([0.4, 1.2]), sigma=0.5, draws=3, seed=0)
+    e14 = {L: experiments.finetuning.finetune_eq14_cell(depth=L, **kw)["finetune_eq14"]
+           for L in (2, 3, 4)}
+    ft = {L: experiments.finetuning.finetune_cell(depth=L, **kw) for L in (2, 3, 4)}
+    assert e14[2].shape == (2, 3)
+    np.testing.assert_allclose(e14[2], e14[4], rtol=0, atol=1e-6)   # beta(0) differs by O(alpha)
+    k = {L: ft[L]["finetune_thm52_k"] for L in (2, 3, 4)}
+    gap = {L: ft[L]["finetune_thm52"] - e14[L] for L in (2, 3, 4)}
+    a = np.stack([np.stack([k[L] ** 2 - 1, -2 * (k[L] - 1)], -1) for L in (2, 3)], -2)
+    pc = np.linalg.solve(a, np.stack([gap[2], gap[3]], -1)[..., None])[..., 0]
+    pred4 = pc[..., 0] * (k[4] ** 2 - 1) - 2 * pc[..., 1] * (k[4] - 1)
+    np.testing.assert_allclose(gap[4], pred4, rtol=0, atol=1e-5)
