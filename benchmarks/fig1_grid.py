@@ -1,10 +1,13 @@
-"""Benchmark: the full Fig. 1 grid of paper 000 at paper scale, and one cell of the authors' protocol.
+"""Benchmark: the Fig. 1 grid of paper 000 as the linear-transfer chapter runs it, and one cell of the authors' protocol.
 
-Run with ``make bench`` or ``python benchmarks/fig1_grid.py [--quick]``.
+Run with ``make bench`` or ``python benchmarks/fig1_grid.py [--scale smoke] [--quick] [--json F]``.
 
-transferkit: L = 2, d = 500, sigma = 0.2, alpha = 1e-5, 20 draws per cell, the book's grid of
-21 gamma x 19 theta cells (scratch + linear transfer, all simulations included), trained to
-an excess loss of 1e-10.
+transferkit: the chapter's own call, :func:`transferkit.experiments.linear_transfer.linear_transfer_grid`
+with the chapter's preset :data:`transferkit.experiments.linear_transfer.FIG1` (``paper``: L = 2,
+d = 500, sigma = 0.2, alpha = 1e-5, 20 draws per cell, 21 gamma x 19 theta cells; scratch +
+linear transfer, pretraining included, trained to an excess loss of 1e-10), without the
+sweep cache.  The time per cell is computed as the chapter prints it (sweep compute time /
+cells).
 
 Authors' protocol (paper 000 App. D and the issue's description of their scripts): per
 (theta, n) cell, 20 instances, each trained by plain full-batch gradient descent with
@@ -12,19 +15,30 @@ autograd for a fixed 5,000 epochs at lr 0.01 (pretraining, scratch training and 
 training each).  Running it in full takes minutes per cell, so we time a few hundred epochs
 of each phase on one cell and extrapolate linearly (the cost per epoch is constant).
 
-Prints the time per cell of both, their ratio, and where transferkit spends its time.
+Prints the time per cell of both and their ratio; ``--json`` writes them for
+``benchmarks/speed_table.py`` (the README speed table).
 """
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
+import os
 import time
 
 import numpy as np
 import torch
 
-import transferkit as tk
-from transferkit.experiments.linear_transfer import FIG1
+from transferkit.experiments.linear_transfer import FIG1, linear_transfer_grid
 from transferkit.models.device import default_device
+
+#: The chapter's preset (notebooks/linear_transfer.py: ``experiments.linear_transfer.FIG1[SCALE]``).
+PRESETS = FIG1
+#: The chapter notebook whose preset and experiment function this benchmark runs.
+CHAPTER = "linear_transfer"
+#: The chapter's experiment function, called as the chapter calls it.
+EXPERIMENT = linear_transfer_grid
+EPOCHS, LR = 5000, 0.01  # the authors' protocol, not the chapter's
 
 
 def authors_epoch_time(d=500, n=250, instances=20, epochs=200, seed=0):
@@ -54,47 +68,69 @@ def authors_epoch_time(d=500, n=250, instances=20, epochs=200, seed=0):
     return out
 
 
-def main():
+def run_chapter_grid(P, gammas=None, thetas=None):
+    """The chapter's Fig. 1 sweep (one sigma) with preset ``P``, uncached; returns (result, wall seconds)."""
+    gammas = np.array(P.gammas if gammas is None else gammas)
+    thetas = np.array(P.thetas if thetas is None else thetas)
+    t0 = time.perf_counter()
+    res = EXPERIMENT(P.d, gammas, thetas, P.sigma, depth=P.depth, draws=P.draws,
+                               seed=P.seed, alpha=P.alpha, cache=False)
+    return res, time.perf_counter() - t0
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="a 5 x 5 sub-grid instead of the full grid")
-    args = ap.parse_args()
+    ap.add_argument("--scale", choices=sorted(PRESETS), default="paper",
+                    help="the chapter's preset (default paper; smoke checks the plumbing)")
+    ap.add_argument("--quick", action="store_true",
+                    help="every 4th gamma and theta of the preset's grid instead of all")
+    ap.add_argument("--json", default=None, help="write the results to this JSON file")
+    args = ap.parse_args(argv)
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    P = FIG1["paper"]  # the book's Fig. 1 grid at paper scale
-    d, draws, sigma = P.d, P.draws, P.sigma
+    P = PRESETS[args.scale]
     gammas, thetas = np.array(P.gammas), np.array(P.thetas)
     if args.quick:
         gammas, thetas = gammas[::4], thetas[::4]
     cells = len(gammas) * len(thetas)
-    print(f"threads: {torch.get_num_threads()}, device: {default_device()}")
+    print(f"threads: {torch.get_num_threads()}, device: {default_device()}, preset FIG1[{args.scale!r}]")
 
-    t0 = time.perf_counter()
-    pre = tk.pretrain(d, P.depth, draws, seed=P.seed, alpha=P.alpha)
-    t_pre = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    res = tk.simulate_grid(d, gammas, thetas, sigma, depth=P.depth, draws=draws, seed=P.seed,
-                           alpha=P.alpha, methods=("scratch", "linear"), pretrained=pre,
-                           progress=True)
-    t_grid = time.perf_counter() - t0
-    total = t_pre + t_grid
+    res, wall = run_chapter_grid(P, gammas, thetas)
+    computed = float(res["sweep"].seconds.sum())
     steps = res["scratch_steps"][:, 0]
-    print(f"\ntransferkit, Fig. 1 grid ({len(gammas)} gamma x {len(thetas)} theta = {cells} cells, "
-          f"{draws} draws, d = {d}):")
-    print(f"  pretraining (once, all draws)  {t_pre:7.2f} s")
-    print(f"  grid (scratch + linear)        {t_grid:7.2f} s")
-    print(f"  total                          {total:7.2f} s = {total / 60:.2f} min  "
-          f"-> {total / cells:.3f} s per cell")
+    print(f"\ntransferkit, Fig. 1 grid as the chapter runs it ({len(gammas)} gamma x {len(thetas)} "
+          f"theta = {cells} cells, {P.draws} draws, d = {P.d}, pretraining included):")
+    print(f"  wall {wall:7.2f} s = {wall / 60:.2f} min; compute {computed:.2f} s "
+          f"({computed / cells:.3f} s per (gamma, theta) cell, {P.draws} draws each)")
     print(f"  scratch steps per run: median {int(np.median(steps))}, max {steps.max()} "
           f"(Nesterov, curvature step, excess loss 1e-10); all converged: "
           f"{bool(res['scratch_converged'].all())}")
 
-    ep = authors_epoch_time(d=d, n=250, instances=draws, epochs=50 if args.quick else 200)
-    per_cell = 5000 * sum(ep.values())
-    print(f"\nauthors' protocol, one cell (n = 250, {draws} instances, 5,000 epochs per phase, "
-          f"lr 0.01, extrapolated from timed epochs):")
+    n_auth = int(round(0.5 * P.d))
+    ep = authors_epoch_time(d=P.d, n=n_auth, instances=P.draws, epochs=50 if args.quick else 200)
+    per_cell = EPOCHS * sum(ep.values())
+    print(f"\nauthors' protocol, one cell (n = {n_auth}, {P.draws} instances, {EPOCHS:,} epochs per "
+          f"phase, lr {LR}, extrapolated from timed epochs):")
     for k, v in ep.items():
-        print(f"  {k:9s} {1e3 * v:7.2f} ms/epoch for {draws} instances -> {5000 * v:7.1f} s")
+        print(f"  {k:9s} {1e3 * v:7.2f} ms/epoch for {P.draws} instances -> {EPOCHS * v:7.1f} s")
     print(f"  per cell {per_cell:8.1f} s; full {cells}-cell grid {per_cell * cells / 3600:.1f} h")
-    print(f"\nratio (authors' per cell / transferkit per cell): {per_cell / (total / cells):,.0f}x")
+    ratio = per_cell / (wall / cells)
+    print(f"\nratio (authors' per cell / transferkit per cell, wall): {ratio:,.0f}x")
+    if args.json:
+        write_json(args.json, {
+            "benchmark": "fig1_grid", "scale": args.scale, "quick": args.quick, "cells": cells,
+            "draws": P.draws, "d": P.d, "gammas": len(gammas), "thetas": len(thetas),
+            "wall_s": wall, "compute_s": computed, "per_cell_s": wall / cells,
+            "scratch_steps_median": int(np.median(steps)), "scratch_steps_max": int(steps.max()),
+            "authors_per_cell_s": per_cell, "authors_grid_s": per_cell * cells, "ratio": ratio})
+
+
+def write_json(path, data):
+    """Write ``data`` with the machine and date to ``path`` (read by benchmarks/speed_table.py)."""
+    data = dict(data, date=datetime.date.today().isoformat(), cores=os.cpu_count(),
+                threads=torch.get_num_threads(), device=str(default_device()))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,14 @@
-"""Benchmark: the whole Fig. 2 fine-tuning grid of paper 000 at paper scale, and the authors' protocol.
+"""Benchmark: the Fig. 2 fine-tuning grid of paper 000 as the fine-tuning chapter runs it, and the authors' protocol.
 
-Run with ``python benchmarks/fig2_grid.py [--quick] [--threads 2]``.
+Run with ``make bench`` or ``python benchmarks/fig2_grid.py [--scale smoke] [--quick] [--threads 2] [--json F]``.
 
-transferkit: L = 2, d = 500, sigma = 0.2, alpha = 1e-5, 20 draws per cell, the book's grid
-of 21 gamma x 19 theta = 399 cells (the grid of Fig. 1), every cell and draw a full
-fine-tuning run of all layers from the pretrained weights (7,980 runs), trained to an
-excess loss of 1e-10 (:func:`transferkit.models.deep_linear.finetune_chain`: all angles and draws of a
-gamma row in one batch, curvature steps capped while the loss is large for gradient-flow
-fidelity, converged runs dropped from the batch).  Pretraining is done once and reused by
-every cell.  The scratch risks that the transferability also needs are the Fig. 1 sweep
-(``benchmarks/fig1_grid.py``), shared with the linear-transfer chapter; they are not
-re-timed here.
+transferkit: the chapter's own call, :func:`transferkit.experiments.finetuning.finetune_grid`
+with the chapter's preset :data:`transferkit.experiments.finetuning.FIG2` (``paper``: the grid of
+Fig. 1, L = 2, d = 500, sigma = 0.2, alpha = 1e-5, 20 draws, 21 gamma x 19 theta = 399 cells,
+every cell and draw a full fine-tuning run of all layers from the pretrained weights), without
+the sweep cache and without the scratch risks (``scratch=False``: those are the Fig. 1 sweep,
+timed by ``benchmarks/fig1_grid.py``).  Time per cell as the chapter prints it: fine-tuning
+compute / cells.
 
 Authors' protocol (as the issue describes their scripts): per (theta, n) cell, 20 instances,
 each fine-tuned by plain full-batch gradient descent with autograd on the full d x d network
@@ -19,21 +17,29 @@ full run takes minutes per cell, so a few epochs are timed at three sample sizes
 extrapolated linearly (an epoch costs the same throughout training).
 
 Prints wall and CPU time (the machine may be shared), the time per cell, the gradient
-steps used per run beside the authors' 5,000 epochs, and the ratio.
+steps used per run beside the authors' 5,000 epochs, and the ratio; ``--json`` writes them
+for ``benchmarks/speed_table.py`` (the README speed table).
 """
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
+import os
 import time
 
 import numpy as np
 import torch
 
-import transferkit as tk
-from transferkit.experiments.finetuning import FIG2
+from transferkit.experiments.finetuning import FIG2, finetune_grid
 from transferkit.models.device import default_device
 
-BOOK = FIG2["paper"].grid  # the book's Fig. 2 grid at paper scale (the grid of Fig. 1)
+#: The chapter's preset (notebooks/finetuning.py: ``experiments.finetuning.FIG2[SCALE]``).
+PRESETS = FIG2
+#: The chapter notebook whose preset and experiment function this benchmark runs.
+CHAPTER = "finetuning"
+#: The chapter's experiment function, called as the chapter calls it.
+EXPERIMENT = finetune_grid
 EPOCHS, LR = 5000, 0.01
 
 
@@ -65,49 +71,54 @@ def authors_finetune_epoch(d, n, instances=2, epochs=10, seed=0):
     return best
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="a 4 x 5 sub-grid with 4 draws")
-    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
-    ap.add_argument("--d", type=int, default=BOOK.d)
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
-    d, draws, sigma = args.d, BOOK.draws, BOOK.sigma
-    gammas, thetas = np.array(BOOK.gammas), np.array(BOOK.thetas)
-    if args.quick:
-        gammas, thetas, draws = gammas[[1, 5, 9, 15]], thetas[::4], 4
-    cells = len(gammas) * len(thetas)
-    print(f"threads: {torch.get_num_threads()}, device: {default_device()}")
-
+def run_chapter_grid(P, gammas=None, thetas=None):
+    """The chapter's Fig. 2 sweep with grid preset ``P`` (``FIG2[scale].grid``), uncached, no scratch."""
+    gammas = np.array(P.gammas if gammas is None else gammas)
+    thetas = np.array(P.thetas if thetas is None else thetas)
     w0, c0 = time.perf_counter(), time.process_time()
-    pre = tk.pretrain(d, BOOK.depth, draws, seed=BOOK.seed, alpha=BOOK.alpha)
-    t_pre, c_pre = time.perf_counter() - w0, time.process_time() - c0
-    rows = []
-    for g in gammas:        # row by row, to report where the time goes
-        w0, c0 = time.perf_counter(), time.process_time()
-        r = tk.simulate_grid(d, [g], thetas, sigma, depth=BOOK.depth, draws=draws, seed=BOOK.seed,
-                             alpha=BOOK.alpha, methods=("finetune",), pretrained=pre,
-                             max_steps=2_000_000, progress=False)
-        rows.append((g, time.perf_counter() - w0, time.process_time() - c0, r))
-        st = r["finetune_steps"]
-        print(f"  gamma = {g:4.2f} (n = {r['n'][0]:4d}): {rows[-1][1]:6.1f} s wall, "
-              f"{rows[-1][2]:6.1f} s CPU; steps per run median {int(np.median(st)):6d}, "
-              f"max {st.max():6d}; converged {int(r['finetune_converged'].sum())}/{st.size}",
-              flush=True)
-    wall = t_pre + sum(x[1] for x in rows)
-    cpu = c_pre + sum(x[2] for x in rows)
-    steps = np.concatenate([x[3]["finetune_steps"].ravel() for x in rows])
-    drift = max(x[3]["finetune_imbalance_drift"].max() for x in rows if x[3]["n"][0] < d)
-    dist = max(x[3]["finetune_thm52_dist"].max() for x in rows)
-    print(f"\ntransferkit, Fig. 2 grid ({len(gammas)} gamma x {len(thetas)} theta = {cells} cells, "
-          f"{draws} draws, d = {d}, {steps.size} fine-tuning runs):")
-    print(f"  pretraining (once)   {t_pre:7.1f} s wall  {c_pre:7.1f} s CPU")
+    res = EXPERIMENT(P.d, gammas, thetas, P.sigma, depth=P.depth, draws=P.draws, seed=P.seed,
+                        alpha=P.alpha, scratch=False, cache=False)
+    return res, time.perf_counter() - w0, time.process_time() - c0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", choices=sorted(PRESETS), default="paper",
+                    help="the chapter's preset (default paper; smoke checks the plumbing)")
+    ap.add_argument("--quick", action="store_true",
+                    help="4 gammas x every 4th theta of the preset's grid instead of all")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    ap.add_argument("--json", default=None, help="write the results to this JSON file")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    P = PRESETS[args.scale].grid
+    d, draws = P.d, P.draws
+    gammas, thetas = np.array(P.gammas), np.array(P.thetas)
+    if args.quick:
+        gammas, thetas = gammas[np.linspace(0, len(gammas) - 1, 4).astype(int)], thetas[::4]
+    cells = len(gammas) * len(thetas)
+    print(f"threads: {torch.get_num_threads()}, device: {default_device()}, preset FIG2[{args.scale!r}]")
+
+    sim, wall, cpu = run_chapter_grid(P, gammas, thetas)
+    ft_sec = float(sim["sweep"].seconds.sum())
+    steps = sim["finetune_steps"]
+    for i, g in enumerate(gammas):
+        st = steps[i]
+        print(f"  gamma = {g:4.2f} (n = {sim['n'][i]:4d}): {sim['sweep'].seconds[i].sum():6.1f} s; "
+              f"steps per run median {int(np.median(st)):6d}, max {st.max():6d}; converged "
+              f"{int(sim['finetune_converged'][i].sum())}/{st.size}")
+    under = sim["n"] < d
+    drift = float(sim["finetune_imbalance_drift"][under].max()) if under.any() else float("nan")
+    dist = float(sim["finetune_thm52_dist"].max())
+    print(f"\ntransferkit, Fig. 2 grid as the chapter runs it ({len(gammas)} gamma x {len(thetas)} "
+          f"theta = {cells} cells, {draws} draws, d = {d}, {steps.size} fine-tuning runs):")
     print(f"  total                {wall:7.1f} s wall  {cpu:7.1f} s CPU  = {wall / 60:.2f} min wall, "
-          f"{cpu / 60:.2f} min CPU")
-    print(f"  per cell             {wall / cells:7.3f} s wall  {cpu / cells:7.3f} s CPU")
+          f"{cpu / 60:.2f} min CPU (pretraining included)")
+    print(f"  fine-tuning compute {ft_sec:.0f} s ({ft_sec / cells:.3f} s per (gamma, theta) cell of "
+          f"{draws} runs; the chapter's figure)")
     print(f"  gradient steps per run: median {int(np.median(steps))}, mean {steps.mean():.0f}, "
           f"max {steps.max()} (authors: {EPOCHS} epochs); all converged: "
-          f"{all(x[3]['finetune_converged'].all() for x in rows)}")
+          f"{bool(sim['finetune_converged'].all())}")
     print(f"  gradient-flow fidelity: imbalance drift <= {drift:.1e}, distance to the Thm 5.2 "
           f"limit <= {dist:.1e}")
 
@@ -120,7 +131,26 @@ def main():
     for n, v in ep.items():
         print(f"  n = {n:4d}: {1e3 * v:6.2f} ms per epoch per instance")
     print(f"  per cell {per_cell:8.1f} s; full {cells}-cell grid {per_cell * cells / 3600:.1f} h")
-    print(f"\nratio (authors' per cell / transferkit per cell, wall): {per_cell / (wall / cells):,.0f}x")
+    ratio = per_cell / (wall / cells)
+    print(f"\nratio (authors' per cell / transferkit per cell, wall): {ratio:,.0f}x")
+    if args.json:
+        write_json(args.json, {
+            "benchmark": "fig2_grid", "scale": args.scale, "quick": args.quick, "cells": cells,
+            "draws": draws, "d": d, "runs": int(steps.size), "wall_s": wall, "cpu_s": cpu,
+            "finetune_compute_s": ft_sec, "per_cell_s": wall / cells,
+            "steps_median": int(np.median(steps)), "steps_max": int(steps.max()),
+            "gamma_at_steps_max": float(gammas[np.unravel_index(np.argmax(steps), steps.shape)[0]]),
+            "all_converged": bool(sim["finetune_converged"].all()),
+            "authors_per_cell_s": per_cell, "authors_grid_s": per_cell * cells, "ratio": ratio})
+
+
+def write_json(path, data):
+    """Write ``data`` with the machine and date to ``path`` (read by benchmarks/speed_table.py)."""
+    data = dict(data, date=datetime.date.today().isoformat(), cores=os.cpu_count(),
+                threads=torch.get_num_threads(), device=str(default_device()))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,11 @@
 """Speed of the ReLU student-teacher trainers (paper 000, Fig. 3) at the paper's size.
 
-Run with ``python benchmarks/relu_speed.py [--steps N] [--n N] [--seeds S]``.
+Run with ``make bench`` or ``python benchmarks/relu_speed.py [--scale smoke] [--steps N] [--n N] [--seeds S] [--json F]``.
+
+The sizes (d, m, m*) are the chapter's: ``notebooks/relu_student_teacher.py`` defines its
+parameters inline (no preset object in :mod:`transferkit.experiments.relu_student_teacher`
+yet), so they are repeated in :data:`SIZES` and ``tests/test_benchmarks.py`` checks them
+against the notebook's source.
 
 Measures iterations per second (one iteration = one loss + gradient evaluation at the
 trial point of the backtracking step; about 80 % of iterations are accepted steps) of
@@ -21,6 +26,8 @@ transfer and the projections are measured separately and are minor).
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
 import time
 
@@ -28,6 +35,12 @@ import numpy as np
 import torch
 
 from transferkit import experiments, models
+
+#: The chapter notebook whose sizes this benchmark uses.
+CHAPTER = "relu_student_teacher"
+#: The chapter's ``P`` at each scale, as far as the trainers' speed depends on it (checked
+#: against the notebook by tests/test_benchmarks.py).
+SIZES = {"paper": dict(d=100, m=1000, m_star=100), "smoke": dict(d=10, m=100, m_star=10)}
 
 
 def _rate(fn, steps):
@@ -37,7 +50,10 @@ def _rate(fn, steps):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", choices=sorted(SIZES), default="paper",
+                    help="the chapter's sizes (default paper; smoke checks the plumbing)")
+    ap.add_argument("--json", default=None, help="write the results to this JSON file")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--n", type=int, default=800)
     ap.add_argument("--seeds", type=int, default=1)
@@ -46,7 +62,8 @@ def main(argv=None):
     ap.add_argument("--max-step", type=float, default=1.0, help="step cap (the chapter's: 1)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    d, m, m_star, S = 100, 1000, 100, args.seeds
+    size = SIZES[args.scale]
+    d, m, m_star, S = size["d"], size["m"], size["m_star"], args.seeds
     rng = np.random.default_rng(0)
     T = models.relu.make_teachers(S, m_star, d, rng)
     src, _ = models.relu.ablate(T, 0.5, rng)
@@ -66,18 +83,28 @@ def main(argv=None):
     _, _, info = models.relu.train_population(W0, c0, src, tol=0.0, max_steps=100_000,
                                        max_time=args.horizon, record_every=1,
                                        max_step=args.max_step)
-    its = int(np.isfinite(info["history"][:, 0]).sum())
+    its = int(np.isfinite(info.history[:, 0]).sum())
     paper_steps = args.horizon / 0.01
     print(f"pretraining to gradient-flow time {args.horizon:g}: {its} iterations "
           f"with step cap {args.max_step:g} (paper's lr 0.01 m: {paper_steps:.0f} steps; "
           f"ratio {paper_steps / its:.0f}x); "
-          f"relative loss {info['loss'][0] / info['teacher_norm'][0]:.2e}")
+          f"relative loss {info.loss[0] / info.teacher_norm[0]:.2e}")
     print(f"load average {os.getloadavg()[0]:.1f}, torch threads {args.threads}, seeds {S}")
     print(f"population pretraining m={m}, d={d}, m*={m_star}: "
           f"{pre[0]:.2f} it/s wall, {pre[1]:.2f} it/s CPU (per seed x{S})")
     print(f"scratch training n={args.n}: {sc[0]:.2f} it/s wall, {sc[1]:.2f} it/s CPU (x{S})")
     print(f"one linear transfer (n={args.n}) + one projection: {lt[0]:.2f} s wall, "
           f"{lt[1]:.2f} s CPU (x{S})")
+    if args.json:
+        data = {"benchmark": "relu_speed", "scale": args.scale, "d": d, "m": m,
+                "m_star": m_star, "seeds": S, "n": args.n, "threads": args.threads,
+                "pretrain_it_s": pre[0], "pretrain_it_s_cpu": pre[1],
+                "scratch_it_s": sc[0], "scratch_it_s_cpu": sc[1],
+                "horizon": args.horizon, "horizon_iterations": its,
+                "date": datetime.date.today().isoformat(), "cores": os.cpu_count()}
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(data, f, indent=1)
     return pre, sc, lt
 
 

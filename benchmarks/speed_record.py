@@ -51,12 +51,23 @@ from transferkit.experiments.deep_linear import (
     SCRATCH_STREAM,
     TEACHER_STREAM,
 )
+from transferkit.experiments.linear_transfer import FIG1
 from transferkit.models.deep_linear import init_deep_linear
 from transferkit.streams import keyed_rng
 
-BOOK_GAMMAS = np.round(np.r_[np.arange(1, 10) / 10, 0.95, 1.05, np.arange(11, 21) / 10], 3)
-BOOK_THETAS = np.linspace(0, np.pi / 2, 19)
-EPOCHS, LR, ALPHA, SIGMA, DEPTH = 5000, 0.01, 1e-5, 0.2, 2
+#: The chapter's preset (notebooks/linear_transfer.py: ``experiments.linear_transfer.FIG1[SCALE]``);
+#: the speed record runs its ``paper`` entry.  No private copy of the chapter's parameters.
+PRESETS = FIG1
+#: The chapter notebook whose preset and experiment function this benchmark runs.
+CHAPTER = "linear_transfer"
+#: The chapter's experiment, cell by cell (the cell function of
+#: :func:`transferkit.experiments.linear_transfer.linear_transfer_grid`, swept here without cache).
+EXPERIMENT = experiments.linear_transfer.linear_transfer_cell
+BOOK = PRESETS["paper"]
+BOOK_GAMMAS = np.array(BOOK.gammas)
+BOOK_THETAS = np.array(BOOK.thetas)
+ALPHA, SIGMA, DEPTH = BOOK.alpha, BOOK.sigma, BOOK.depth
+EPOCHS, LR = 5000, 0.01  # the authors' protocol, not the chapter's
 CONV_TOL = 1e-6          # App. D: "until the training loss reaches 1e-6"
 
 
@@ -295,8 +306,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="a check that the script works: 4 draws, 2 cells, fewer timed epochs")
-    ap.add_argument("--d", type=int, default=500)
-    ap.add_argument("--draws", type=int, default=None, help="draws per cell (default 20)")
+    ap.add_argument("--d", type=int, default=BOOK.d)
+    ap.add_argument("--draws", type=int, default=None, help=f"draws per cell (default the preset's, {BOOK.draws})")
     ap.add_argument("--gammas", type=float, nargs="+", default=None,
                     help="gammas of the slice (default 0.5 0.95 1.5)")
     ap.add_argument("--theta", type=float, default=math.pi / 3,
@@ -314,9 +325,12 @@ def main():
     ap.add_argument("--repeat", type=int, default=None,
                     help="runs of transferkit's slice; the fastest is reported (default 2, quick 1)")
     ap.add_argument("--no-profile", action="store_true")
+    ap.add_argument("--scale", choices=["paper"], default="paper",
+                    help="the chapter's preset: paper only (the record is a paper-scale figure)")
+    ap.add_argument("--json", default=None, help="not written: accepted for `make bench`")
     args = ap.parse_args()
-    d, theta, epochs, seed = args.d, args.theta, args.epochs, 0
-    draws = args.draws or (4 if args.quick else 20)
+    d, theta, epochs, seed = args.d, args.theta, args.epochs, BOOK.seed
+    draws = args.draws or (4 if args.quick else BOOK.draws)
     gammas = args.gammas or ([0.5, 1.5] if args.quick else [0.5, 0.95, 1.5])
     timed_epochs = args.timed_epochs or (20 if args.quick else 50)
     repeat = args.repeat or (1 if args.quick else 2)

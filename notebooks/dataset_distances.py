@@ -144,7 +144,7 @@ print(f"W1 estimates below the lower bound: {below.sum()}, above upper bound + b
       f"{above.sum()} (of {res['w1'].size})")
 
 # %%
-# The checks nbval runs: simulation agrees with theory, Eq. 31 agrees with Monte Carlo,
+# The checks this chapter asserts (`make test` runs them): simulation agrees with theory, Eq. 31 agrees with Monte Carlo,
 # W1 estimates lie between the closed-form bounds (upper bound plus the estimator's bias).
 assert AGREE.ok, AGREE.summary("transferability")
 assert res["scratch_converged"].all()

@@ -118,7 +118,7 @@ for name, r in RUNS.items():
               f"solver residual {qmin.residual.max():.1e}")
 
 # %%
-# The checks nbval runs: every STL / PT+FT network converged and sits within the
+# The checks this chapter asserts (`make test` runs them): every STL / PT+FT network converged and sits within the
 # discretisation tolerance of the minimiser of Eq. 22.
 for name, r in RUNS.items():
     assert r.pre_converged.all()

@@ -156,7 +156,7 @@ print(f"Eq. 15 departs in {int(A15.disagree.sum())} cells, at gamma = "
       f"{sorted(set(np.round(GAMMAS[np.where(A15.disagree)[0]], 3).tolist()))}")
 
 # %%
-# The checks nbval runs.  Every fine-tuning run converged and stayed close to gradient flow;
+# The checks this chapter asserts (`make test` runs them).  Every fine-tuning run converged and stayed close to gradient flow;
 # the simulation is Thm 5.2's limit sample by sample (within the risk change implied by
 # its measured distance to that limit) and agrees in every cell with the finite-size
 # Thm 5.2 form; Eq. 15 agrees in every cell where Thm 5.2 says the two predictions differ

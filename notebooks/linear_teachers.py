@@ -113,7 +113,7 @@ cross = NS1[np.argmax(bot < top)]
 print(f"Bottom Eigen Align becomes better than Top at n = {cross} (n/d = {cross / D:.2f})")
 
 # %%
-# checks run by nbval: GD reaches Thm 4.1 in every draw; Eq. 3 and its premise hold
+# checks asserted here: GD reaches Thm 4.1 in every draw; Eq. 3 and its premise hold
 assert fig1.converged.all() and ok_opt.all() and A1.ok
 assert holds.all()
 assert np.mean(dev <= g1[:, None]) >= 1 - np.exp(-DELTA)

@@ -153,7 +153,7 @@ for sigma, ch in AGREE.items():
         print(f"sigma = {sigma}, {a.summary(name)}")
 
 # %%
-# The checks nbval runs: simulation and exact theory agree within Monte Carlo error in
+# The checks this chapter asserts (`make test` runs them): simulation and exact theory agree within Monte Carlo error in
 # every cell, and every scratch run converged.
 for sigma, ch in AGREE.items():
     for name, a in ch.items():

@@ -227,7 +227,7 @@ provenance.record(fig, "predictors-real", seeds=SEED, params=dict(REAL, n=int(re
 # kind of pair. Not a figure of any paper.
 
 # %%
-# The checks nbval runs: every predictor finite on every pair; enough pairs; the
+# The checks this chapter asserts (`make test` runs them): every predictor finite on every pair; enough pairs; the
 # bootstrap intervals contain their point estimates; the known ranking of the synthetic
 # tasks (linear transfer: risk increasing in sin^2 theta at fixed sigma, Eq. 10) is found
 # by the feature-space measure with an interval above zero.

@@ -115,7 +115,7 @@ provenance.record(fig, "p003-fig1ab", params=dict(rhos=RHOS, m_aux=MAUX, gamma=G
 # ($m^{\rm aux} = 100$) is *more* expensive around $m\approx1$ than a new one.
 
 # %%
-# The checks nbval runs: the quartic solution is the minimum of p, and the closed-form
+# The checks this chapter asserts (`make test` runs them): the quartic solution is the minimum of p, and the closed-form
 # exponent matches finite differences.
 for k in R:
     th = theory.penalties.relu_ptft_penalty(M_CHECK, k[0], math.sqrt(k[1]), GAMMA)
@@ -189,7 +189,7 @@ provenance.record(fig, "p003-fig1c", seeds=0,
 # whether the difference is real, so only the $\rho = 1$ benefit is checked.
 
 # %%
-# The check nbval runs: with identical features (rho = 1, m = 1), PT+FT generalises
+# The check this chapter asserts: with identical features (rho = 1, m = 1), PT+FT generalises
 # better than STL at the smallest sample size.
 r = SE[1.0, 1.0]
 assert r.ptft.error[0].mean() < r.stl.error[0].mean(), (r.ptft.error, r.stl.error)

@@ -1,0 +1,143 @@
+"""The benchmarks measure what the book runs: the chapter's preset and experiment function.
+
+Each benchmark module (``benchmarks/*.py``, imported here; importing one must run
+nothing) names the chapter notebook it times (``CHAPTER``) and the preset dict it uses
+(``PRESETS``); the notebook's source says which preset it reads
+(``experiments.<module>.<NAME>[SCALE]``), and it must be the very same object.  The
+benchmark's ``EXPERIMENT`` must be defined in that chapter's experiments module and, where the
+benchmark runs the whole grid, be the function the notebook calls.  The ReLU chapter has no
+preset object yet (its parameters are inline in the notebook): its benchmark's sizes are
+checked against the notebook's literals.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+NOTEBOOKS = ROOT / "notebooks"
+TIMING = ["fig1_grid", "fig2_grid", "speed_record", "relu_speed"]
+TOOLS = ["book_times", "speed_table"]
+
+
+def load(name):
+    """Import ``benchmarks/<name>.py`` as a module (without running its ``main``)."""
+    key = f"_bench_{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[key] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def notebook_preset(chapter):
+    """(module, name) of the preset the chapter notebook reads: ``experiments.M.NAME[SCALE]``."""
+    src = (NOTEBOOKS / f"{chapter}.py").read_text()
+    found = set(re.findall(r"experiments\.(\w+)\.([A-Z][A-Z0-9_]*)\[SCALE\]", src))
+    assert len(found) == 1, f"{chapter}: expected one preset read as experiments.M.NAME[SCALE], got {found}"
+    return found.pop()
+
+
+def test_every_benchmark_is_listed():
+    assert sorted(p.stem for p in BENCH.glob("*.py")) == sorted(TIMING + TOOLS)
+
+
+@pytest.mark.parametrize("name", TIMING + TOOLS)
+def test_import_runs_nothing(name):
+    t0 = time.perf_counter()
+    mod = load(name)
+    assert time.perf_counter() - t0 < 30
+    assert callable(mod.main)
+    assert 'if __name__ == "__main__":' in (BENCH / f"{name}.py").read_text()
+
+
+@pytest.mark.parametrize("name", ["fig1_grid", "fig2_grid", "speed_record"])
+def test_benchmark_uses_the_chapters_preset(name):
+    mod = load(name)
+    module, preset = notebook_preset(mod.CHAPTER)
+    chapter_module = importlib.import_module(f"transferkit.experiments.{module}")
+    assert mod.PRESETS is getattr(chapter_module, preset)
+    assert set(mod.PRESETS) >= {"paper", "smoke"}
+    assert mod.EXPERIMENT.__module__ == f"transferkit.experiments.{module}"
+
+
+@pytest.mark.parametrize("name", ["fig1_grid", "fig2_grid"])
+def test_benchmark_calls_the_chapters_experiment(name):
+    mod = load(name)
+    src = (NOTEBOOKS / f"{mod.CHAPTER}.py").read_text()
+    called = set(re.findall(r"experiments\.\w+\.(\w+)\(", src))
+    assert mod.EXPERIMENT.__name__ in called
+
+
+def test_speed_record_grid_is_the_chapters():
+    mod = load("speed_record")
+    paper = mod.PRESETS["paper"]
+    assert tuple(mod.BOOK_GAMMAS.tolist()) == paper.gammas
+    assert tuple(mod.BOOK_THETAS.tolist()) == paper.thetas
+    assert (mod.ALPHA, mod.SIGMA, mod.DEPTH) == (paper.alpha, paper.sigma, paper.depth)
+
+
+def _relu_notebook_sizes():
+    """The literal ``P = dict(...)`` of each branch of ``if SCALE == "paper":`` in the ReLU chapter."""
+    tree = ast.parse((NOTEBOOKS / "relu_student_teacher.py").read_text())
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                and ast.unparse(node.test) == "SCALE == 'paper'"):
+            out = {}
+            for scale, body in (("paper", node.body), ("smoke", node.orelse)):
+                call = body[0].value
+                out[scale] = {k.arg: ast.literal_eval(k.value) for k in call.keywords
+                              if k.arg in ("d", "m", "m_star")}
+            return out
+    raise AssertionError("relu_student_teacher.py: no `if SCALE == 'paper':` parameter block")
+
+
+def test_relu_speed_sizes_are_the_chapters():
+    assert load("relu_speed").SIZES == _relu_notebook_sizes()
+
+
+def test_speed_table_round_trip(tmp_path):
+    st = load("speed_table")
+    res = {
+        "fig1_grid": dict(scale="paper", quick=False, cells=399, gammas=21, thetas=19, draws=20,
+                          d=500, wall_s=144.0, per_cell_s=0.36, scratch_steps_median=100,
+                          scratch_steps_max=500, authors_per_cell_s=380.0,
+                          authors_grid_s=151620.0, ratio=1055.0, date="2026-01-01", cores=2,
+                          threads=2, device="cpu"),
+        "fig2_grid": dict(scale="paper", quick=False, cells=399, draws=20, runs=7980, d=500,
+                          wall_s=180.0, cpu_s=350.0, per_cell_s=0.45, steps_median=1770,
+                          steps_max=108450, gamma_at_steps_max=0.95, all_converged=True,
+                          authors_per_cell_s=242.0, authors_grid_s=96558.0, ratio=529.0),
+        "relu_speed": dict(scale="paper", m=1000, d=100, m_star=100, seeds=6, n=800,
+                           pretrain_it_s=7.0, scratch_it_s=13.8),
+    }
+    for k, v in res.items():
+        (tmp_path / f"{k}.json").write_text(__import__("json").dumps(v))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\nbefore\n{st.START}\nold table\n{st.END}\nafter\n")
+    assert st.main([str(tmp_path), str(readme), "--book-cache", str(tmp_path / "none")]) == 0
+    text = readme.read_text()
+    assert "old table" not in text and text.startswith("# x\n\nbefore\n") and text.endswith("after\n")
+    assert "| 2.4 min (0.36 s per cell" in text and "1,055x" in text and "108,450" in text
+    # reduced-scale results are refused unless asked for
+    (tmp_path / "fig1_grid.json").write_text(__import__("json").dumps(dict(res["fig1_grid"], scale="smoke")))
+    assert st.main([str(tmp_path), str(readme)]) == 1
+    assert st.main([str(tmp_path), str(readme), "--allow-reduced"]) == 0
+    assert "not the paper-scale figure" in readme.read_text()
+
+
+def test_readme_has_the_speed_table_markers():
+    st = load("speed_table")
+    text = (ROOT / "README.md").read_text()
+    assert text.count(st.START) == 1 and text.count(st.END) == 1
+    assert text.index(st.START) < text.index(st.END)
