@@ -1,26 +1,98 @@
-"""Argument checks shared by the package: a clear ``ValueError`` naming the parameter."""
+"""Argument checks shared by the package: a clear ``ValueError`` naming the parameter.
+
+The input contract (README, "Input contract"): a bad value is a ``ValueError`` naming the
+parameter and its range; a value of the wrong type (a string, ``None``, a bool where a
+number is expected) is an :class:`InputTypeError`, which is both a ``TypeError`` and a
+``ValueError``; a request larger than :data:`MAX_BYTES` of memory is refused by
+:func:`check_budget` before anything is allocated.
+"""
 
 from __future__ import annotations
 
 import math
 import numbers
+import os
 
 import numpy as np
 
+#: Integers above this are refused where they are converted to float (``float(10**400)``
+#: overflows); 2**53 is the largest range in which floats hold every integer.
+MAX_INT = 2**53
 
-def check_int(name: str, value, minimum: int) -> int:
-    """``value`` as an ``int`` if it is a whole number >= ``minimum``, else ``ValueError``.
+#: Default memory budget of :func:`check_budget`: 32 GiB, or ``$TRANSFERKIT_MAX_BYTES``.
+MAX_BYTES = 32 * 2**30
 
-    Booleans, NaN, infinities, strings and non-integral floats are rejected.
+
+class InputTypeError(TypeError, ValueError):
+    """A parameter of the wrong type; a ``TypeError`` that ``except ValueError`` also catches."""
+
+
+def max_bytes() -> int:
+    """The memory budget: ``$TRANSFERKIT_MAX_BYTES`` (bytes) if set, else :data:`MAX_BYTES`."""
+    env = os.environ.get("TRANSFERKIT_MAX_BYTES", "").strip()
+    if not env:
+        return MAX_BYTES
+    try:
+        return max(int(env), 1)
+    except ValueError:
+        raise ValueError(f"TRANSFERKIT_MAX_BYTES must be a whole number of bytes (got {env!r})") from None
+
+
+def _size(n: int) -> str:
+    for unit, k in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 2**k:
+            return f"{n / 2**k:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def check_budget(name: str, value, n_bytes: int, limit: int | None = None) -> None:
+    """Refuse, before any allocation, a request estimated to need ``n_bytes`` of memory.
+
+    ``ValueError`` naming ``name`` (the parameter that makes the request large), its
+    ``value`` and the estimated size when ``n_bytes`` exceeds ``limit`` (default
+    :func:`max_bytes`: 32 GiB, or ``$TRANSFERKIT_MAX_BYTES``).
     """
+    limit = max_bytes() if limit is None else limit
+    if n_bytes > limit:
+        raise ValueError(f"{name}={value!r} is too large: the request needs about "
+                         f"{_size(int(n_bytes))} of memory, above the limit of {_size(int(limit))} "
+                         "(set TRANSFERKIT_MAX_BYTES to raise it)")
+
+
+def check_seed(name: str, value, allow_generator: bool = False):
+    """A seed: an integer >= 0 (integer-valued floats taken as integers), returned as ``int``.
+
+    With ``allow_generator`` a :class:`numpy.random.SeedSequence` or
+    :class:`numpy.random.Generator` is returned unchanged.  Wrong types (``None``, strings,
+    bools, generators where not allowed) are an :class:`InputTypeError`; negative or
+    fractional numbers a ``ValueError``; both name the parameter.
+    """
+    if allow_generator and isinstance(value, (np.random.SeedSequence, np.random.Generator)):
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        ok = False
-    elif isinstance(value, numbers.Integral):  # any size: np.isfinite fails beyond int64
+        also = ", a numpy SeedSequence or Generator" if allow_generator else ""
+        raise InputTypeError(f"{name} must be an integer >= 0{also} (got {value!r})")
+    return check_int(name, value, 0)
+
+
+def check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:
+    """``value`` as an ``int`` if it is a whole number >= ``minimum`` (and <= ``maximum``).
+
+    Integer-valued floats (``10.0``) are returned as ``int``.  Booleans, strings and other
+    non-numbers are an :class:`InputTypeError` (a ``ValueError`` too); NaN, infinities,
+    non-integral floats and values out of range a ``ValueError`` naming ``name``.
+    """
+    rng = f">= {minimum}" + ("" if maximum is None else f" and <= {maximum}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputTypeError(f"{name} must be an integer {rng} (got {value!r})")
+    if isinstance(value, numbers.Integral):  # any size: np.isfinite fails beyond int64
         ok = int(value) >= minimum
     else:
         ok = math.isfinite(value) and float(value).is_integer() and value >= minimum
+    if ok and maximum is not None:
+        ok = int(value) <= maximum
     if not ok:
-        raise ValueError(f"{name} must be an integer >= {minimum} (got {value!r})")
+        raise ValueError(f"{name} must be an integer {rng} (got {value!r})")
     return int(value)
 
 
@@ -36,8 +108,13 @@ def check_int_or_inf(name: str, value, minimum: int):
 
 def check_positive(name: str, value, allow_zero: bool = False) -> float:
     """``value`` as a ``float`` if finite and > 0 (or >= 0), else ``ValueError``."""
-    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
-          and (value >= 0 if allow_zero else value > 0))
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputTypeError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0 "
+                             f"(got {value!r})")
+    try:
+        ok = bool(np.isfinite(float(value)) and (value >= 0 if allow_zero else value > 0))
+    except OverflowError:  # an int beyond the float range
+        ok = False
     if not ok:
         raise ValueError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0 "
                          f"(got {value!r})")
@@ -45,7 +122,12 @@ def check_positive(name: str, value, allow_zero: bool = False) -> float:
 
 
 def check_grid(name, values, lo, hi, lo_open):
-    v = np.atleast_1d(np.asarray(values, dtype=float))
+    """``values`` as a 1-d float array in ``(lo, hi]`` (``[lo, hi]``), else ``ValueError``."""
+    try:
+        v = np.atleast_1d(np.asarray(values, dtype=float))
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a number or a 1-d sequence of numbers "
+                         f"(got {values!r})") from None
     if v.ndim != 1 or v.size == 0:
         raise ValueError(f"{name} must be a scalar or a non-empty 1-d sequence")
     bad = ~np.isfinite(v) | (v > hi) | ((v <= lo) if lo_open else (v < lo))
@@ -56,7 +138,13 @@ def check_grid(name, values, lo, hi, lo_open):
 
 
 def check_array(name, x, min_ndim):
-    x = np.asarray(x, dtype=np.float64)
+    """``x`` as a finite float64 array of at least ``min_ndim`` dimensions, else ``ValueError``."""
+    if isinstance(x, (str, bytes)) or x is None:
+        raise InputTypeError(f"{name} must be an array of numbers (got {x!r})")
+    try:
+        x = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be an array of real numbers (got {type(x).__name__})") from None
     if x.ndim < min_ndim:
         raise ValueError(f"{name} must have at least {min_ndim} dimension(s) (got shape {x.shape})")
     if not np.isfinite(x).all():

@@ -9,8 +9,10 @@ r"""The ``transferkit`` command line: closed forms, simulations and phase diagra
     transferkit notebook notebooks/linear_transfer.py --scale smoke --figures out/
 
 Every closed form cites its equation in paper 000 (*Features are Fate*).  Angles accept
-``pi`` expressions (``pi/3``, ``2*pi/5``).  A bad argument is reported on one line
-(``transferkit: error: ...``) with exit status 2, never with a traceback.  Progress bars
+``pi`` expressions (``pi/3``, ``2*pi/5``).  Every error is reported on one line of stderr
+(``transferkit: error: ...``), never with a traceback: exit status 2 for a bad argument
+(including a request beyond the memory budget, or an unwritable cache), 1 for any other
+failure (out of memory, a file that cannot be written), 0 on success.  Progress bars
 go to stderr (``--no-progress`` or ``TRANSFERKIT_PROGRESS=0`` turn them off).
 """
 
@@ -25,7 +27,7 @@ import sys
 import time
 
 from . import experiments, figures, provenance, stats, theory
-from ._validate import check_grid, check_int, check_positive
+from ._validate import MAX_INT, check_grid, check_int, check_positive
 from ._version import __version__
 from .config import progress
 from .experiments.deep_linear import sample_size, simulate_grid
@@ -67,14 +69,26 @@ def _real(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
 
 
+_INT = re.compile(r"^\s*[+-]?\d+\s*$")
+
+
 def _int(text: str) -> int:
+    """An integer, parsed exactly (``12345678901234567`` stays itself); ``1e3`` is taken
+    as 1000 only where the float is exact (below 2**53)."""
+    if _INT.match(text):
+        return int(text)
     try:
         value = float(text)
-        if value != int(value):
+        if not math.isfinite(value) or value != int(value) or abs(value) > 2**53:
             raise ValueError
         return int(value)
     except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+#: Largest count of a ``start:stop:count`` grid (a million points; beyond it the grid
+#: alone, let alone a simulation over it, does not fit in memory).
+MAX_GRID = 10**6
 
 
 def _grid(text: str) -> list:
@@ -87,8 +101,9 @@ def _grid(text: str) -> list:
             raise argparse.ArgumentTypeError(f"a grid is start:stop:count or a,b,c (got {text!r})")
         start, stop = _real(parts[0]), _real(parts[1])
         count = _int(parts[2])
-        if count < 1:
-            raise argparse.ArgumentTypeError(f"the count of a grid must be >= 1 (got {text!r})")
+        if not 1 <= count <= MAX_GRID:
+            raise argparse.ArgumentTypeError(f"the count of a grid must be in 1..{MAX_GRID} "
+                                             f"(got {text!r})")
         return [float(v) for v in np.linspace(start, stop, count)]
     values = [_real(p) for p in text.split(",") if p.strip()]
     if not values:
@@ -127,8 +142,7 @@ def theory_values(model: str, gamma=None, theta=None, sigma=None, lam=None, d=No
     out = {}
     n = None
     if d is not None:
-        if isinstance(d, bool) or d < 1:
-            raise ValueError(f"d must be an integer >= 1 (got {d!r})")
+        check_int("d", d, 1, MAX_INT)  # beyond 2**53 the closed forms would round d
         if gamma is not None:
             theory.deep_linear.scratch_risk(gamma, 0.0)  # validates gamma first, with its own message
             n = sample_size(gamma, d)
@@ -247,13 +261,36 @@ def simulate_point(gamma, theta, sigma, d=100, depth=2, draws=20, seed=0, alpha=
     return out
 
 
-def _check_sim_args(args) -> None:
-
+def _check_sim_args(args, gammas=(), cells=1) -> None:
+    """Validate the simulation arguments and their memory estimate before any work."""
     check_int("d", args.d, 2)
     check_int("depth", args.depth, 2)
     check_int("draws", args.draws, 1)
     check_int("seed", args.seed, 0)
     check_positive("alpha", args.alpha)
+    experiments.deep_linear.check_simulation_args(args.d, 0.0, args.depth, args.draws,
+                                                  args.alpha, args.seed)
+    ns = [sample_size(g, args.d) for g in gammas] or [1]
+    experiments.deep_linear.check_simulation_budget(args.d, args.depth, args.draws, ns, cells, 3)
+
+
+def check_cache_writable() -> None:
+    """``UsageError`` (before any work) when the sweep cache folder cannot be written."""
+    import os
+
+    from .sweep import cache_dir
+
+    where = cache_dir()
+    fix = ("set TRANSFERKIT_CACHE to a writable folder, or pass --no-cache")
+    probe = where
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise UsageError(f"the cache folder {str(where)!r} (TRANSFERKIT_CACHE) is not a folder: "
+                         f"{str(probe)!r} is a file; {fix}")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"the cache folder {str(where)!r} (TRANSFERKIT_CACHE) is not "
+                         f"writable; {fix}")
 
 
 def _cmd_simulate(args) -> int:
@@ -269,7 +306,7 @@ def _cmd_simulate(args) -> int:
         raise UsageError(f"--draws must be >= 2 for a standard error (got {args.draws})")
     # validate everything first: one clear message before any work
     theory.deep_linear.finetune_risk(args.gamma, args.theta, args.sigma)
-    _check_sim_args(args)
+    _check_sim_args(args, [args.gamma], 1)
     n = sample_size(args.gamma, args.d)
     t0 = time.perf_counter()
     res = simulate_point(args.gamma, args.theta, args.sigma, args.d, args.depth, args.draws,
@@ -337,12 +374,12 @@ def _cmd_phase_diagram(args) -> int:
 
     gammas = check_grid("gamma", args.gammas, 0.0, np.inf, True)
     thetas = check_grid("theta", args.thetas, 0.0, np.pi, False)
-    _check_sim_args(args)
+    _check_sim_args(args, gammas if args.simulate else (), gammas.size * thetas.size)
     if args.simulate:
-        for g in gammas:
-            sample_size(g, args.d)
         if args.draws < 2:
             raise UsageError(f"--draws must be >= 2 for a standard error (got {args.draws})")
+        if args.method == "linear" and not args.no_cache:
+            check_cache_writable()
     t0 = time.perf_counter()
     result = check = None
     params = {"method": args.method, "sigma": args.sigma}
@@ -586,13 +623,28 @@ def main(argv=None) -> int:
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    except ValueError as exc:  # transferkit's own checks name the parameter and its range
-        print(f"{PROG}: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-              file=sys.stderr)
+    except (ValueError, TypeError) as exc:  # transferkit's checks name the parameter and range
+        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except (MemoryError, OSError) as exc:  # the machine, not the argument: exit status 1
+        print(f"{PROG}: error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # never a traceback; TRANSFERKIT_DEBUG=1 shows it
+        import os
+
+        if os.environ.get("TRANSFERKIT_DEBUG", "").strip() not in ("", "0"):
+            raise
+        print(f"{PROG}: error: {type(exc).__name__}: {_one_line(exc)} (a bug: please report "
+              "it; TRANSFERKIT_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -602,6 +602,10 @@ def binary_task(x, y, a, b):
                          f"{len(x) if x.ndim else 'scalar'}, len(y) = {len(y)}")
     if y.size and (y.min() < 0 or y.max() > 9):
         raise ValueError(f"y must hold labels in 0..9 (found {y.min()}..{y.max()})")
+    if not (np.issubdtype(x.dtype, np.integer) or np.issubdtype(x.dtype, np.floating)):
+        raise ValueError(f"x must be an array of real pixel values (got dtype {x.dtype})")
+    if np.issubdtype(x.dtype, np.floating) and not np.isfinite(x).all():
+        raise ValueError("x must be finite (found NaN or inf pixel values)")
     is_a, is_b = y == a, y == b
     for name, label, mask in (("a", a, is_a), ("b", b, is_b)):
         if not mask.any():

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ._validate import check_array, check_int
+from ._validate import check_array, check_int, check_seed, InputTypeError
 
-__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "alignment_score", "r_squared", "table_r2"]
+__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "alignment_score", "r_squared", "table_r2", "pow2_normalise"]
 
 
 def critical_value(n_tests: int, draws: int | None, fwer: float = 0.01) -> float:
@@ -221,15 +221,13 @@ def rank_correlation(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 
     The interval resamples the *pairs* (``scipy.stats.bootstrap``, percentile method,
     ``n_boot`` resamples).  Returns ``(rho, low, high)``.
     """
-    x = np.asarray(x, float).ravel()
-    y = np.asarray(y, float).ravel()
+    x = check_array("x", x, 0).ravel()
+    y = check_array("y", y, 0).ravel()
     if x.shape != y.shape or x.size < 3:
         raise ValueError("x and y must have the same length >= 3")
-    if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise ValueError("x and y must be finite")
-    check_int("n_boot", n_boot, 10)
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1) (got {level!r})")
+    n_boot = check_int("n_boot", n_boot, 10)
+    _level(level)
+    seed = check_seed("seed", seed, allow_generator=True)
     rho = float(stats.spearmanr(x, y).statistic)
 
     def stat(a, b):
@@ -247,13 +245,35 @@ def rank_correlation(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 
 # ---------------------------------------------------------------------------------------
 
 def _pair(x, y):
-    x = np.asarray(x, float).ravel()
-    y = np.asarray(y, float).ravel()
+    x = check_array("x", x, 0).ravel()
+    y = check_array("y", y, 0).ravel()
     if x.shape != y.shape or x.size < 3:
         raise ValueError(f"x and y must have the same length >= 3 (got {x.size} and {y.size})")
-    if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise ValueError("x and y must be finite")
-    return x, y
+    return pow2_normalise(x), pow2_normalise(y)
+
+
+def pow2_normalise(a, axis=None):
+    """``a`` scaled by the power of two that brings its largest entry (along ``axis``) into
+    [0.5, 1).  Exact: every statistic of this module is unchanged bit for bit where
+    nothing overflowed before, and scale invariant where something did (the R^2 of a
+    predictor times 1e200 is the R^2 of the predictor)."""
+    a = check_array("a", a, 0)
+    if axis is not None and (isinstance(axis, bool) or not isinstance(axis, (int, np.integer))
+                             or not -a.ndim <= axis < a.ndim):
+        raise ValueError(f"axis must be None or an axis of a (got {axis!r} for {a.ndim} dimensions)")
+    if a.size == 0:
+        return a
+    top = np.max(np.abs(a), axis=axis, keepdims=axis is not None)
+    _, e = np.frexp(np.where(top > 0, top, 1.0))
+    return np.ldexp(a, -e)
+
+
+def _level(level) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating, np.integer)):
+        raise InputTypeError(f"level must be a number in (0, 1) (got {level!r})")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1) (got {level!r})")
+    return float(level)
 
 
 def _ranks(a):
@@ -295,14 +315,14 @@ def score(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict:
     Returns dict ``rho, rho_lo, rho_hi, r2, r2_lo, r2_hi, n, dropped``.
     """
     x, y = _pair(x, y)
-    check_int("n_boot", n_boot, 10)
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1) (got {level!r})")
+    n_boot = check_int("n_boot", n_boot, 10)
+    _level(level)
+    seed = check_seed("seed", seed)
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         raise ValueError("x and y must not be constant (a correlation needs variation)")
     rho = float(spearman(x, y))
     r = float(_pearson(x, y))
-    idx = np.random.default_rng([int(seed), 8]).integers(0, x.size, (n_boot, x.size))
+    idx = np.random.default_rng([seed, 8]).integers(0, x.size, (n_boot, x.size))
     xb, yb = x[idx], y[idx]
     rb = spearman(xb, yb)
     pb = _pearson(xb, yb) ** 2
@@ -400,6 +420,7 @@ def kmeans_inertia(W, a, K: int, *, restarts: int = 5, seed: int = 0):
     """
     W, a = np.asarray(W, float), np.asarray(a, float)
     K = check_int("K", K, 1)
+    seed = check_seed("seed", seed, allow_generator=True)
     norms = np.linalg.norm(W, axis=1)
     w = np.abs(a) * norms
     keep = w > 1e-12 * max(w.max(), 1e-300)
@@ -430,7 +451,16 @@ def r_squared(x, y, axis=-1):
     """
     x = check_array("x", x, 1)
     y = check_array("y", y, 1)
-    x, y = np.broadcast_arrays(x, y)
+    try:
+        x, y = np.broadcast_arrays(x, y)
+    except ValueError:
+        raise ValueError(f"y must have a shape that broadcasts with x's: x {x.shape}, "
+                         f"y {y.shape}") from None
+    if (isinstance(axis, bool) or not isinstance(axis, (int, np.integer))
+            or not -x.ndim <= axis < x.ndim):
+        raise ValueError(f"axis must be an axis of x (got {axis!r} for {x.ndim} dimensions)")
+    # exact power-of-two scaling per slice: bit for bit the same where nothing overflows
+    x, y = pow2_normalise(x, axis), pow2_normalise(y, axis)
     xc = x - x.mean(axis, keepdims=True)
     yc = y - y.mean(axis, keepdims=True)
     vx = (xc ** 2).sum(axis)

@@ -11,16 +11,21 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._validate import check_int
+from ._validate import check_array, check_int, check_seed
 
 __all__ = ["keyed_rng", "unit_rows"]
 
 
 def unit_rows(W):
-    """Rows of ``W`` (numpy or torch) scaled to unit norm."""
+    """Rows of ``W`` (numpy or torch) scaled to unit norm (numpy: finite, no zero row, else ``ValueError``)."""
     if isinstance(W, torch.Tensor):
         return W / W.norm(dim=-1, keepdim=True)
-    return W / np.linalg.norm(W, axis=-1, keepdims=True)
+    check_array("W", W, 1)  # finite real rows; W itself keeps its dtype
+    W = np.asarray(W)
+    norms = np.linalg.norm(W, axis=-1, keepdims=True)
+    if not (norms > 0).all():
+        raise ValueError("W must have no zero rows (a zero row has no direction)")
+    return W / norms
 
 
 def keyed_rng(seed, *key) -> np.random.Generator:
@@ -29,5 +34,5 @@ def keyed_rng(seed, *key) -> np.random.Generator:
     ``seed`` and every entry of ``key`` must be integers >= 0 (integer-valued floats are
     taken as integers); anything else is a ``ValueError`` naming it, before any draw.
     """
-    return np.random.default_rng([check_int("seed", seed, 0),
+    return np.random.default_rng([check_seed("seed", seed),
                                   *[check_int(f"key[{i}]", k, 0) for i, k in enumerate(key)]])

@@ -667,8 +667,11 @@ def test_error_message_format():
         theory.deep_linear.scratch_risk(-1, 0.1)
     with pytest.raises(ValueError, match=r"^theta must be in \[0, pi\] \(got nan\)$"):
         theory.deep_linear.ridge_linear_transfer_risk(0.1, float("nan"))
-    with pytest.raises(ValueError, match=r"^n must be an integer >= 1 \(got 2\.5\)$"):
+    with pytest.raises(ValueError, match=r"^n must be an integer in \[1, 2\*\*53\] \(got 2\.5\)$"):
         theory.deep_linear.linear_transfer_risk(2.5, 0.1, 0.1)
+    # beyond 2**53 a float no longer holds every integer: refused, not silently rounded
+    with pytest.raises(ValueError, match=r"^d must be an integer in \[1, 2\*\*53\]"):
+        theory.deep_linear.scratch_risk_finite(10, 2**60, 0.1)
 
 
 # ---------------------------------------------------------------------------

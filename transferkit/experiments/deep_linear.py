@@ -37,7 +37,7 @@ import torch
 from tqdm import tqdm
 
 from .. import config
-from .._validate import check_grid, check_int, check_positive
+from .._validate import check_budget, check_grid, check_int, check_positive, check_seed
 from ..models.deep_linear import (
     empirical_objective,
     end_to_end,
@@ -62,20 +62,63 @@ METHODS = ("scratch", "linear", "finetune")
 TEACHER_STREAM, DATA_STREAM, SCRATCH_STREAM = 0, 1, 2
 
 
+#: Largest initialisation scale of the simulations.  The theory (paper 000, Sec. 3) is that
+#: of small initialisation; the book uses alpha <= 0.5.  From alpha ~ 1e10 the scratch problem
+#: starts at weights of size alpha^depth: gradient descent ran for minutes and returned
+#: risks of 1e39.  Larger values are refused.
+ALPHA_MAX = 10.0
+
+
 def sample_size(gamma, d) -> int:
     """``n = round(gamma d)``, checked to be at least 1."""
-    n = int(round(float(gamma) * d))
+    try:
+        n = int(round(float(gamma) * d))
+    except (OverflowError, ValueError, TypeError):  # gamma * d = inf or NaN, or not a number
+        raise ValueError(f"gamma * d must be a finite sample size (gamma={gamma!r}, d={d!r})") from None
     if n < 1:
         raise ValueError(f"gamma * d must round to n >= 1 (gamma={gamma!r}, d={d!r})")
     return n
 
 
-def check_simulation_args(d, sigma, depth, draws, alpha):
-    check_int("d", d, 2)
+def check_simulation_args(d, sigma, depth, draws, alpha, seed=0):
+    """Validate the arguments shared by the simulations (``ValueError`` naming the first bad one).
+
+    ``d >= 2``, ``sigma >= 0``, ``depth >= 2``, ``draws >= 1``, ``0 < alpha <=``
+    :data:`ALPHA_MAX`, ``seed`` an integer >= 0; and the weights of ``draws`` networks of
+    width ``d`` must fit the memory budget (:func:`transferkit._validate.check_budget`).
+    """
+    d = check_int("d", d, 2)
     check_positive("sigma", sigma, allow_zero=True)
-    check_int("depth", depth, 2)
-    check_int("draws", draws, 1)
+    depth = check_int("depth", depth, 2)
+    draws = check_int("draws", draws, 1)
     check_positive("alpha", alpha)
+    if alpha > ALPHA_MAX:
+        raise ValueError(f"alpha must be in (0, {ALPHA_MAX:g}] (got {alpha!r}): the simulations "
+                         "model small initialisation (paper 000, Sec. 3)")
+    check_seed("seed", seed)
+    # pretrained and initial weights, their feature subspace: ~ (depth + 2) d^2 per draw
+    check_simulation_budget(d, depth, draws, [1])
+
+
+def check_simulation_budget(d, depth, draws, ns, cells=1, methods=1) -> None:
+    """Refuse, before any allocation, a grid whose arrays would exceed the memory budget.
+
+    Estimate (float64): per draw, ``depth + 2`` matrices ``d x d`` (weights, their copies and
+    the eigendecomposition) and a design ``n x d`` for the largest ``n``; plus
+    ``cells * draws * methods`` result entries of ~4 arrays.  The parameter named is the
+    one that dominates the estimate.
+    """
+    n_max = max(ns)
+    parts = {"d": 8 * draws * (depth + 2) * d * d, "gammas": 8 * draws * 2 * n_max * d,
+             "draws": 8 * draws * (depth + 2) * d * d}
+    total = 8 * draws * ((depth + 2) * d * d + 2 * n_max * d + 4 * cells * methods)
+    if draws * cells * methods * 32 > parts["d"]:
+        parts["draws"] = 32 * draws * cells * methods
+    name = max(parts, key=parts.get)
+    if name == "d" and draws > d:
+        name = "draws"
+    value = {"d": d, "draws": draws, "gammas": f"... (n up to {n_max})"}[name]
+    check_budget(name, value, total)
 
 
 @dataclass
@@ -106,7 +149,7 @@ def pretrain(d, depth=2, draws=20, seed=0, alpha=1e-5, rcond=1e-3, loss_tol=1e-1
     :math:`W_1\cdots W_{L-1}` collapse to rank one along :math:`\beta_s` as
     :math:`\alpha\to0` (see ``feature_svals`` and ``rank``).
     """
-    check_simulation_args(d, 0.0, depth, draws, alpha)
+    check_simulation_args(d, 0.0, depth, draws, alpha, seed)
     device = device or default_device()
     bs, nus = [], []
     for b in range(draws):
@@ -185,9 +228,11 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
     (certified bound on the distance of :math:`P_\parallel\hat\beta` to :math:`X^+y`), and
     ``finetune_chain_residual`` ``(draws,)``.
     """
-    check_simulation_args(d, sigma, depth, draws, alpha)
+    check_simulation_args(d, sigma, depth, draws, alpha, seed)
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
     thetas = check_grid("theta", thetas, 0.0, math.pi, False)
+    check_simulation_budget(d, depth, draws, [sample_size(g, d) for g in gammas],
+                            gammas.size * thetas.size, len(tuple(methods)))
     methods = tuple(methods)
     unknown = set(methods) - set(METHODS)
     if unknown or not methods:

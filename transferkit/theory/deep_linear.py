@@ -56,7 +56,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._validate import check_int_or_inf
+from .._validate import MAX_INT, check_int_or_inf
 from .linear_teachers import deep_finetune_scale
 
 __all__ = ["scratch_risk", "scratch_risk_finite", "linear_transfer_risk", "linear_transfer_risk_std", "linear_transferability", "linear_transferability_finite", "linear_transfer_boundary", "ridge_linear_transfer_risk", "finetune_risk", "finetune_risk_finite", "finetune_transferability", "finetune_transferability_finite", "negative_transfer_window", "ridge_linear_transfer_risk_finite", "mp_stieltjes", "ridge_risk", "ridge_norm2", "optimal_ridge_risk", "weight_decay_ridge_parameter", "weight_decay_scratch_risk"]
@@ -72,8 +72,9 @@ _RULES: dict[str, tuple[Callable[[np.ndarray], np.ndarray], str]] = {
     "sigma": (lambda a: a >= 0, "a finite number >= 0"),
     "lam": (lambda a: a >= 0, "a finite number >= 0"),
     "theta": (lambda a: (a >= 0) & (a <= np.pi), "in [0, pi]"),
-    "n": (lambda a: (a >= 1) & (a == np.floor(a)), "an integer >= 1"),
-    "d": (lambda a: (a >= 1) & (a == np.floor(a)), "an integer >= 1"),
+    # beyond 2**53 floats no longer hold every integer: a count there would be silently changed
+    "n": (lambda a: (a >= 1) & (a == np.floor(a)) & (a <= MAX_INT), "an integer in [1, 2**53]"),
+    "d": (lambda a: (a >= 1) & (a == np.floor(a)) & (a <= MAX_INT), "an integer in [1, 2**53]"),
 }
 
 
@@ -92,7 +93,7 @@ def _validate(name: str, value) -> np.ndarray:
         raise ValueError(f"{name} must be {valid} (got {value!r})")
     try:
         arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int beyond float
         raise ValueError(f"{name} must be {valid} (got {value!r})") from exc
     finite = np.isfinite(arr)
     ok = np.zeros(arr.shape, dtype=bool)
@@ -1228,6 +1229,53 @@ def _ridge_parts(g, s, mu):
     return risk, norm2
 
 
+#: ``ridge_risk`` and ``ridge_norm2`` switch to their large-``mu`` series (:func:`_ridge_series`)
+#: for ``mu > RIDGE_MU_ASYMPTOTIC * (1 + sqrt(psi))^2`` (the top of the spectrum times this):
+#: there the direct forms cancel (the risk of ``mu = 1e16`` came out 1.5, the squared norm of
+#: ``mu = 1e13`` negative) and eight terms of the series are exact to float precision.
+RIDGE_MU_ASYMPTOTIC = 1e3
+
+#: ``optimal_ridge_risk`` divides through by ``sigma^2`` above this (``sigma^2`` would overflow).
+OPTIMAL_RIDGE_SIGMA_ASYMPTOTIC = 1e50
+
+
+def _ridge_far(g, mu):
+    """Where the large-``mu`` series of :func:`_ridge_series` is used."""
+    return mu > RIDGE_MU_ASYMPTOTIC * (1 + np.sqrt(1 / g)) ** 2
+
+
+def _mp_moments(psi, k_max):
+    """Moments ``E[s^k]``, ``k = 0..k_max``, of Marchenko-Pastur with ratio ``psi`` (Narayana)."""
+    out = [np.ones_like(psi)]
+    for k in range(1, k_max + 1):
+        out.append(sum(math.comb(k, j) * math.comb(k, j + 1) / k * psi ** j for j in range(k)))
+    return out
+
+
+def _ridge_series(g, s, mu, terms=8):
+    r"""(risk, ||beta||^2) of :func:`_ridge_parts` as series in :math:`x = 1/\mu`:
+
+    :math:`\int (1+sx)^{-2}dF = \sum_k (-1)^k (k+1) m_k x^k`, with :math:`m_k` the
+    Marchenko-Pastur moments; :math:`\int s^j/(s+\mu)^2 = x^2\sum_k (-1)^k(k+1)m_{k+j}x^k`.
+    Used for :math:`\mu(1+\sqrt\psi)^{-2} > 10^3`, where the truncation is below
+    :math:`10^{-24}` relative.
+    """
+    g, s, mu = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (g, s, mu)))
+    psi, x = 1 / g, 1 / mu
+    mom = _mp_moments(psi, terms + 2)
+
+    def series(j):
+        tot = np.zeros_like(x)
+        for k in reversed(range(terms)):  # Horner in x
+            tot = tot * x + (-1) ** k * (k + 1) * mom[k + j]
+        return tot
+
+    with np.errstate(under="ignore"):
+        sx = s * x
+        var = sx * sx * psi * series(1)  # sigma^2 psi x^2 (...): no inf * 0 for huge sigma, mu
+        return series(0) + var, x * x * series(2) + var
+
+
 @_overflow_to_inf
 def ridge_risk(gamma, sigma, mu):
     r"""Asymptotic excess risk of ridge regression on isotropic data (Dobriban and Wager 2018).
@@ -1257,8 +1305,10 @@ def ridge_risk(gamma, sigma, mu):
         Ridge parameter :math:`\mu \ge 0`.
     """
     scalar, (g, s, mu_) = _prepare(gamma=gamma, sigma=sigma, mu=mu)
+    far = _ridge_far(g, mu_)
     out = _piecewise(g.shape, [
-        (mu_ > 0, lambda m: _ridge_parts(g[m], s[m], mu_[m])[0]),
+        ((mu_ > 0) & ~far, lambda m: _ridge_parts(g[m], s[m], mu_[m])[0]),
+        (far, lambda m: _ridge_series(g[m], s[m], mu_[m])[0]),
         (mu_ == 0, lambda m: _scratch(g[m], s[m])),
     ])
     return _finish(out, scalar)
@@ -1279,7 +1329,12 @@ def ridge_norm2(gamma, sigma, mu):
     scalar, (g, s, mu_) = _prepare(gamma=gamma, sigma=sigma, mu=mu)
     if np.any(mu_ == 0):
         raise ValueError("mu must be > 0 for ridge_norm2 (got 0.0)")
-    return _finish(_ridge_parts(g, s, mu_)[1], scalar)
+    far = _ridge_far(g, mu_)
+    out = _piecewise(g.shape, [
+        (~far, lambda m: _ridge_parts(g[m], s[m], mu_[m])[1]),
+        (far, lambda m: _ridge_series(g[m], s[m], mu_[m])[1]),
+    ])
+    return _finish(out, scalar)
 
 
 @_overflow_to_inf
@@ -1315,7 +1370,13 @@ def optimal_ridge_risk(gamma, sigma):
     root = np.sqrt(a * a + 4 * s * s)
     with np.errstate(divide="ignore", invalid="ignore"):
         pos = 2 * s * s / (root + a)
-    out = np.where(a > 0, pos, 0.5 * (root - a))
+        out = np.where(a > 0, pos, 0.5 * (root - a))  # inf - inf only where far, replaced below
+    far = s > OPTIMAL_RIDGE_SIGMA_ASYMPTOTIC
+    if np.any(far):  # sigma -> inf: a^2 overflows; divide through by sigma^2 (tends to 1)
+        t = 1 / (s[far] * s[far])
+        at = 1 + (g[far] - 1) * t
+        out = np.array(out, dtype=float)
+        out[far] = 2 / (np.sqrt(at * at + 4 * t) + at)
     return _finish(out, scalar)
 
 

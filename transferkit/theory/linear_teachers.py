@@ -32,7 +32,7 @@ import numbers
 
 import numpy as np
 
-from .._validate import check_array, check_int_or_inf
+from .._validate import check_array, check_int_or_inf, check_positive
 
 __all__ = ["row_space_solution", "null_space_projection", "finetune_predictor", "excess_risk", "finetune_predictor_risk", "g_function", "eq3_bound", "distance_measure", "bartlett_bound", "deep_finetune_scale", "deep_finetune_predictor", "frozen_predictor"]
 
@@ -40,9 +40,40 @@ __all__ = ["row_space_solution", "null_space_projection", "finetune_predictor", 
 def _check_xy(X, y):
     X = check_array("X", X, 2)
     y = check_array("y", y, 1)
+    if X.shape[-2] < 1 or X.shape[-1] < 1:
+        raise ValueError(f"X must have at least one row and one column (got shape {X.shape})")
     if y.shape[-1] != X.shape[-2]:
         raise ValueError(f"y must have one entry per row of X: X {X.shape}, y {y.shape}")
+    _broadcast(X=X[..., 0], y=y)
     return X, y
+
+
+def _broadcast(**arrays):
+    """``ValueError`` naming the parameters when their (batch) shapes do not broadcast."""
+    try:
+        return np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {a.shape}" for k, a in arrays.items())
+        raise ValueError(f"{', '.join(arrays)} must have shapes that broadcast together "
+                         f"(got {shapes})") from None
+
+
+def _vectors(a_name, a, b_name, b):
+    """Two ``(..., d)`` vectors with the same ``d`` and broadcasting batch dimensions."""
+    a, b = check_array(a_name, a, 1), check_array(b_name, b, 1)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"{b_name} must have the dimension of {a_name}: {a_name} {a.shape}, "
+                         f"{b_name} {b.shape}")
+    _broadcast(**{a_name: a, b_name: b})
+    return a, b
+
+
+def _square(name, M, d):
+    """``M`` as a finite ``(..., d, d)`` array."""
+    M = check_array(name, M, 2)
+    if M.shape[-2:] != (d, d):
+        raise ValueError(f"{name} must have shape (..., {d}, {d}) (got {M.shape})")
+    return M
 
 
 def _gram_solve(X, r):
@@ -73,8 +104,11 @@ def null_space_projection(X, v):
     r""":math:`P_\perp v = v - X^\top(XX^\top)^{-1}Xv` (paper 001, Sec. 3)."""
     X = check_array("X", X, 2)
     v = check_array("v", v, 1)
+    if X.shape[-2] < 1 or X.shape[-1] < 1:
+        raise ValueError(f"X must have at least one row and one column (got shape {X.shape})")
     if v.shape[-1] != X.shape[-1]:
         raise ValueError(f"v must have the input dimension of X: X {X.shape}, v {v.shape}")
+    _broadcast(X=X[..., 0, :], v=v)
     Xv = (X @ v[..., None])[..., 0]
     return v - _gram_solve(X, Xv)
 
@@ -90,6 +124,10 @@ def finetune_predictor(X, y, theta_s):
     """
     X, y = _check_xy(X, y)
     theta_s = check_array("theta_s", theta_s, 1)
+    if theta_s.shape[-1] != X.shape[-1]:
+        raise ValueError(f"theta_s must have the input dimension of X: X {X.shape}, "
+                         f"theta_s {theta_s.shape}")
+    _broadcast(X=X[..., 0, :], theta_s=theta_s)
     r = y - (X @ theta_s[..., None])[..., 0]
     return theta_s + _gram_solve(X, r)
 
@@ -99,9 +137,12 @@ def excess_risk(beta, theta_t, cov_sqrt=None):
 
     ``cov_sqrt`` is :math:`\Sigma^{1/2}` (``(..., d, d)``) or ``None`` for :math:`\Sigma = I`.
     """
-    diff = check_array("theta_t", theta_t, 1) - check_array("beta", beta, 1)
+    beta, theta_t = _vectors("beta", beta, "theta_t", theta_t)
+    diff = theta_t - beta
     if cov_sqrt is not None:
-        diff = (np.asarray(cov_sqrt, dtype=float) @ diff[..., None])[..., 0]
+        cov_sqrt = _square("cov_sqrt", cov_sqrt, diff.shape[-1])
+        _broadcast(cov_sqrt=cov_sqrt[..., 0], diff=diff)
+        diff = (cov_sqrt @ diff[..., None])[..., 0]
     return (diff ** 2).sum(-1)
 
 
@@ -110,15 +151,22 @@ def finetune_predictor_risk(X, theta_s, theta_t, cov_sqrt=None):
 
     Exact given ``X`` (noise-free labels :math:`y = X\theta_T`).
     """
-    delta = check_array("theta_t", theta_t, 1) - check_array("theta_s", theta_s, 1)
+    theta_s, theta_t = _vectors("theta_s", theta_s, "theta_t", theta_t)
+    if cov_sqrt is not None:
+        cov_sqrt = _square("cov_sqrt", cov_sqrt, theta_t.shape[-1])
+    delta = theta_t - theta_s
     p = null_space_projection(X, delta)
     if cov_sqrt is not None:
-        p = (np.asarray(cov_sqrt, dtype=float) @ p[..., None])[..., 0]
+        _broadcast(cov_sqrt=cov_sqrt[..., 0], theta_t=p)
+        p = (cov_sqrt @ p[..., None])[..., 0]
     return (p ** 2).sum(-1)
 
 
 def check_eigenvalues(lam):
+    """``lam`` as finite eigenvalues ``(..., d)``, ``d >= 1``, >= 0, sorted decreasingly."""
     lam = check_array("lam", lam, 1)
+    if lam.size == 0:
+        raise ValueError(f"lam must hold at least one eigenvalue (got shape {lam.shape})")
     if (lam < 0).any():
         raise ValueError("lam (the eigenvalues of Sigma) must be >= 0")
     if (np.diff(lam, axis=-1) > 1e-12 * np.abs(lam).max(-1, keepdims=True)).any():
@@ -150,14 +198,14 @@ def g_function(lam, delta, n, c=3.0):
     (broadcasts).
     """
     lam = check_eigenvalues(lam)
-    n = np.asarray(n, dtype=float)
-    delta = np.asarray(delta, dtype=float)
-    if not (np.isfinite(n).all() and (n >= 1).all()):
+    n = check_array("n", n, 0)
+    delta = check_array("delta", delta, 0)
+    if not (n >= 1).all():
         raise ValueError(f"n must be >= 1 (got {n!r})")
-    if not (np.isfinite(delta).all() and (delta >= 1).all()):
+    if not (delta >= 1).all():
         raise ValueError(f"delta must be >= 1 (Thm 4.2; got {delta!r})")
-    if not (np.isfinite(c) and c > 0):
-        raise ValueError(f"c must be a finite number > 0 (got {c!r})")
+    check_positive("c", c)
+    _broadcast(lam=lam[..., 0], n=n, delta=delta)
     l1 = lam[..., 0]
     r0 = lam.sum(-1) / l1
     terms = np.stack(np.broadcast_arrays(np.sqrt(r0 / n), r0 / n, np.sqrt(delta / n), delta / n))
@@ -177,12 +225,17 @@ def eq3_bound(delta_vec, V, lam, m, n, delta=1.0, c=3.0):
     """
     lam = check_eigenvalues(lam)
     d = lam.shape[-1]
-    if not (isinstance(m, numbers.Integral) and 1 <= m <= d):
+    if not (isinstance(m, numbers.Integral) and not isinstance(m, bool) and 1 <= m <= d):
         raise ValueError(f"m must be an integer in 1..{d} (got {m!r})")
     if not (lam[..., m - 1] > 0).all():
         raise ValueError(f"m must satisfy lambda_m > 0 (lambda_{m} = 0 here)")
     delta_vec = check_array("delta_vec", delta_vec, 1)
-    coords = (np.swapaxes(np.asarray(V, dtype=float), -1, -2) @ delta_vec[..., None])[..., 0]
+    if delta_vec.shape[-1] != d:
+        raise ValueError(f"delta_vec must have the dimension of lam: lam {lam.shape}, "
+                         f"delta_vec {delta_vec.shape}")
+    V = _square("V", V, d)
+    _broadcast(V=V[..., 0], delta_vec=delta_vec, lam=lam)
+    coords = (np.swapaxes(V, -1, -2) @ delta_vec[..., None])[..., 0]
     top = (coords[..., :m] ** 2).sum(-1)
     bottom = (coords[..., m:] ** 2).sum(-1)
     g = g_function(lam, delta, n, c)
@@ -191,7 +244,8 @@ def eq3_bound(delta_vec, V, lam, m, n, delta=1.0, c=3.0):
 
 def distance_measure(theta_s, theta_t):
     r""":math:`\|\theta_T - \theta_S\|^2`, the first comparison measure of Table 1."""
-    return ((check_array("theta_t", theta_t, 1) - check_array("theta_s", theta_s, 1)) ** 2).sum(-1)
+    theta_s, theta_t = _vectors("theta_s", theta_s, "theta_t", theta_t)
+    return ((theta_t - theta_s) ** 2).sum(-1)
 
 
 def bartlett_bound(delta_vec, lam, n, delta=1.0, c=3.0):

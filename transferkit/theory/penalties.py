@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import InputTypeError
+
 __all__ = ["q", "q_prime", "relu_ptft_p", "relu_ptft_u_star", "relu_ptft_penalty", "relu_ptft_dlog_penalty", "diagonal_ptft_penalty", "diagonal_dual_beta", "l12_norm"]
 
 
@@ -30,9 +32,11 @@ NEWTON_STEPS = 40
 
 def _array(name: str, value, lo=-np.inf, hi=np.inf, lo_open=False) -> np.ndarray:
     """``value`` as a float64 array whose entries are finite and in ``[lo, hi]``."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise InputTypeError(f"{name} must be a finite real number or array (got {value!r})")
     try:
         a = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float range
         raise ValueError(f"{name} must be a finite real number or array (got {value!r})") from None
     bad = ~np.isfinite(a) | (a > hi) | ((a <= lo) if lo_open else (a < lo))
     if np.any(bad):
@@ -40,6 +44,16 @@ def _array(name: str, value, lo=-np.inf, hi=np.inf, lo_open=False) -> np.ndarray
                else "finite")
         raise ValueError(f"{name} must be {rng} (got {np.asarray(value)[bad].ravel()[0]!r})")
     return a
+
+
+def _same_shape(**arrays) -> None:
+    """``ValueError`` naming the parameters when their shapes do not broadcast together."""
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {a.shape}" for k, a in arrays.items())
+        raise ValueError(f"{', '.join(arrays)} must have shapes that broadcast together "
+                         f"(got {shapes})") from None
 
 
 def _out(x):
@@ -300,17 +314,22 @@ def diagonal_ptft_penalty(beta, w1_0, w2_0, axis=-1):
     """
     beta = _array("beta", beta)
     w1, w2 = _array("w1_0", w1_0), _array("w2_0", w2_0)
-    c = w1 ** 2 + w2 ** 2
+    _same_shape(beta=beta, w1_0=w1, w2_0=w2)
+    with np.errstate(over="ignore"):  # c = inf for weights beyond 1e154: its limit below
+        c = w1 ** 2 + w2 ** 2
     beta, c = np.broadcast_arrays(beta, c)
     pos = c > 0
     with np.errstate(over="ignore"):
         z = np.where(pos, 2 * beta / np.where(pos, c, 1.0), 0.0)
     z = np.where(np.isfinite(z), z, 0.0)
-    terms = np.where(pos, c * np.asarray(q(z)), np.where(beta == 0, 0.0, np.inf))
+    with np.errstate(invalid="ignore"):  # inf * 0 where c = inf: replaced by its limit below
+        terms = np.where(pos, c * np.asarray(q(z)), np.where(beta == 0, 0.0, np.inf))
     # c * q(2 beta / c) when 2 beta / c overflows: c q(z) ~ 2|beta| log(2|beta|/c) -> inf
     with np.errstate(over="ignore", divide="ignore"):
         ovf = pos & ~np.isfinite(2 * beta / np.where(pos, c, 1.0))
     terms = np.where(ovf, np.inf, terms)
+    # c = inf: c q(2 beta / c) ~ beta^2 / c -> 0 (inf * q(0) = inf * 0 gave NaN)
+    terms = np.where(np.isnan(terms) & np.isinf(c), 0.0, terms)
     return _out(terms if axis is None else terms.sum(axis=axis))
 
 
@@ -323,9 +342,14 @@ def diagonal_dual_beta(lam_x, w1_0, w2_0):
     :math:`\beta(t) = c\circ\sinh(-4X^\top\!\int_0^t r)` (paper 004, Eq. 21).
     """
     s = _array("lam_x", lam_x)
-    c = _array("w1_0", w1_0) ** 2 + _array("w2_0", w2_0) ** 2
-    with np.errstate(over="ignore"):
-        return _out(c * np.sinh(s / 2))
+    w1, w2 = _array("w1_0", w1_0), _array("w2_0", w2_0)
+    _same_shape(lam_x=s, w1_0=w1, w2_0=w2)
+    with np.errstate(over="ignore", invalid="ignore"):
+        c = w1 ** 2 + w2 ** 2
+        out = c * np.sinh(s / 2)
+    # c = 0 with sinh(s/2) = inf: the limit c -> 0 at fixed s is 0 (0 * inf gave NaN);
+    # c = inf with s = 0: inf * 0, the limit s -> 0 at fixed c is 0 as well
+    return _out(np.where(np.isnan(out), 0.0, out))
 
 
 def l12_norm(beta, axis=0):

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import check_array
+
 __all__ = ["safe_arccos", "cosines", "arccos_kernel0", "arccos_kernel1", "relu_kernel", "relu_ntk_kernel", "check_rows", "least_squares_factor"]
 
 
@@ -36,7 +38,7 @@ def check_rows(name: str, X) -> np.ndarray:
     """
     try:
         A = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, OverflowError) as err:  # OverflowError: int beyond float
         raise ValueError(f"{name} must be a real array of shape (..., N, d) (got {X!r})") from err
     if A.ndim < 2 or A.shape[-1] < 1 or A.shape[-2] < 1:
         raise ValueError(f"{name} must be an array of shape (..., N, d) with N, d >= 1 "
@@ -131,6 +133,15 @@ def _k1_from_cos(c):
     return np.maximum(s + (np.pi - t) * c, 0.0) / (2 * np.pi)
 
 
+def _scaled_k1(na, nb, c):
+    """``na * nb * k1(c)``: ``inf`` where the product of norms overflows (its value), and
+    exactly 0 where ``k1`` is 0 (antiparallel rows; ``inf * 0`` would be NaN)."""
+    k = _k1_from_cos(c)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = na * nb * k
+    return np.where(k == 0, 0.0, out) if np.isnan(out).any() else out
+
+
 def arccos_kernel0(X, Y) -> np.ndarray:
     r"""Order-0 arc-cosine kernel (Cho and Saul 2009), shape ``(..., N, M)``:
 
@@ -151,7 +162,7 @@ def arccos_kernel1(X, Y) -> np.ndarray:
     """
     A, B = _pair(X, Y)
     na, nb, c = _norms_cos(A, B)
-    return na * nb * _k1_from_cos(c)
+    return _scaled_k1(na, nb, c)
 
 
 def relu_kernel(W, V) -> np.ndarray:
@@ -164,7 +175,7 @@ def relu_kernel(W, V) -> np.ndarray:
     """
     A, B = _pair(W, V, "W", "V")
     na, nb, c = _norms_cos(A, B)
-    return na * nb * _k1_from_cos(c)
+    return _scaled_k1(na, nb, c)
 
 
 def relu_ntk_kernel(X, Y) -> np.ndarray:
@@ -179,8 +190,20 @@ def relu_ntk_kernel(X, Y) -> np.ndarray:
     """
     A, B = _pair(X, Y)
     na, nb, c = _norms_cos(A, B)
-    dots = A @ np.swapaxes(B, -1, -2)
-    return na * nb * _k1_from_cos(c) + dots * _k0_from_cos(c)
+    with np.errstate(over="ignore"):
+        dots = A @ np.swapaxes(B, -1, -2)
+    k0 = _k0_from_cos(c)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _scaled_k1(na, nb, c) + dots * k0
+    if np.isnan(out).any():
+        # rows so large that |x||y| overflows (inf - inf, inf * 0): the same kernel as
+        # |x||y| g(t), g = (sin t + 2 (pi - t) cos t) / (2 pi), which is +-inf or exactly 0
+        t = safe_arccos(c)
+        g = (np.sqrt(np.clip(1.0 - c * c, 0.0, 1.0)) + 2 * (np.pi - t) * c) / (2 * np.pi)
+        with np.errstate(over="ignore", invalid="ignore"):
+            alt = np.where(g == 0, 0.0, na * nb * g)
+        out = np.where(np.isnan(out), alt, out)
+    return out
 
 
 def least_squares_factor(n, m):
@@ -194,8 +217,11 @@ def least_squares_factor(n, m):
     neglects at large :math:`n`; here it is the approximation we test against the ReLU
     features (which are not Gaussian). ``inf`` at ``n = m + 1``; ``nan`` below (the
     minimum-norm interpolant of ``n <= m`` points has no such form). Broadcasts."""
-    n = np.asarray(n, dtype=float)
-    m = np.asarray(m, dtype=float)
+    n, m = check_array("n", n, 0), check_array("m", m, 0)
+    try:
+        np.broadcast_shapes(n.shape, m.shape)
+    except ValueError:
+        raise ValueError(f"n and m must broadcast together (got shapes {n.shape}, {m.shape})") from None
     if np.any(n < 1) or np.any(m < 1):
         raise ValueError(f"n and m must be >= 1 (got n = {n!r}, m = {m!r})")
     with np.errstate(divide="ignore", invalid="ignore"):

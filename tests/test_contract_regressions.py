@@ -1,0 +1,327 @@
+"""Regression cases of issue 15 ("The input contract, everywhere").
+
+Every concrete example named in the issue's "Classes of failure" is one test here; the
+old flat names of the issue map to the new modules (``teachers.population_risk`` is
+:func:`transferkit.theory.linear_teachers.excess_risk`, ``kernels.*`` is
+:mod:`transferkit.theory.relu`, ``predictors.score`` is :func:`transferkit.stats.score`, ...).
+The contract: a bad argument is a ``ValueError`` (``TypeError`` for a wrong type) naming the
+parameter, raised before any work; no hang, no NaN, no wrong number; the CLI reports every
+error on one line of stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from transferkit import _validate, cli, stats, streams
+from transferkit.data import binary_task
+from transferkit.experiments import deep_linear as sim
+from transferkit.theory import deep_linear as th
+from transferkit.theory import linear_teachers as lt
+from transferkit.theory import penalties, relu
+
+HUGE_INT = 10**400  # beyond the float range: float(HUGE_INT) raises OverflowError
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Fail (instead of hanging) when the body runs longer than ``seconds``."""
+    def _raise(signum, frame):
+        raise TimeoutError(f"took longer than {seconds} s")
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def refused(func, *args, match, exc=ValueError, seconds=10, **kwargs):
+    with time_limit(seconds), pytest.raises(exc, match=match):
+        func(*args, **kwargs)
+
+
+# ------------------------------------------------------------------ hangs
+
+def test_draw_task_pairs_more_pairs_than_exist():
+    from transferkit.experiments.mnist_table import draw_task_pairs
+    refused(draw_task_pairs, 10**6, match="K", seconds=5)  # 45 distinct pairs exist
+
+
+def test_simulate_transfer_huge_draws_refused_up_front():
+    refused(sim.simulate_transfer, 10, 0.5, 1.0, 0.2, draws=10**12, progress=False,
+            match=r"draws.*(bytes|GiB|TiB|size)", seconds=5)
+
+
+def test_simulate_transfer_huge_alpha_refused():
+    refused(sim.simulate_transfer, 10, 0.5, 1.0, 0.2, alpha=1e10, progress=False,
+            match="alpha", seconds=5)
+
+
+def test_simulate_grid_huge_d_refused():
+    refused(sim.simulate_grid, 100_000, [0.5], [1.0], 0.2, progress=False, match=r"\bd\b",
+            seconds=5)
+
+
+# ------------------------------------------------------------------ wrong numbers
+
+@pytest.mark.parametrize("mu", [1e8, 1e13, 1e16, 1e30, 1e300])
+def test_ridge_risk_large_mu_tends_to_one(mu):
+    # mu -> inf: beta_hat -> 0, the excess risk -> ||beta||^2 = 1
+    r = th.ridge_risk(0.5, 0.2, mu)
+    assert abs(r - 1.0) < 1e-6 and r <= 1.0 + 1e-12
+
+
+@pytest.mark.parametrize("mu", [1e8, 1e13, 1e16, 1e30, 1e300])
+def test_ridge_norm2_large_mu_non_negative(mu):
+    v = th.ridge_norm2(0.5, 0.2, mu)
+    assert v >= 0 and v < 1e-6
+
+
+@pytest.mark.parametrize("g, s", [(0.5, 0.2), (2.0, 1.0), (0.1, 0.0), (5.0, 3.0), (0.01, 1.0)])
+def test_ridge_asymptotic_branch_continuous(g, s):
+    # the series takes over at mu = RIDGE_MU_ASYMPTOTIC (1 + sqrt(1/gamma))^2
+    mu0 = th.RIDGE_MU_ASYMPTOTIC * (1 + math.sqrt(1 / g)) ** 2
+    lo, hi = mu0 * (1 - 1e-12), mu0 * (1 + 1e-12)
+    a, b = th.ridge_risk(g, s, lo), th.ridge_risk(g, s, hi)
+    assert abs(a - b) <= 1e-12 * abs(a)
+    # the direct squared norm 1 - 2 mu m + mu^2 m' + ... cancels to ~1e-7 at the switch:
+    # it is itself only good to ~1e-5 relative there (the series is the accurate side)
+    a, b = th.ridge_norm2(g, s, lo), th.ridge_norm2(g, s, hi)
+    assert abs(a - b) <= 1e-5 * abs(a)
+
+
+@pytest.mark.parametrize("g", [0.1, 0.5, 2.0])
+def test_ridge_series_matches_high_precision_limit(g):
+    # against the first terms of the expansion in 1/mu: risk = 1 - 2/mu + O(mu^-2)
+    mu = 1e9
+    assert abs(th.ridge_risk(g, 0.0, mu) - (1 - 2 / mu + 3 * (1 + 1 / g) / mu**2)) < 4e-16
+    assert abs(th.ridge_norm2(g, 0.0, mu) / ((1 + 1 / g) / mu**2) - 1) < 1e-7  # next term: -2 m3 / (m2 mu)
+
+
+@pytest.mark.parametrize("sigma", [1e6, 1e20, 1e78, 1e150, 1e300])
+def test_optimal_ridge_risk_large_sigma_tends_to_one(sigma):
+    r = th.optimal_ridge_risk(0.5, sigma)
+    assert abs(r - 1.0) < 1e-6
+
+
+def test_optimal_ridge_risk_continuous_at_switch():
+    s0 = th.OPTIMAL_RIDGE_SIGMA_ASYMPTOTIC
+    for g in (0.1, 0.5, 2.0, 10.0):
+        a, b = th.optimal_ridge_risk(g, s0 * (1 - 1e-12)), th.optimal_ridge_risk(g, s0 * (1 + 1e-12))
+        assert abs(a - b) <= 1e-9 * abs(a)
+
+
+def test_score_is_scale_invariant():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=50)
+    y = x + rng.normal(size=50)
+    a, b = stats.score(x, y, n_boot=200), stats.score(x * 1e200, y, n_boot=200)
+    for k in a:
+        assert np.allclose(a[k], b[k], rtol=1e-12, atol=0), k
+
+
+# ------------------------------------------------------------------ NaN
+
+def test_cosines_and_k1_of_huge_parallel_rows():
+    X = np.full((1, 3), 1e300)
+    assert relu.cosines(X, X)[0, 0] == 1.0
+    k = relu.arccos_kernel1(X, X)
+    assert np.isfinite(k).all() or np.isinf(k).all()  # never NaN; k1 = |x|^2 / 2 = inf here
+    assert not np.isnan(k).any()
+    Y = np.full((1, 3), 1e150)
+    assert not np.isnan(relu.arccos_kernel1(Y, Y)).any()
+
+
+def test_diagonal_ptft_penalty_huge_initial_weight():
+    try:
+        out = penalties.diagonal_ptft_penalty(np.array([0.3, -0.2]), np.array([1e300, 1.0]),
+                                              np.array([1.0, 1.0]))
+    except ValueError as exc:
+        assert "w1_0" in str(exc) or "w2_0" in str(exc)
+    else:
+        assert not np.isnan(out).any()
+
+
+def test_diagonal_dual_beta_no_nan():
+    out = penalties.diagonal_dual_beta(2000.0, 0, 0)
+    assert not np.isnan(out).any()
+
+
+@pytest.mark.parametrize("which", ["cov_sqrt", "theta_t", "beta"])
+def test_excess_risk_nan_inputs_refused(which):
+    args = dict(beta=np.ones(4), theta_t=np.zeros(4), cov_sqrt=np.eye(4))
+    args[which] = np.full_like(args[which], np.nan)
+    refused(lt.excess_risk, **args, match=which)
+
+
+def test_finetune_predictor_risk_nan_cov_refused():
+    X = np.random.default_rng(0).normal(size=(2, 4))
+    refused(lt.finetune_predictor_risk, X, np.ones(4), np.zeros(4), np.full((4, 4), np.nan),
+            match="cov_sqrt")
+
+
+def test_eq3_bound_nan_basis_refused():
+    refused(lt.eq3_bound, np.ones(4), np.full((4, 4), np.nan), np.ones(4), 2, 10, match="V")
+
+
+def test_r_squared_large_values():
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=30), rng.normal(size=30)
+    r = stats.r_squared(x, y)
+    for s in (1e200, 1e-200, 1e300):
+        assert np.isclose(stats.r_squared(x * s, y * s), r, rtol=1e-12)
+        assert np.isclose(stats.r_squared(x * s, y), r, rtol=1e-12)
+
+
+def test_binary_task_nan_images_refused():
+    x = np.zeros((4, 28, 28), dtype=np.float32)
+    x[0, 0, 0] = np.nan
+    refused(binary_task, x, np.array([0, 1, 0, 1]), 0, 1, match="x")
+
+
+# ------------------------------------------------------------------ exceptions other than ValueError
+
+@pytest.mark.parametrize("call", [
+    lambda: th.scratch_risk(HUGE_INT, 0.2),
+    lambda: th.ridge_risk(0.5, 0.2, HUGE_INT),
+    lambda: th.finetune_risk(HUGE_INT, 1.0, 0.2),
+    lambda: th.linear_transfer_risk(HUGE_INT, 1.0, 0.2),
+    lambda: penalties.diagonal_dual_beta(HUGE_INT, 0, 0),
+    lambda: penalties.diagonal_ptft_penalty([HUGE_INT], [1.0], [1.0]),
+])
+def test_huge_integers_never_overflowerror(call):
+    try:
+        with time_limit(10):
+            out = call()
+    except ValueError:
+        return
+    assert not np.isnan(np.asarray(out, dtype=float)).any()
+
+
+def test_check_int_returns_int():
+    v = _validate.check_int("n", 10.0, 1)
+    assert v == 10 and type(v) is int
+    v = _validate.check_int("n", np.int64(7), 1)
+    assert type(v) is int
+
+
+def test_check_int_refuses_int_beyond_float_range_when_a_float_is_needed():
+    with pytest.raises(ValueError, match="n"):
+        _validate.check_int("n", HUGE_INT, 1, maximum=_validate.MAX_INT)
+
+
+@pytest.mark.parametrize("seed, exc", [(-1, ValueError), ("a", TypeError), (None, TypeError),
+                                        (1.5, ValueError), (True, TypeError)])
+def test_seeds_validated(seed, exc):
+    refused(_validate.check_seed, "seed", seed, exc=exc, match="seed")
+    refused(streams.keyed_rng, seed, 0, exc=(ValueError, TypeError), match="seed")
+    refused(stats.score, [1.0, 2.0, 3.0], [1.0, 3.0, 2.0], seed=seed, exc=(ValueError, TypeError),
+            match="seed")
+    refused(sim.simulate_transfer, 10, 0.5, 1.0, 0.2, draws=2, seed=seed, progress=False,
+            exc=(ValueError, TypeError), match="seed")
+
+
+def test_seed_sequence_and_generator_accepted():
+    assert _validate.check_seed("seed", np.random.SeedSequence(3), allow_generator=True) is not None
+    g = np.random.default_rng(0)
+    assert _validate.check_seed("seed", g, allow_generator=True) is g
+    with pytest.raises(TypeError, match="seed"):
+        _validate.check_seed("seed", g)
+
+
+def test_mismatched_shapes_name_parameters():
+    refused(penalties.diagonal_ptft_penalty, np.ones(3), np.ones(4), np.ones(3), match="w1_0")
+    refused(lt.excess_risk, np.ones(3), np.ones(4), match="theta_t")
+    refused(stats.score, np.ones(5), np.ones(6), match="y")
+    refused(stats.r_squared, np.ones(5), np.ones(6), match="y")
+
+
+def test_row_space_solution_empty_X():
+    refused(lt.row_space_solution, np.zeros((0, 3)), np.zeros(0), match="X")
+
+
+def test_no_message_advises_a_missing_step_scale_option():
+    # the advice lives in transferkit.models (gradient descent); what simulate_transfer and
+    # the CLI can reach must not send the user to an option they do not have.  With
+    # alpha <= ALPHA_MAX the divergence that printed it is refused up front.
+    import inspect
+    src = inspect.getsource(sim) + inspect.getsource(cli)
+    assert "step_scale" not in src or "step_scale" in str(inspect.signature(sim.simulate_grid))
+    assert sim.ALPHA_MAX <= 10
+
+
+# ------------------------------------------------------------------ CLI
+
+def run_cli(*argv, env=None, timeout=60):
+    e = dict(os.environ, TRANSFERKIT_PROGRESS="0")
+    e.update(env or {})
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "transferkit", *argv], capture_output=True,
+                       text=True, env=e, timeout=timeout)
+    return p, time.perf_counter() - t0
+
+
+def assert_one_line_error(p, *words):
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert lines[0].startswith("transferkit: error:"), lines
+    for w in words:
+        assert re.search(rf"(?<!\w){re.escape(w)}\b", lines[0]), (w, lines[0])
+
+
+def test_cli_simulate_huge_draws():
+    p, wall = run_cli("simulate", "--gamma", "0.5", "--theta", "1", "--sigma", "0.2",
+                      "--draws", "1000000000000")
+    assert_one_line_error(p, "draws")
+    assert wall < 30
+
+
+def test_cli_simulate_huge_d():
+    p, _ = run_cli("simulate", "--gamma", "0.5", "--theta", "1", "--sigma", "0.2", "--d", "100000")
+    assert_one_line_error(p, "d")
+
+
+def test_cli_phase_diagram_huge_grid(tmp_path):
+    p, wall = run_cli("phase-diagram", "--simulate", "--gammas", "0.5:1:1000000000",
+                      "--out", str(tmp_path / "f.png"))
+    assert_one_line_error(p, "gammas")
+    assert wall < 30
+
+
+def test_cli_integer_not_parsed_through_float():
+    p, _ = run_cli("theory", "scratch", "--gamma", "0.5", "--sigma", "0.2",
+                   "--d", "99999999999999999999999")
+    assert_one_line_error(p, "d")
+    assert cli._int("12345678901234567") == 12345678901234567
+
+
+@pytest.mark.parametrize("kind", ["file", "unwritable"])
+def test_cli_bad_cache_reported_before_work(tmp_path, kind):
+    if kind == "file":
+        bad = tmp_path / "afile"
+        bad.write_text("x")
+        bad = bad / "sub"
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root can write anywhere")
+        bad = tmp_path / "ro"
+        bad.mkdir()
+        bad.chmod(0o500)
+    p, wall = run_cli("phase-diagram", "--simulate", "--d", "4", "--draws", "2", "--gammas",
+                      "0.5", "--thetas", "0", "--out", str(tmp_path / "f.png"),
+                      env={"TRANSFERKIT_CACHE": str(bad)})
+    assert_one_line_error(p, "TRANSFERKIT_CACHE", "--no-cache")
+    assert not (tmp_path / "f.png").exists()
