@@ -2,14 +2,15 @@ r"""Diagonal linear networks (paper 004): sparse teachers, STL / PT+FT / MTL acr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from .._validate import check_int, check_positive
 from ..models.diagonal import init_state, q_min_interpolant, train_diagonal
+from ..sweep import Grid, run
 
-__all__ = ["sparse_teachers", "run_tasks", "MethodRun", "QMinSolution", "TasksResult"]
+__all__ = ["sparse_teachers", "run_tasks", "tasks_cell", "MethodRun", "QMinSolution", "TasksResult"]
 
 
 # ---------------------------------------------------------------------------
@@ -143,7 +144,8 @@ def _padded(Xs, N):
 
 def run_tasks(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int, alpha: float,
               gamma: float, seed: int = 0, rel_step: float = 0.01, loss_tol: float = 1e-12,
-              mtl_loss_tol: float = 1e-8, max_steps: int = 200_000) -> TasksResult:
+              mtl_loss_tol: float = 1e-8, max_steps: int = 200_000,
+              **run_kwargs) -> TasksResult:
     r"""STL, PT+FT and MTL on sparse teachers, for every sample size ``ns`` and draw.
 
     Noiseless data :math:`x\sim\mathcal N(0, I_D)`, :math:`y = \beta^\top x`.  Draw ``j`` uses
@@ -167,11 +169,45 @@ def run_tasks(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int, alpha
         Per method a :class:`MethodRun` (weights ``(len(ns), draws, D)``; risks
         :math:`\|\hat\beta - \beta\|^2`, steps and convergence ``(len(ns), draws)``), per
         theory a :class:`QMinSolution`, plus teachers and pretrained weights ``(draws, D)``.
+
+    Everything is trained in one batch, so the experiment is one cell of
+    :func:`transferkit.sweep.run` (:func:`tasks_cell`): cached and resumable as a whole
+    (a per-:math:`(n, \text{draw})` split would change the batches, hence possibly the last
+    bits).  ``run_kwargs`` (``cache``, ``directory``, ``version``, ``scheduler``,
+    ``progress``) go to :func:`~transferkit.sweep.run`.
     """
     ns = [check_int("n", n, 1) for n in ns]
     draws = check_int("draws", draws, 1)
     alpha, gamma = check_positive("alpha", alpha), check_positive("gamma", gamma)
     n_aux = check_int("n_aux", n_aux, 1)
+    seed = check_int("seed", seed, 0)
+    sw = run(tasks_cell, Grid(seed=[seed]),
+             fixed=dict(D=D, k=k, overlap=overlap, ns=ns, draws=draws, n_aux=n_aux, alpha=alpha,
+                        gamma=gamma, rel_step=rel_step, loss_tol=loss_tol,
+                        mtl_loss_tol=mtl_loss_tol, max_steps=max_steps),
+             desc="STL, PT+FT, MTL", **run_kwargs)
+    out = {name: np.ascontiguousarray(sw[name][0]) for name in sw.keys()}
+
+    def part(cls, prefix):
+        return cls(**{f.name: out[prefix + f.name] for f in fields(cls)})
+
+    return TasksResult(ns=np.array(ns), D=D, k=k, overlap=overlap, alpha=alpha, gamma=gamma,
+                       n_aux=n_aux, beta_aux=out["beta_aux"], beta_main=out["beta_main"],
+                       beta_pre=out["beta_pre"], pre_converged=out["pre_converged"],
+                       stl=part(MethodRun, "stl_"), ptft=part(MethodRun, "ptft_"),
+                       mtl=part(MethodRun, "mtl_"), mtl_aux=out["mtl_aux"],
+                       qmin_stl=part(QMinSolution, "qmin_stl_"),
+                       qmin_ptft=part(QMinSolution, "qmin_ptft_"))
+
+
+def tasks_cell(seed, D, k, overlap, ns, draws, n_aux, alpha, gamma, rel_step=0.01,
+               loss_tol=1e-12, mtl_loss_tol=1e-8, max_steps=200_000):
+    r"""The whole of :func:`run_tasks` for one ``seed``: a cell function for
+    :func:`transferkit.sweep.run`.  Returns the arrays of :class:`TasksResult` by name
+    (``beta_aux``, ``beta_main``, ``beta_pre``, ``pre_converged``, ``mtl_aux``), those of
+    its :class:`MethodRun` and :class:`QMinSolution` parts as ``<part>_<field>``
+    (``stl_beta``, ``qmin_ptft_residual``, ...)."""
+    ns = [int(n) for n in ns]
     teach, Xa, ya = [], [], []
     for j in range(draws):
         rng = np.random.default_rng([seed, j])
@@ -206,7 +242,7 @@ def run_tasks(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int, alpha
     jj = np.tile(np.arange(draws), len(ns))
     shape = (len(ns), draws)
 
-    def run(res, beta):
+    def method_run(res, beta):
         return MethodRun(beta=beta.reshape(shape + (D,)),
                          risk=((beta - b_main[jj]) ** 2).sum(-1).reshape(shape),
                          steps=res.steps.reshape(shape), converged=res.converged.reshape(shape))
@@ -214,12 +250,12 @@ def run_tasks(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int, alpha
     st = init_state(G, 1, D, alpha, alpha)
     res = train_diagonal(st, Xm_p[:, None], ym_p[:, None], nn[:, None], rel_step=rel_step,
                 loss_tol=loss_tol, max_steps=max_steps)
-    stl = run(res, res.beta[:, 0])
+    stl = method_run(res, res.beta[:, 0])
     w1_ft = np.sqrt(np.abs(b_pre))[jj]
     st = init_state(G, 1, D, w1_ft, gamma)
     res = train_diagonal(st, Xm_p[:, None], ym_p[:, None], nn[:, None], rel_step=rel_step,
                 loss_tol=loss_tol, max_steps=max_steps)
-    ptft = run(res, res.beta[:, 0])
+    ptft = method_run(res, res.beta[:, 0])
     # MTL: task 0 auxiliary (n_aux samples), task 1 main
     Na = max(N, n_aux)
     Xt = np.zeros((G, 2, Na, D))
@@ -231,7 +267,7 @@ def run_tasks(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int, alpha
     st = init_state(G, 2, D, alpha, alpha)
     res = train_diagonal(st, Xt, yt, np.stack([np.full(G, n_aux, float), nn], 1), rel_step=rel_step,
                 loss_tol=mtl_loss_tol, max_steps=max_steps)
-    mtl = run(res, res.beta[:, 1])
+    mtl = method_run(res, res.beta[:, 1])
     mtl_aux = res.beta[:, 0].reshape(shape + (D,))
     # theory: minimisers of Eq. 22 at the STL and PT+FT initialisations
     qmin = []
@@ -245,7 +281,9 @@ def run_tasks(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int, alpha
         qmin.append(QMinSolution(beta=betas.reshape(shape + (D,)),
                                  risk=((betas - b_main[jj]) ** 2).sum(-1).reshape(shape),
                                  residual=np.array(resid).reshape(shape)))
-    return TasksResult(ns=np.array(ns), D=D, k=k, overlap=overlap, alpha=alpha, gamma=gamma,
-                       n_aux=n_aux, beta_aux=b_aux, beta_main=b_main, beta_pre=b_pre,
-                       pre_converged=pre.converged, stl=stl, ptft=ptft, mtl=mtl, mtl_aux=mtl_aux,
-                       qmin_stl=qmin[0], qmin_ptft=qmin[1])
+    out = {"beta_aux": b_aux, "beta_main": b_main, "beta_pre": b_pre,
+           "pre_converged": pre.converged, "mtl_aux": mtl_aux}
+    for prefix, part in (("stl_", stl), ("ptft_", ptft), ("mtl_", mtl), ("qmin_stl_", qmin[0]),
+                         ("qmin_ptft_", qmin[1])):
+        out.update({prefix + f.name: getattr(part, f.name) for f in fields(part)})
+    return out

@@ -2,7 +2,7 @@ r"""Paper 003, Fig. 1c: single-task learning against PT+FT in small ReLU network
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
@@ -10,8 +10,9 @@ import torch
 from .._validate import check_int
 from ..models.device import default_device
 from ..models.relu import forward, teacher_pair, train_units
+from ..sweep import Grid, run
 
-__all__ = ["run_sample_efficiency", "StudentRun", "SampleEfficiencyResult"]
+__all__ = ["run_sample_efficiency", "sample_efficiency_cell", "StudentRun", "SampleEfficiencyResult"]
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,8 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
                           width: int = 32, units: int = 6, n_aux: int = 256,
                           n_test: int = 2000, alpha: float = 1e-2, gamma: float = 1e-2,
                           seed: int = 0, loss_tol: float = 1e-6, max_steps: int = 50_000,
-                          pre_max_steps: int | None = None) -> SampleEfficiencyResult:
+                          pre_max_steps: int | None = None,
+                          **run_kwargs) -> SampleEfficiencyResult:
     r"""STL against PT+FT on a six-unit ReLU teacher (paper 003, Fig. 1c).
 
     Per draw ``j`` (generator ``default_rng([seed, j])``): the teachers
@@ -99,10 +101,41 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
     SampleEfficiencyResult
         Per method a :class:`StudentRun`: test errors normalised by the teacher's output
         variance, ``(len(ns), draws)``, convergence and the trained weights.
+
+    Everything is trained in one batch, so the experiment is one cell of
+    :func:`transferkit.sweep.run` (:func:`sample_efficiency_cell`): cached and resumable as
+    a whole.  ``run_kwargs`` (``cache``, ``directory``, ``version``, ``scheduler``,
+    ``progress``) go to :func:`~transferkit.sweep.run`.
     """
-    dev = default_device()
     ns = [check_int("n", v, 1) for v in ns]
     draws = check_int("draws", draws, 1)
+    seed = check_int("seed", seed, 0)
+    sw = run(sample_efficiency_cell, Grid(seed=[seed]),
+             fixed=dict(d=d, rho=rho, magnitude=magnitude, ns=ns, draws=draws, width=width,
+                        units=units, n_aux=n_aux, n_test=n_test, alpha=alpha, gamma=gamma,
+                        loss_tol=loss_tol, max_steps=max_steps, pre_max_steps=pre_max_steps),
+             desc="STL, PT+FT", **run_kwargs)
+    out = {name: np.ascontiguousarray(sw[name][0]) for name in sw.keys()}
+    teachers = [tuple(np.ascontiguousarray(out[f"teacher_{i}"][j]) for i in range(4))
+                for j in range(draws)]
+    runs = {name: StudentRun(**{f.name: out[f"{name}_{f.name}"] for f in fields(StudentRun)})
+            for name in ("stl", "ptft")}
+    return SampleEfficiencyResult(ns=np.array(ns), rho=rho, magnitude=magnitude,
+                                  pre_converged=out["pre_converged"], teachers=teachers,
+                                  W_pre=out["W_pre"], stl=runs["stl"], ptft=runs["ptft"],
+                                  X_test=out["X_test"])
+
+
+def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6, n_aux=256,
+                           n_test=2000, alpha=1e-2, gamma=1e-2, loss_tol=1e-6,
+                           max_steps=50_000, pre_max_steps=None):
+    r"""The whole of :func:`run_sample_efficiency` for one ``seed``: a cell function for
+    :func:`transferkit.sweep.run`.  Returns ``pre_converged``, ``W_pre``, ``X_test``, the
+    teachers as ``teacher_0`` .. ``teacher_3`` (the four arrays of
+    :func:`transferkit.models.relu.teacher_pair`, stacked over the draws) and each
+    method's :class:`StudentRun` as ``stl_<field>``, ``ptft_<field>``."""
+    dev = default_device()
+    ns = [int(v) for v in ns]
     teachers, Xa, ya, inits, Xt, yt = [], [], [], [], [], []
     for j in range(draws):
         rng = np.random.default_rng([seed, j])
@@ -148,7 +181,8 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
                                 converged=conv.cpu().numpy().reshape(len(ns), draws),
                                 W=W.cpu().numpy().reshape(len(ns), draws, width, d),
                                 a=a.cpu().numpy().reshape(len(ns), draws, width))
-    return SampleEfficiencyResult(ns=np.array(ns), rho=rho, magnitude=magnitude,
-                                  pre_converged=pconv.cpu().numpy(), teachers=teachers,
-                                  W_pre=Wp.cpu().numpy(), stl=runs["stl"], ptft=runs["ptft"],
-                                  X_test=np.array(Xt))
+    out = {"pre_converged": pconv.cpu().numpy(), "W_pre": Wp.cpu().numpy(), "X_test": np.array(Xt)}
+    out.update({f"teacher_{i}": np.array([T[i] for T in teachers]) for i in range(4)})
+    for name, r in runs.items():
+        out.update({f"{name}_{f.name}": getattr(r, f.name) for f in fields(r)})
+    return out

@@ -2,12 +2,11 @@ r"""Paper 000, Sec. 4, Figs. 3 and 9: two-layer ReLU student-teacher transfer ex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from .._validate import check_int
-from ..config import progress as _progress
 from ..models.relu import (
     MeanFieldInfo,
     Teacher,
@@ -26,8 +25,11 @@ from ..models.relu import (
     train_samples,
 )
 from ..stats import kernel_distance
+from ..sweep import Grid, run
 
-__all__ = ["fig3_experiment", "anchored_experiment", "Fig3Result", "AnchoredResult"]
+__all__ = ["fig3_experiment", "anchored_experiment", "Fig3Result", "AnchoredResult",
+           "fig3_pretrain_cell", "fig3_n_cell", "anchored_pretrain_cell", "anchored_n_cell",
+           "skip_normals"]
 
 
 @dataclass(frozen=True)
@@ -157,9 +159,140 @@ class AnchoredResult:
 # the experiment of Fig. 3 (paper 000)
 # ---------------------------------------------------------------------------
 
+# train_samples / train_population record the loss every 10 iterations (their default)
+_RECORD_EVERY = 10
+
+
 def _targets(X, teacher_W, teacher_a):
     return np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(teacher_W, -1, -2), 0.0),
                      teacher_a)
+
+
+def _info_arrays(info: MeanFieldInfo, prefix: str = "info_") -> dict:
+    """The fields of a :class:`~transferkit.models.relu.MeanFieldInfo` that are not
+    ``None``, as cell outputs ``prefix + field``."""
+    return {prefix + f.name: getattr(info, f.name) for f in fields(MeanFieldInfo)
+            if getattr(info, f.name) is not None}
+
+
+def _info_from(out, prefix: str = "info_", index=()) -> MeanFieldInfo:
+    """Rebuild a :class:`~transferkit.models.relu.MeanFieldInfo` from :func:`_info_arrays`
+    outputs (``index``: the cell's position in the sweep's grid); absent fields are ``None``.
+    A ``history_len`` output cuts the NaN padding of ``history`` and ``time_history``."""
+    kw = {}
+    for f in fields(MeanFieldInfo):
+        key = prefix + f.name
+        kw[f.name] = np.ascontiguousarray(out[key][index]) if key in out.keys() else None
+    if prefix + "history_len" in out.keys():
+        K = int(out[prefix + "history_len"][index])
+        kw["history"] = np.ascontiguousarray(kw["history"][:K])
+        kw["time_history"] = np.ascontiguousarray(kw["time_history"][:K])
+    return MeanFieldInfo(**kw)
+
+
+def _generator(state) -> np.random.Generator:
+    """A ``numpy`` generator (PCG64, as ``numpy.random.default_rng``) at ``state``."""
+    rng = np.random.Generator(np.random.PCG64())
+    rng.bit_generator.state = state
+    return rng
+
+
+def skip_normals(rng: np.random.Generator, count: int, chunk: int = 1 << 20) -> None:
+    """Advance ``rng`` past ``count`` standard normals, in chunks of at most ``chunk``.
+
+    ``numpy.random.Generator.standard_normal`` keeps no state between calls, so drawing
+    ``a`` then ``b`` normals leaves the generator where drawing ``a + b`` does: a cell can
+    replay the draws of the cells before it in the sequence without holding them.
+    """
+    count = int(count)
+    while count > 0:
+        k = min(count, chunk)
+        rng.standard_normal(k)
+        count -= k
+
+
+def _fig3_start(d, m, m_star, mus, teachers, seed):
+    """The first draws of :func:`fig3_experiment` from ``default_rng(seed)``: target teachers,
+    sources (``mu``-major), kept units and the students' initial units; and the generator."""
+    rng = np.random.default_rng(seed)
+    T = make_teachers(teachers, m_star, d, rng)
+    srcs, keeps = zip(*(ablate(T, mu, rng) for mu in mus))
+    source = Teacher(np.concatenate([s.W for s in srcs]), np.concatenate([s.a for s in srcs]))
+    keep = np.concatenate(keeps)
+    W0 = random_sphere((len(mus) * teachers, m, d), rng)
+    return T, source, keep, W0, rng
+
+
+def fig3_pretrain_cell(seed, d, m, m_star, mus, teachers, readout_init, lr, tol,
+                       pretrain_steps, max_time, max_step):
+    r"""Pretraining of :func:`fig3_experiment` (every :math:`\mu` and teacher in one batch,
+    :func:`transferkit.models.relu.train_population`): a cell function for
+    :func:`transferkit.sweep.run`.  Returns ``W``, ``c`` and the pretraining
+    :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``."""
+    _, source, _, W0, _ = _fig3_start(d, m, m_star, np.asarray(mus, dtype=float), teachers, seed)
+    c0 = np.full((W0.shape[0], m), float(readout_init))
+    Wp, cp, info = train_population(W0, c0, source, lr=lr, tol=tol, max_steps=pretrain_steps,
+                                    max_time=max_time, max_step=max_step)
+    return {"W": Wp, "c": cp, **_info_arrays(info)}
+
+
+def _fig3_draws_per_n(n, rows, teachers, draws, scratch_seeds, m, d):
+    """Standard normals :func:`fig3_n_cell` draws for one ``n`` (``rows = len(mus) * teachers``)."""
+    return rows * draws * n * d + teachers * scratch_seeds * (n * d + m * d)
+
+
+def fig3_n_cell(j, ns, rng_state, W, target_W, target_a, draws, scratch_seeds, readout_init,
+                lr, tol, scratch_steps, max_time, max_step):
+    r"""One target size ``ns[j]`` of :func:`fig3_experiment`: linear transfer of the
+    pretrained units ``W`` (``(len(mus) * teachers, m, d)``) on ``draws`` target sets per
+    :math:`(\mu, \text{teacher})`, and scratch training of ``teachers * scratch_seeds``
+    students: a cell function for :func:`transferkit.sweep.run`.
+
+    The experiment draws the data of every :math:`n` in turn from one generator; this cell
+    starts it at ``rng_state`` (where the first :math:`n` starts) and replays the draws of
+    ``ns[:j]`` (:func:`skip_normals`), so the cell's numbers are those of the sequential loop.
+    Returns ``R_lt`` ``(len(mus), teachers, draws)``, ``R_sc`` ``(teachers, scratch_seeds)``,
+    ``loss_rel`` ``(teachers * scratch_seeds,)`` and the scratch
+    :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>`` (``history`` and
+    ``time_history`` NaN-padded to ``scratch_steps // 10 + 1`` rows, ``info_history_len``
+    of them real).
+    """
+    T = Teacher(np.asarray(target_W), np.asarray(target_a))
+    teachers = T.W.shape[0]
+    rows, m, d = W.shape
+    M = rows // teachers
+    ns = [int(v) for v in ns]
+    rng = _generator(rng_state)
+    skip_normals(rng, sum(_fig3_draws_per_n(v, rows, teachers, draws, scratch_seeds, m, d)
+                          for v in ns[:j]))
+    n = ns[j]
+    Trep = repeat_teacher(T, draws)
+    Ts = repeat_teacher(T, scratch_seeds)
+    R_lt = np.zeros((M, teachers, draws))
+    X = rng.standard_normal((M, teachers, draws, n, d))
+    for i in range(M):
+        Wrep = np.repeat(W[i * teachers:(i + 1) * teachers, None], draws, 1)
+        R_lt[i] = readout_transfer_risk(Wrep.reshape(-1, m, d), X[i].reshape(-1, n, d),
+                                        Trep).reshape(teachers, draws)
+    Xs = rng.standard_normal((teachers * scratch_seeds, n, d))
+    ys = _targets(Xs, Ts.W, Ts.a)
+    Ws0 = random_sphere((teachers * scratch_seeds, m, d), rng)
+    cs0 = np.full((teachers * scratch_seeds, m), float(readout_init))
+    Ws, cs, info = train_samples(Ws0, cs0, Xs, ys, lr=lr, tol=tol, max_steps=scratch_steps,
+                                 max_time=max_time, max_step=max_step,
+                                 record_every=_RECORD_EVERY)
+    out = _info_arrays(info)
+    K = info.history.shape[0]
+    Kmax = int(scratch_steps) // _RECORD_EVERY + 1
+    if K > Kmax:      # pragma: no cover - the trainer records at most this many rows
+        raise RuntimeError(f"scratch history has {K} rows, more than {Kmax}")
+    for key in ("info_history", "info_time_history"):
+        out[key] = np.concatenate([out[key], np.full((Kmax - K,) + out[key].shape[1:], np.nan)])
+    out["info_history_len"] = K
+    out["R_lt"] = R_lt
+    out["R_sc"] = risk_np(Ws, cs / m, Ts).reshape(teachers, scratch_seeds)
+    out["loss_rel"] = info.loss / np.mean(ys ** 2, axis=1)
+    return out
 
 
 def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
@@ -167,7 +300,7 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
                     lr: float = 1.0, tol: float = 1e-6, pretrain_steps: int = 3000,
                     scratch_steps: int = 3000, max_time: float = 1000.0, max_step: float = 1.0,
                     gram_points: int = 60, seed: int = 0,
-                    progress: bool | None = None) -> Fig3Result:
+                    progress: bool | None = None, **run_kwargs) -> Fig3Result:
     r"""Everything Fig. 3 of paper 000 plots, from exact population formulas where they
     exist and from training where they do not:
 
@@ -192,23 +325,38 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     comes first; the step size is capped at ``max_step`` (default 1: 100 times the
     paper's, below the curvature bound of the readout, about 6). All risks are exact population risks (no test sample). Returns a
     :class:`Fig3Result`.
+
+    The heavy steps go through :func:`transferkit.sweep.run` (cached, resumable, Dask):
+    pretraining is one cell (:func:`fig3_pretrain_cell`, every :math:`\mu` and teacher in
+    one batch), linear transfer and scratch training one cell per :math:`n`
+    (:func:`fig3_n_cell`).  All random numbers come from one generator
+    ``default_rng(seed)``, drawn in sequence over ``ns``; the cell of ``ns[j]`` replays
+    the draws of ``ns[:j]`` (:func:`skip_normals`), so the numbers do not depend on how the
+    cells are run, but a cell's key holds the whole ``ns`` (changing ``ns`` recomputes
+    every :math:`n`; keyed per-:math:`(n, \text{seed})` streams would lift this).
+    ``run_kwargs`` (``cache``, ``directory``, ``version``, ``scheduler``) go to
+    :func:`~transferkit.sweep.run`; ``progress`` shows its progress bars.
     """
     d, m, m_star = check_int("d", d, 1), check_int("m", m, 1), check_int("m_star", m_star, 1)
+    teachers = check_int("teachers", teachers, 1)
+    draws = check_int("draws", draws, 1)
+    scratch_seeds = check_int("scratch_seeds", scratch_seeds, 1)
+    check_int("seed", seed, 0)
     mus = np.asarray(mus, dtype=float)
     ns = np.asarray(ns, dtype=int)
-    rng = np.random.default_rng(seed)
-    T = make_teachers(teachers, m_star, d, rng)
+    T, source, keep, W0, rng = _fig3_start(d, m, m_star, mus, teachers, seed)
+    SW = source.W
     tn = teacher_norm(T)                                       # (teachers,)
-    # sources for every (mu, teacher), stacked on the seed axis: index = i_mu * teachers + t
-    srcs, keeps = zip(*(ablate(T, mu, rng) for mu in mus))
-    SW = np.concatenate([s.W for s in srcs])
-    Sa = np.concatenate([s.a for s in srcs])
-    keep = np.concatenate(keeps)
-    source = Teacher(SW, Sa)
-    W0 = random_sphere((len(mus) * teachers, m, d), rng)
-    c0 = np.full((len(mus) * teachers, m), float(readout_init))
-    Wp, cp, pinfo = train_population(W0, c0, source, lr=lr, tol=tol, max_steps=pretrain_steps,
-                                     max_time=max_time, max_step=max_step)
+    kw = dict(run_kwargs)
+    kw.setdefault("progress", progress)
+    settings = dict(readout_init=float(readout_init), lr=float(lr), tol=float(tol),
+                    max_time=float(max_time), max_step=float(max_step))
+    pre = run(fig3_pretrain_cell, Grid(seed=[int(seed)]),
+              fixed=dict(d=d, m=m, m_star=m_star, mus=mus, teachers=teachers,
+                         pretrain_steps=int(pretrain_steps), **settings),
+              desc="pretraining (all mus)", **kw)
+    Wp = np.ascontiguousarray(pre["W"][0])
+    pinfo = _info_from(pre, index=(0,))
     TT = tile_teacher(T, len(mus))
     _, out_sim = rkhs_norms(Wp, TT)
     kept_units = np.where(keep[..., None], SW, 0.0)            # zero rows drop out of the span
@@ -226,30 +374,15 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
         grams.append((G_model, G_src))
     G_init = feature_gram(W0[0], None, Xg)
     # linear transfer and scratch training for every n
-    R_lt = np.zeros((len(mus), len(ns), teachers, draws))
-    R_sc = np.zeros((len(ns), teachers, scratch_seeds))
-    sc_info, sc_rel = [], []
-    it = ns
-    if _progress(progress):
-        from tqdm.auto import tqdm
-        it = tqdm(ns, desc="n")
-    Trep = repeat_teacher(T, draws)
-    Ts = repeat_teacher(T, scratch_seeds)
-    for j, n in enumerate(it):
-        X = rng.standard_normal((len(mus), teachers, draws, n, d))
-        for i in range(len(mus)):
-            Wrep = np.repeat(Wp[i * teachers:(i + 1) * teachers, None], draws, 1)
-            R_lt[i, j] = readout_transfer_risk(Wrep.reshape(-1, m, d), X[i].reshape(-1, n, d),
-                                              Trep).reshape(teachers, draws)
-        Xs = rng.standard_normal((teachers * scratch_seeds, n, d))
-        ys = _targets(Xs, Ts.W, Ts.a)
-        Ws0 = random_sphere((teachers * scratch_seeds, m, d), rng)
-        cs0 = np.full((teachers * scratch_seeds, m), float(readout_init))
-        Ws, cs, info = train_samples(Ws0, cs0, Xs, ys, lr=lr, tol=tol, max_steps=scratch_steps,
-                                     max_time=max_time, max_step=max_step)
-        R_sc[j] = risk_np(Ws, cs / m, Ts).reshape(teachers, scratch_seeds)
-        sc_rel.append(info.loss / np.mean(ys ** 2, axis=1))
-        sc_info.append(info)
+    sw = run(fig3_n_cell, Grid(j=np.arange(len(ns))),
+             fixed=dict(ns=ns, rng_state=rng.bit_generator.state, W=Wp, target_W=T.W,
+                        target_a=T.a, draws=draws, scratch_seeds=scratch_seeds,
+                        scratch_steps=int(scratch_steps), **settings),
+             desc="n", **kw)
+    R_lt = np.ascontiguousarray(np.moveaxis(sw["R_lt"], 0, 1))    # (mus, ns, teachers, draws)
+    R_sc = sw["R_sc"]
+    sc_info = [_info_from(sw, index=(j,)) for j in range(len(ns))]
+    sc_rel = [np.ascontiguousarray(sw["loss_rel"][j]) for j in range(len(ns))]
     return Fig3Result(
         d=d, m=m, m_star=m_star, mus=mus, ns=ns, teacher_norm=tn, target=T, source=source,
         seed=seed, readout_init=readout_init, lr=lr, tol=tol, pretrain_steps=pretrain_steps,
@@ -264,8 +397,55 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
         scratch_loss_rel=sc_rel)
 
 
+def _anchored_start(L, nt, m, d, seed):
+    """The students' initial units of :func:`anchored_experiment` and the generator after them."""
+    rng = np.random.default_rng([int(seed), 9])
+    return random_sphere((L * nt, m, d), rng), rng
+
+
+def anchored_pretrain_cell(seed, lambdas, source_W, source_a, m, readout_init, lr, tol,
+                           pretrain_steps, max_time, max_step):
+    r"""Anchored pretraining of :func:`anchored_experiment` (every :math:`\lambda` and
+    teacher in one batch, :func:`transferkit.models.relu.train_population` with
+    ``anchor_weight``): a cell function for :func:`transferkit.sweep.run`.  Returns ``W``,
+    ``c`` and the :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``."""
+    lambdas = np.asarray(lambdas, dtype=float)
+    src = Teacher(np.asarray(source_W), np.asarray(source_a))
+    L, (nt, _, d) = len(lambdas), src.W.shape
+    W0, _ = _anchored_start(L, nt, m, d, seed)
+    c0 = np.full((L * nt, m), float(readout_init))
+    Wp, cp, info = train_population(W0, c0, tile_teacher(src, L), lr=lr, tol=tol,
+                                    max_steps=pretrain_steps, max_time=max_time,
+                                    max_step=max_step, anchor_weight=np.repeat(lambdas, nt))
+    return {"W": Wp, "c": cp, **_info_arrays(info)}
+
+
+def anchored_n_cell(j, ns, rng_state, W, target_W, target_a, draws):
+    r"""Linear transfer of :func:`anchored_experiment` for one target size ``ns[j]``: the
+    pretrained units ``W`` (``(len(lambdas) * teachers, m, d)``, :math:`\lambda`-major) on
+    ``draws`` fresh target sets per :math:`(\lambda, \text{teacher})`; a cell function for
+    :func:`transferkit.sweep.run`.  Starts the generator at ``rng_state`` (where the first
+    :math:`n` starts) and replays the draws of ``ns[:j]`` (:func:`skip_normals`).  Returns
+    ``R_lt`` ``(len(lambdas), teachers, draws)``."""
+    T = Teacher(np.asarray(target_W), np.asarray(target_a))
+    nt = T.W.shape[0]
+    rows, m, d = W.shape
+    L = rows // nt
+    ns = [int(v) for v in ns]
+    rng = _generator(rng_state)
+    skip_normals(rng, sum(rows * draws * v * d for v in ns[:j]))
+    n = ns[j]
+    Trep = repeat_teacher(T, draws)
+    R_lt = np.zeros((L, nt, draws))
+    for k in range(L):          # one lambda at a time: the features are (draws, n, m)
+        Wk = np.repeat(W[k * nt:(k + 1) * nt, None], draws, 1).reshape(-1, m, d)
+        X = rng.standard_normal((nt * draws, n, d))
+        R_lt[k] = readout_transfer_risk(Wk, X, Trep).reshape(nt, draws)
+    return {"R_lt": R_lt}
+
+
 def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, seed: int = 1,
-                        progress: bool | None = None) -> AnchoredResult:
+                        progress: bool | None = None, **run_kwargs) -> AnchoredResult:
     r"""Paper 000, App. E, Fig. 9: pretraining with the penalty
     :math:`\lambda\sum_i\|w_i - w_i^{(0)}\|^2` (:func:`~transferkit.models.relu.train_population` with ``anchor_weight``),
     then linear transfer, on the teachers of a :func:`fig3_experiment` result ``res``.
@@ -277,6 +457,12 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
     (:func:`~transferkit.models.relu.readout_transfer_risk`) on ``draws`` fresh target sets for every :math:`n` of
     ``res.ns``. Scratch training does not depend on :math:`\lambda`: compare with
     ``res.R_sc``.
+
+    The heavy steps go through :func:`transferkit.sweep.run` (cached, resumable, Dask):
+    pretraining is one cell (:func:`anchored_pretrain_cell`, every :math:`\lambda` in one
+    batch), linear transfer one cell per :math:`n` (:func:`anchored_n_cell`, which replays
+    the draws of the :math:`n` before it from ``default_rng([seed, 9])``, as in
+    :func:`fig3_experiment`).  ``run_kwargs`` go to :func:`~transferkit.sweep.run`.
 
     Returns an :class:`AnchoredResult`: ``lambdas, mu, ns``, ``R_lt`` ``(len(lambdas), len(ns), teachers, draws)``,
     ``perp`` ``(len(lambdas), teachers)`` (normalised by :math:`\|f_t\|^2`), ``anchor_dist``
@@ -290,35 +476,33 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
     if hit.size != 1:
         raise ValueError(f"mu must be one of res.mus = {list(res.mus)} (got {mu!r})")
     draws = check_int("draws", draws, 1)
+    check_int("seed", seed, 0)
     i = int(hit[0])
     T = res.target
     nt = T.W.shape[0]
     m, d = res.m, res.d
     src = Teacher(res.source.W[i * nt:(i + 1) * nt], res.source.a[i * nt:(i + 1) * nt])
     L = len(lambdas)
-    rng = np.random.default_rng([int(seed), 9])
-    W0 = random_sphere((L * nt, m, d), rng)
-    c0 = np.full((L * nt, m), float(res.readout_init))
-    src_rep = tile_teacher(src, L)
-    Wp, cp, info = train_population(W0, c0, src_rep, lr=res.lr, tol=res.tol,
-                                    max_steps=res.pretrain_steps, max_time=res.max_time,
-                                    max_step=res.max_step,
-                                    anchor_weight=np.repeat(lambdas, nt))
+    _, rng = _anchored_start(L, nt, m, d, seed)
+    kw = dict(run_kwargs)
+    kw.setdefault("progress", progress)
+    pre = run(anchored_pretrain_cell, Grid(seed=[int(seed)]),
+              fixed=dict(lambdas=lambdas, source_W=src.W, source_a=src.a, m=m,
+                         readout_init=float(res.readout_init), lr=float(res.lr),
+                         tol=float(res.tol), pretrain_steps=int(res.pretrain_steps),
+                         max_time=float(res.max_time), max_step=float(res.max_step)),
+              desc="anchored pretraining (all lambdas)", **kw)
+    Wp = np.ascontiguousarray(pre["W"][0])
+    info = _info_from(pre, index=(0,))
     T_rep = tile_teacher(T, L)
     _, perp = rkhs_norms(Wp, T_rep)
     tn = np.tile(res.teacher_norm, L)
     ns = res.ns
-    R_lt = np.zeros((L, len(ns), nt, draws))
-    it = list(enumerate(ns))
-    if _progress(progress):
-        from tqdm.auto import tqdm
-        it = tqdm(it, desc="n (anchored)")
-    Trep = repeat_teacher(T, draws)
-    for j, n in it:
-        for k in range(L):          # one lambda at a time: the features are (draws, n, m)
-            Wk = np.repeat(Wp[k * nt:(k + 1) * nt, None], draws, 1).reshape(-1, m, d)
-            X = rng.standard_normal((nt * draws, int(n), d))
-            R_lt[k, j] = readout_transfer_risk(Wk, X, Trep).reshape(nt, draws)
+    sw = run(anchored_n_cell, Grid(j=np.arange(len(ns))),
+             fixed=dict(ns=np.asarray(ns), rng_state=rng.bit_generator.state, W=Wp,
+                        target_W=T.W, target_a=T.a, draws=draws),
+             desc="n (anchored)", **kw)
+    R_lt = np.ascontiguousarray(np.moveaxis(sw["R_lt"], 0, 1))    # (lambdas, ns, teachers, draws)
     return AnchoredResult(lambdas=lambdas, mu=float(res.mus[i]), ns=ns, R_lt=R_lt,
                           perp=(perp / tn).reshape(L, nt),
                           anchor_dist=info.anchor_dist.reshape(L, nt) / m,

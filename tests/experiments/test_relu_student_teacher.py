@@ -1,0 +1,81 @@
+"""Paper 000, Sec. 4, Figs. 3 and 9 through transferkit.sweep: cache, resumption, same numbers."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from transferkit.experiments import relu_student_teacher as rst
+from transferkit.models.relu import random_sphere
+
+P = dict(d=4, m=6, m_star=3, mus=[0.0, 0.5], ns=[5, 8], teachers=1, draws=2, scratch_seeds=2,
+         pretrain_steps=60, scratch_steps=40, gram_points=7, seed=2, progress=False)
+
+
+def assert_same(x, y, path="res"):
+    """Bitwise equality of nested results (dataclasses, lists, tuples, arrays, scalars)."""
+    if dataclasses.is_dataclass(x):
+        assert type(x) is type(y), path
+        for f in dataclasses.fields(x):
+            assert_same(getattr(x, f.name), getattr(y, f.name), f"{path}.{f.name}")
+    elif isinstance(x, (list, tuple)):
+        assert type(x) is type(y) and len(x) == len(y), path
+        for i, (u, v) in enumerate(zip(x, y)):
+            assert_same(u, v, f"{path}[{i}]")
+    elif isinstance(x, np.ndarray):
+        assert isinstance(y, np.ndarray) and x.dtype == y.dtype and x.shape == y.shape, path
+        np.testing.assert_array_equal(x, y, err_msg=path)
+    else:
+        assert x == y, (path, x, y)
+
+
+def _boom(*args, **kwargs):
+    raise AssertionError("trained again instead of loading the cache")
+
+
+def test_skip_normals_replays_the_draws():
+    a, b = np.random.default_rng(5), np.random.default_rng(5)
+    a.standard_normal((3, 7))
+    random_sphere((2, 4, 3), a)
+    rst.skip_normals(b, 3 * 7 + 2 * 4 * 3, chunk=5)     # chunks across the array boundaries
+    assert a.bit_generator.state == b.bit_generator.state
+    np.testing.assert_array_equal(a.standard_normal(4), b.standard_normal(4))
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def fig3(one_thread, cache):
+    return rst.fig3_experiment(**P, directory=cache)
+
+
+def test_fig3_second_run_loads_the_cache(fig3, cache, monkeypatch):
+    monkeypatch.setattr(rst, "train_population", _boom)
+    monkeypatch.setattr(rst, "train_samples", _boom)
+    assert_same(rst.fig3_experiment(**P, directory=cache), fig3)
+
+
+def test_fig3_without_cache_gives_the_same_numbers(fig3, one_thread):
+    res = rst.fig3_experiment(**P, cache=False)
+    assert_same(res, fig3)
+    assert res.R_lt.shape == (2, 2, 1, 2) and res.R_sc.shape == (2, 1, 2)
+    assert len(res.scratch) == 2 and res.scratch[0].history.shape[1] == 2
+    assert res.pretrain.risk is None and res.scratch[0].teacher_norm is None
+
+
+def test_fig3_cell_of_the_first_n_does_not_depend_on_the_others(fig3, one_thread):
+    # the second n replays the draws of the first one: the first cell alone is unchanged
+    res = rst.fig3_experiment(**dict(P, ns=P["ns"][:1]), cache=False)
+    assert_same(res.R_lt[:, 0], fig3.R_lt[:, 0])
+    assert_same(res.scratch[0], fig3.scratch[0])
+
+
+def test_anchored_cached_and_uncached_agree(fig3, cache, one_thread, monkeypatch):
+    kw = dict(lambdas=[0.0, 0.1], mu=0.5, draws=2, seed=1, progress=False)
+    first = rst.anchored_experiment(fig3, **kw, directory=cache)
+    assert first.R_lt.shape == (2, 2, 1, 2) and first.info.anchor_dist.shape == (2,)
+    assert_same(rst.anchored_experiment(fig3, **kw, cache=False), first)
+    monkeypatch.setattr(rst, "train_population", _boom)
+    assert_same(rst.anchored_experiment(fig3, **kw, directory=cache), first)
