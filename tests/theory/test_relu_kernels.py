@@ -176,3 +176,39 @@ def test_relu_kernel_names_w_v_and_mismatched_d():
         theory.relu.relu_kernel(np.ones((2, 3)), np.ones((2, 4)))
     with pytest.raises(ValueError, match=r"^Y"):
         theory.relu.arccos_kernel1(np.ones((2, 2, 3)), np.ones((3, 2, 3)))
+
+
+# ---------------------------------------------------------------------------
+# one kernel formula for numpy and torch (issue 14)
+# ---------------------------------------------------------------------------
+
+def test_kernel_terms_are_one_formula_for_numpy_and_torch():
+    """snap_cosines and arccos_kernel_terms are one formula on numpy arrays and on torch
+    tensors (the torch kernel of transferkit.models.relu uses them with xp=torch): the same
+    bits for the snapping, and up to the last bits of the two libraries' arccos elsewhere."""
+    import torch
+
+    from transferkit.theory.relu import arccos_kernel_terms, snap_cosines
+
+    c = np.concatenate([np.random.default_rng(5).uniform(-1, 1, 200),
+                        [1.0, -1.0, 1 - 1e-16, -1 + 1e-16, 1 + 1e-16, 0.0, 1 - 1e-14]])
+    cn = snap_cosines(c)
+    ct = snap_cosines(torch.from_numpy(c), xp=torch)
+    assert np.array_equal(cn, ct.numpy())
+    assert cn[-7:-2].tolist() == [1.0, -1.0, 1.0, -1.0, 1.0] and cn[-1] < 1.0
+    for a, b in zip(arccos_kernel_terms(cn), arccos_kernel_terms(ct, xp=torch)):
+        np.testing.assert_allclose(a, b.numpy(), rtol=4e-16, atol=4e-16)
+    t, s, j1 = arccos_kernel_terms(cn)
+    np.testing.assert_allclose(j1, np.sin(t) + (np.pi - t) * np.cos(t), atol=1e-15)
+    assert j1[-6] == 0.0 and j1[-7] == np.pi        # antiparallel, parallel
+
+
+def test_kernel_terms_validate_their_input():
+    from transferkit.theory.relu import arccos_kernel_terms, snap_cosines
+
+    with pytest.raises(ValueError, match="c must be finite"):
+        snap_cosines([0.5, np.nan])
+    with pytest.raises(ValueError, match=r"c must lie in \[-1, 1\]"):
+        arccos_kernel_terms(2.0)
+    with pytest.raises(TypeError, match="xp must be the numpy or the torch module"):
+        arccos_kernel_terms(np.zeros(2), xp="numpy")

@@ -23,7 +23,7 @@ import torch
 
 from .._validate import check_int, check_positive
 from ..streams import keyed_rng, unit_rows
-from ..theory.relu import check_rows, relu_kernel
+from ..theory.relu import arccos_kernel_terms, check_rows, relu_kernel, snap_cosines
 from .descent import Descent, bold_driver, keep_where
 from .device import as_tensor, default_device
 
@@ -461,12 +461,11 @@ def _kernel_parts(W, V):
     nv = V.norm(dim=-1)
     denom = (nw[..., :, None] * nv[..., None, :])
     dots = W @ V.transpose(-1, -2)
-    u = torch.where(denom > 0, dots / torch.where(denom > 0, denom, torch.ones_like(denom)),
-                    torch.zeros_like(dots)).clamp(-1.0, 1.0)
-    u = torch.where(u.abs() >= 1.0 - 1e-15, torch.sign(u), u)  # exact at (anti)parallel
-    t = torch.arccos(u)
-    s = torch.sqrt((1.0 - u * u).clamp(min=0.0))
-    K = denom * (s + (math.pi - t) * u).clamp(min=0.0) / TWO_PI
+    u = snap_cosines(torch.where(denom > 0,
+                                 dots / torch.where(denom > 0, denom, torch.ones_like(denom)),
+                                 torch.zeros_like(dots)), xp=torch)  # exact at (anti)parallel
+    t, s, j1 = arccos_kernel_terms(u, xp=torch)    # the formula of theory.relu, in torch
+    K = denom * j1 / TWO_PI
     return K, s / TWO_PI, (math.pi - t) / TWO_PI, nw, nv
 
 
@@ -502,7 +501,9 @@ def relu_kernel_torch(W: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
 
     :math:`K_{ij} = E_{x\sim\mathcal N(0, I_d)}[\sigma(w_i\cdot x)\sigma(v_j\cdot x)] = \frac{\|w_i\|\|v_j\|}{2\pi}\big(\sin t_{ij} + (\pi - t_{ij})\cos t_{ij}\big)`
 
-    (paper 000, Eq. 150; the torch twin of :func:`transferkit.theory.relu.relu_kernel`). The
+    (paper 000, Eq. 150).  One kernel: the forward pass is the formula of
+:func:`transferkit.theory.relu.relu_kernel` itself (:func:`transferkit.theory.relu.snap_cosines`
+and :func:`transferkit.theory.relu.arccos_kernel_terms`, evaluated in torch). The
     backward pass is the analytic gradient
     :math:`\nabla_w K(w, v) = \frac{\|v\|\sin t}{2\pi}\hat w + \frac{\pi - t}{2\pi}v`, finite
     also at parallel rows (:math:`t = 0`), where autograd through ``arccos`` would give NaN; at

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import check_array
+from .._validate import InputTypeError, check_array
 
-__all__ = ["safe_arccos", "cosines", "arccos_kernel0", "arccos_kernel1", "relu_kernel", "relu_ntk_kernel", "check_rows", "least_squares_factor"]
+__all__ = ["safe_arccos", "snap_cosines", "arccos_kernel_terms", "cosines", "arccos_kernel0", "arccos_kernel1", "relu_kernel", "relu_ntk_kernel", "check_rows", "least_squares_factor"]
 
 
 def check_rows(name: str, X) -> np.ndarray:
@@ -86,7 +86,7 @@ def _norms_cos(A, B):
             ua = A / np.where(na > 0, na, 1.0)[..., None]
             ub = B / np.where(nb > 0, nb, 1.0)[..., None]
             c = np.where(extreme, ua @ np.swapaxes(ub, -1, -2), c)
-    return na[..., :, None], nb[..., None, :], _snap(c)
+    return na[..., :, None], nb[..., None, :], snap_cosines(c)
 
 
 _TINY, _HUGE = 1e-290, 1e290
@@ -108,12 +108,51 @@ def _row_norms(A):
 SNAP = 1e-15
 
 
-def _snap(c):
-    """Clip cosines to [-1, 1] and round those within ``SNAP`` of +-1 to +-1, so that
-    parallel and antiparallel rows get the exact limits (a change of at most
-    ``SNAP / 2`` relative in k1 near +1 and ~1e-23 near -1)."""
-    c = np.clip(c, -1.0, 1.0)
-    return np.where(np.abs(c) >= 1.0 - SNAP, np.sign(c), c)
+def _cosine_input(c, xp):
+    """``c`` checked: a finite float64 array for numpy; a torch tensor is passed through
+    (the torch kernel feeds it cosines it computed)."""
+    if xp is np:
+        return check_array("c", c, 0)
+    if getattr(xp, "__name__", None) == "torch":
+        return c
+    raise InputTypeError(f"xp must be the numpy or the torch module (got {xp!r})")
+
+
+def snap_cosines(c, xp=np):
+    r"""Cosines clipped to :math:`[-1, 1]`, those within ``SNAP`` (:math:`10^{-15}`) of
+    :math:`\pm1` rounded to :math:`\pm1`, so that parallel and antiparallel rows get the exact
+    limits of the kernels (a change of at most ``SNAP / 2`` relative in :math:`k_1` near
+    :math:`+1` and about :math:`10^{-23}` near :math:`-1`).
+
+    ``xp``: the array namespace, ``numpy`` (default) or ``torch``
+    (:func:`transferkit.models.relu.relu_kernel_torch` calls it with ``xp=torch``, so the
+    kernel formula of paper 000, Eq. 150 is written once).
+    """
+    c = _cosine_input(c, xp)
+    c = xp.clip(c, -1.0, 1.0)
+    return xp.where(xp.abs(c) >= 1.0 - SNAP, xp.sign(c), c)
+
+
+def arccos_kernel_terms(c, xp=np):
+    r"""The angular terms of the arc-cosine kernels at snapped cosines
+    :math:`c = \cos t` (:func:`snap_cosines`): :math:`t`, :math:`\sin t` and
+
+    .. math::
+        J_1(t) = \max\big(\sin t + (\pi - t)\cos t,\ 0\big),
+
+    so that :math:`k_0 = (\pi - t)/2\pi` and :math:`k_1(x, y) = \|x\|\|y\|\,J_1(t)/2\pi`
+    (Cho and Saul 2009; paper 000, Eq. 150 for the population Gram matrix of ReLU units).
+    :math:`\sin t = \sqrt{1 - c^2}` clipped at 0, and :math:`J_1` clipped at 0 against the
+    rounding at antiparallel rows.  ``xp``: ``numpy`` (default) or ``torch``, as in
+    :func:`snap_cosines`.
+    """
+    c = _cosine_input(c, xp)
+    if xp is np and np.any(np.abs(c) > 1.0):
+        raise ValueError("c must lie in [-1, 1] (cosines; snap_cosines clips them)")
+    t = xp.arccos(c)
+    s = xp.sqrt(xp.clip(1.0 - c * c, 0.0, 1.0))
+    return t, s, xp.clip(s + (np.pi - t) * c, 0.0, None)
+
 
 
 def cosines(X, Y) -> np.ndarray:
@@ -123,14 +162,11 @@ def cosines(X, Y) -> np.ndarray:
 
 
 def _k0_from_cos(c):
-    return (np.pi - safe_arccos(c)) / (2 * np.pi)
+    return (np.pi - arccos_kernel_terms(c)[0]) / (2 * np.pi)
 
 
 def _k1_from_cos(c):
-    t = safe_arccos(c)
-    s = np.sqrt(np.clip(1.0 - c * c, 0.0, 1.0))
-    # >= 0 exactly; clip the rounding at antiparallel rows (c = -1 + 1e-16)
-    return np.maximum(s + (np.pi - t) * c, 0.0) / (2 * np.pi)
+    return arccos_kernel_terms(c)[2] / (2 * np.pi)
 
 
 def _scaled_k1(na, nb, c):
