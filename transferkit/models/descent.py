@@ -126,6 +126,18 @@ class Descent:
         stepping until all are at tolerance at once (a fixed-step method that must not
         freeze its instances, e.g. paper 002 Eq. 4); ``active`` is then the set above
         tolerance at the last check.
+
+    Attributes
+    ----------
+    active : bool tensor
+        The instances still training (of the working set).
+    steps : long tensor ``(B,)``
+        Steps counted per instance.
+    t : int
+        Steps taken by the loop.
+    idx, dropped : long tensor or None
+        After a :meth:`compact`: the batch indices of the working set, and of the rows the
+        last compaction dropped.
     """
 
     def __init__(self, batch: int, *, tol, max_steps: int, device, check_every: int = 1,
@@ -193,7 +205,7 @@ class Descent:
         it are active (the same iterates, less work; ``0`` never compacts).
 
         Returns the boolean mask of the rows to keep (the trainer subsets its tensors with
-        it, after saving the rows ``~keep`` at the batch indices :attr:`dropped`), or
+        it, after saving the rows ``~keep`` at the batch indices ``self.dropped``), or
         ``None`` when nothing was dropped.  Call it only right after :meth:`stop`.
         """
         n_act = int(self.active.sum())

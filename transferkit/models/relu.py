@@ -502,8 +502,8 @@ def relu_kernel_torch(W: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     :math:`K_{ij} = E_{x\sim\mathcal N(0, I_d)}[\sigma(w_i\cdot x)\sigma(v_j\cdot x)] = \frac{\|w_i\|\|v_j\|}{2\pi}\big(\sin t_{ij} + (\pi - t_{ij})\cos t_{ij}\big)`
 
     (paper 000, Eq. 150).  One kernel: the forward pass is the formula of
-:func:`transferkit.theory.relu.relu_kernel` itself (:func:`transferkit.theory.relu.snap_cosines`
-and :func:`transferkit.theory.relu.arccos_kernel_terms`, evaluated in torch). The
+    :func:`transferkit.theory.relu.relu_kernel` itself (:func:`transferkit.theory.relu.snap_cosines`
+    and :func:`transferkit.theory.relu.arccos_kernel_terms`, evaluated in torch). The
     backward pass is the analytic gradient
     :math:`\nabla_w K(w, v) = \frac{\|v\|\sin t}{2\pi}\hat w + \frac{\pi - t}{2\pi}v`, finite
     also at parallel rows (:math:`t = 0`), where autograd through ``arccos`` would give NaN; at
