@@ -63,30 +63,6 @@ SKIP = {
 #: empty reductions) escapes instead of one naming the parameter; "NaN": an overflow to
 #: inf turns into inf - inf or inf * 0.
 KNOWN_LIMITS: dict[str, str] = {
-    "transferkit.stats.agreement": "AttributeError, OverflowError; numpy broadcast messages",
-    "transferkit.stats.alignment_score": "AxisError, OverflowError; inputs not validated",
-    "transferkit.stats.kernel_distance": "AttributeError; NaN for extreme entries; not validated",
-    "transferkit.stats.kmeans_inertia": "AxisError, OverflowError; W and a not validated",
-    "transferkit.stats.participation_ratio": "NaN for entries near 1e308; OverflowError",
-    "transferkit.stats.risk_error_bound": "NaN for extreme entries; OverflowError",
-    "transferkit.stats.spearman": "IndexError / scipy errors: x, y not validated (score is)",
-    "transferkit.theory.deep_linear.finetune_risk_deep": "numpy broadcast message for "
-        "mismatched shapes (depth and the other parameters)",
-    "transferkit.theory.deep_linear.finetune_transferability_deep": "numpy broadcast message "
-        "for mismatched shapes",
-    "transferkit.theory.distances.gaussian_w2": "AttributeError, LinAlgError, OverflowError: "
-        "S1, S2 not validated as covariance matrices",
-    "transferkit.theory.distances.joint_covariance": "AttributeError, OverflowError",
-    "transferkit.theory.distances.kl_linear": "OverflowError; numpy broadcast message",
-    "transferkit.theory.linear_teachers.deep_finetune_scale": "OverflowError; numpy broadcast "
-        "message",
-    "transferkit.theory.penalties.diagonal_ptft_penalty": "numpy AxisError for a bad axis",
-    "transferkit.theory.penalties.relu_ptft_dlog_penalty": "numpy broadcast message for "
-        "mismatched shapes",
-    "transferkit.theory.penalties.relu_ptft_penalty": "numpy broadcast message for mismatched "
-        "shapes",
-    "transferkit.theory.penalties.relu_ptft_u_star": "numpy broadcast message for mismatched "
-        "shapes",
 }
 
 
@@ -136,7 +112,8 @@ HOSTILE = st.one_of(st.sampled_from(SCALARS), ARRAYS,
 #: Parameters that are the programmer's, not the user's (bounds a helper is called with):
 #: fixed to valid values; the user's value beside them is still hostile.
 FIXED = {"name": "x", "minimum": 1, "maximum": None, "lo": 0.0, "hi": 1.0, "lo_open": True,
-         "min_ndim": 1, "allow_zero": False, "allow_generator": False, "limit": None}
+         "min_ndim": 1, "allow_zero": False, "allow_generator": False, "limit": None,
+         "ndim": 2, "allow_none": True}
 
 
 def _value_for(param: inspect.Parameter, func):
@@ -199,7 +176,7 @@ def _has_nan(out) -> bool:
         return False
     try:
         a = np.asarray(out, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int such as 10**400
         return False
     return bool(np.isnan(a).any())
 
@@ -209,6 +186,7 @@ NAN_IS_DOCUMENTED = {
     "transferkit.stats.spearman": "nan where x or y is constant (documented: no ranking)",
     "transferkit.stats.agreement": "cells outside the mask are nan by design",
     "transferkit.theory.relu.safe_arccos": "elementwise helper: NaN in, NaN out",
+    "transferkit._validate.as_array": "a converter: NaN in, NaN out (callers check ranges)",
     "transferkit.theory.relu.least_squares_factor": "nan for n <= m (documented: no such form)",
 }
 

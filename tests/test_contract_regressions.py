@@ -325,3 +325,68 @@ def test_cli_bad_cache_reported_before_work(tmp_path, kind):
                       env={"TRANSFERKIT_CACHE": str(bad)})
     assert_one_line_error(p, "TRANSFERKIT_CACHE", "--no-cache")
     assert not (tmp_path / "f.png").exists()
+
+
+# ------------------------------------------------------------------ the former KNOWN_LIMITS
+# (tests/test_contract.py): one case each; the validation sits in front of the computation.
+
+from transferkit.theory import distances  # noqa: E402
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: stats.agreement(np.ones((2, 3)), [1.0, 2.0, 3.0]), "theory"),
+    (lambda: stats.agreement(np.ones((2, 3)), HUGE_INT), "theory"),
+    (lambda: stats.agreement(np.ones((2, 3)), 1.0, mask="a"), "mask"),
+    (lambda: stats.alignment_score(np.ones(3), np.ones((2, 3))), "centres"),
+    (lambda: stats.alignment_score(np.ones((2, 3)), [[HUGE_INT, 0, 0]]), "teacher_dirs"),
+    (lambda: stats.kernel_distance("a", np.eye(2)), "A"),
+    (lambda: stats.kernel_distance(np.eye(2), np.zeros((2, 2))), "B"),
+    (lambda: stats.kmeans_inertia(np.ones((3, 2)), np.ones(3), 2, restarts=10**30), "restarts"),
+    (lambda: stats.kmeans_inertia(np.ones(3), np.ones(3), 2), "W"),
+    (lambda: stats.participation_ratio([[HUGE_INT, 0], [0, 1]]), "X"),
+    (lambda: stats.risk_error_bound([1.0, math.nan], 0.1), "risk"),
+    (lambda: stats.risk_error_bound(np.ones(2), np.ones(3)), "risk, dist"),
+    (lambda: stats.spearman(np.ones(3), np.ones(4)), "x, y"),
+    (lambda: stats.spearman(1.0, [1.0, 2.0]), "x"),
+    (lambda: th.finetune_risk_deep(0.5, np.zeros(2), np.ones(3), 2), "theta, sigma"),
+    (lambda: th.finetune_transferability_deep(np.full(2, 0.5), np.zeros(3), 0.1, 2), "gamma, theta"),
+    (lambda: distances.gaussian_w2(np.ones(3), np.eye(3)), "S1"),
+    (lambda: distances.gaussian_w2(np.eye(2), [[1.0, 2.0], [0.0, 1.0]]), "S2"),
+    (lambda: distances.gaussian_w2(np.eye(2), 1e300 * np.eye(2)), "S2"),
+    (lambda: distances.joint_covariance([HUGE_INT], 0.1, np.ones((1, 1))), "beta"),
+    (lambda: distances.joint_covariance(np.ones(2), 0.1, "Q"), "Q"),
+    (lambda: distances.kl_linear(np.zeros(2), np.ones(3)), "theta, sigma"),
+    (lambda: distances.kl_linear(HUGE_INT, 1.0), "theta"),
+    (lambda: distances.kl_linear(0.0, 1.0, norm_s=1e300, norm_t=1e300), "norm_s"),
+    (lambda: lt.deep_finetune_scale(np.ones(2), np.ones(3), 1.0, 2), "perp_norm, par_norm"),
+    (lambda: lt.deep_finetune_scale(HUGE_INT, 1.0, 1.0, 2), "perp_norm"),
+    (lambda: lt.deep_finetune_scale(0.5, 0.5, 1.0, HUGE_INT), "depth"),
+    (lambda: penalties.diagonal_ptft_penalty(np.ones((2, 3)), 1.0, 1.0, axis=5), "axis"),
+    (lambda: penalties.relu_ptft_u_star(np.ones(2), 0.5, np.ones(3), 1.0), "m, rho, m0, gamma"),
+    (lambda: penalties.relu_ptft_penalty(np.ones(2), 0.5, np.ones(3), 1.0), "m, rho"),
+    (lambda: penalties.relu_ptft_dlog_penalty(np.ones(2), np.zeros(3), 1.0, 1.0), "m, rho"),
+])
+def test_former_known_limits_refused_with_the_parameter(call, match):
+    refused(call, match=match)
+
+
+def test_scale_invariant_statistics_rescale_exactly_near_the_float_range():
+    rng = np.random.default_rng(0)
+    X, A, B = rng.normal(size=(6, 3)), rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+    W, a, T = rng.normal(size=(5, 3)), rng.normal(size=5), rng.normal(size=(2, 3))
+    big = 2.0 ** 1000  # a power of two: the exact answer is the unscaled one
+    assert stats.participation_ratio(X * big) == stats.participation_ratio(X)
+    assert stats.ensd(X * big, X) == stats.ensd(X, X)
+    assert stats.kernel_distance(A * big, B * big) == stats.kernel_distance(A, B)
+    assert stats.kernel_distance(A / big, B / big) == stats.kernel_distance(A, B)
+    r0, c0 = stats.kmeans_inertia(W, a, 2, seed=1)
+    r1, c1 = stats.kmeans_inertia(W * big, a / big, 2, seed=1)
+    assert r1 == r0 and np.array_equal(c1, c0)
+    assert stats.alignment_score(c0 * big, T / big) == stats.alignment_score(c0, T)
+    assert math.isfinite(stats.participation_ratio(np.full((3, 2), 1e308) * [[1], [-1], [1]]))
+
+
+def test_kl_is_zero_not_nan_where_sigma_squared_underflows():
+    assert distances.kl_linear(0.0, 1e-200) == 0.0
+    assert distances.kl_divergence([1.0, 2.0], [1.0, 2.0], 1e-200) == 0.0
+    assert distances.kl_linear(1.0, 1e-200) == math.inf

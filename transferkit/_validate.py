@@ -38,7 +38,13 @@ def max_bytes() -> int:
         raise ValueError(f"TRANSFERKIT_MAX_BYTES must be a whole number of bytes (got {env!r})") from None
 
 
-def _size(n: int) -> str:
+def _size(n) -> str:
+    try:
+        n = int(n)
+    except (OverflowError, ValueError):  # inf or NaN estimates
+        return "an unbounded amount"
+    if n >= 2**1000:  # n / 2**k would overflow a float
+        return f"about 2**{n.bit_length() - 1} bytes"
     for unit, k in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if n >= 2**k:
             return f"{n / 2**k:.3g} {unit}"
@@ -55,7 +61,7 @@ def check_budget(name: str, value, n_bytes: int, limit: int | None = None) -> No
     limit = max_bytes() if limit is None else limit
     if n_bytes > limit:
         raise ValueError(f"{name}={value!r} is too large: the request needs about "
-                         f"{_size(int(n_bytes))} of memory, above the limit of {_size(int(limit))} "
+                         f"{_size(n_bytes)} of memory, above the limit of {_size(limit)} "
                          "(set TRANSFERKIT_MAX_BYTES to raise it)")
 
 
@@ -150,3 +156,50 @@ def check_array(name, x, min_ndim):
     if not np.isfinite(x).all():
         raise ValueError(f"{name} must be finite (found NaN or inf)")
     return x
+
+
+def as_array(name, x, min_ndim=0):
+    """``x`` as a float64 array of at least ``min_ndim`` dimensions; entries may be NaN or inf.
+
+    Like :func:`check_array` without the finiteness check (for inputs where ``inf`` has a
+    documented meaning): strings and ``None`` are an :class:`InputTypeError`; ragged or
+    non-numeric input and integers beyond the float range (``10**400``) a ``ValueError``
+    naming ``name``.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise InputTypeError(f"{name} must be an array of numbers (got {x!r})")
+    try:
+        x = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be an array of real numbers (got {type(x).__name__})") from None
+    if x.ndim < min_ndim:
+        raise ValueError(f"{name} must have at least {min_ndim} dimension(s) (got shape {x.shape})")
+    return x
+
+
+def check_broadcast(**arrays) -> tuple:
+    """The common shape of the named arrays, else a ``ValueError`` naming them and their shapes.
+
+    ``check_broadcast(theta=theta, sigma=sigma)`` returns ``np.broadcast_shapes`` of their
+    shapes; the error reads "theta, sigma must have shapes that broadcast together (got
+    theta (2,), sigma (3,))" instead of numpy's own message.
+    """
+    shapes = {k: np.shape(v) for k, v in arrays.items()}
+    try:
+        return np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        got = ", ".join(f"{k} {s}" for k, s in shapes.items())
+        raise ValueError(f"{', '.join(shapes)} must have shapes that broadcast together "
+                         f"(got {got})") from None
+
+
+def check_axis(name, axis, ndim: int, allow_none: bool = True):
+    """``axis`` as an ``int`` in ``[-ndim, ndim)`` (or ``None`` where allowed), else ``ValueError``."""
+    if axis is None and allow_none:
+        return None
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) \
+            or not -ndim <= axis < ndim:
+        also = "None or " if allow_none else ""
+        raise ValueError(f"{name} must be {also}an axis of an array with {ndim} dimension(s) "
+                         f"(got {axis!r})")
+    return int(axis)

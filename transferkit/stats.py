@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ._validate import check_array, check_int, check_seed, InputTypeError
+from ._validate import (as_array, check_array, check_broadcast, check_int, check_seed,
+                        InputTypeError)
 
 __all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "alignment_score", "r_squared", "table_r2", "pow2_normalise"]
 
@@ -121,16 +122,28 @@ def agreement(draws: np.ndarray, theory, mask=None, fwer: float = 0.01, atol=0.0
     (near :math:`n = d`, where the scratch risk has no variance) the estimate is
     unreliable, so callers exclude those cells through ``mask`` and say so.
     """
-    draws = np.asarray(draws, float)
+    draws = as_array("draws", draws)
     if draws.ndim < 1 or draws.shape[-1] < 2:
         raise ValueError("draws must have at least 2 entries along its last axis")
+    cells = draws.shape[:-1]
+    theory = _to_cells("theory", as_array("theory", theory), cells)
+    atol = _to_cells("atol", as_array("atol", atol), cells)
+    if not np.all(np.isfinite(atol) & (atol >= 0)):
+        raise ValueError("atol must be finite and >= 0")
+    if std is not None:
+        std = _to_cells("std", as_array("std", std), cells)
+    if mask is not None:
+        mask = np.asarray(mask) if not isinstance(mask, (str, bytes)) else None
+        if mask is None or mask.dtype != bool:
+            raise InputTypeError("mask must be a boolean array (cells to compare)")
+        mask = _to_cells("mask", mask, cells)
     m = draws.shape[-1]
     mean = draws.mean(-1)
     known = std is not None
     std = (draws.std(-1, ddof=1) if not known
-           else np.broadcast_to(np.asarray(std, float), mean.shape))
+           else np.broadcast_to(std, mean.shape))
     se = std / np.sqrt(m)
-    th = np.broadcast_to(np.asarray(theory, float), mean.shape)
+    th = np.broadcast_to(theory, mean.shape)
     ok = np.isfinite(th) & np.isfinite(mean) & np.isfinite(se)
     mask = ok if mask is None else (np.broadcast_to(mask, mean.shape) & ok)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -138,10 +151,31 @@ def agreement(draws: np.ndarray, theory, mask=None, fwer: float = 0.01, atol=0.0
                      np.where(np.isclose(mean, th, rtol=1e-9, atol=1e-12), 0.0, np.inf))
     z = np.where(mask, z, 0.0)
     crit = critical_value(max(int(mask.sum()), 1), None if known else m, fwer)
-    atol = np.broadcast_to(np.asarray(atol, float), mean.shape)
-    if not np.all(np.isfinite(atol) & (atol >= 0)):
-        raise ValueError("atol must be finite and >= 0")
+    atol = np.broadcast_to(atol, mean.shape)
     return Agreement(mean, std, se, th, z, crit, mask, atol)
+
+
+def _to_cells(name, a, cells):
+    """``a`` (an array) checked to broadcast to the ``cells`` shape, else ``ValueError``."""
+    try:
+        np.broadcast_to(a, cells)
+    except ValueError:
+        raise ValueError(f"{name} must broadcast to the cells draws.shape[:-1] = {cells} "
+                         f"(got shape {a.shape})") from None
+    return a
+
+
+def _pow2_tame(a, axes, limit=500):
+    """``a`` scaled, per slice over ``axes``, by the power of two that brings its largest
+    entry into [0.5, 1) -- only in slices whose largest entry is beyond ``2**limit`` or below
+    ``2**-limit`` (where squares and products would overflow or underflow).  Other slices
+    are returned untouched, bit for bit; for scale-invariant statistics the result is
+    exact wherever it is applied."""
+    if a.size == 0:
+        return a
+    top = np.max(np.abs(a), axis=axes, keepdims=True)
+    _, e = np.frexp(np.where(top > 0, top, 1.0))
+    return np.ldexp(a, np.where(np.abs(e) > limit, -e, 0))
 
 
 def risk_error_bound(risk, dist):
@@ -152,10 +186,11 @@ def risk_error_bound(risk, dist):
     :math:`|\sqrt R - \sqrt{R_\star}| \le \delta`, hence
     :math:`|R - R_\star| \le \delta\,(2\sqrt R + \delta)`.
     """
-    risk = np.asarray(risk, float)
-    dist = np.asarray(dist, float)
-    if np.any(risk < 0) or np.any(dist < 0):
-        raise ValueError("risk and dist must be >= 0")
+    risk = as_array("risk", risk)
+    dist = as_array("dist", dist)
+    if not (np.all(risk >= 0) and np.all(dist >= 0)):  # NaN fails too
+        raise ValueError("risk and dist must be >= 0 (inf allowed, NaN not)")
+    check_broadcast(risk=risk, dist=dist)
     with np.errstate(invalid="ignore"):
         bound = dist * (2 * np.sqrt(risk) + dist)
     return np.where(dist == 0, 0.0, bound)  # an exact optimum has no error, even at inf risk
@@ -167,9 +202,10 @@ def risk_error_bound(risk, dist):
 
 
 def _centred(X, name):
-    X = np.asarray(X, float)
+    X = as_array(name, X)
     if X.ndim < 2 or X.shape[-2] < 2 or not np.all(np.isfinite(X)):
         raise ValueError(f"{name} must be a finite (..., n, p) array with n >= 2")
+    X = _pow2_tame(X, (-2, -1))  # entries near 1e308 (or 1e-308): exact rescaling
     return X - X.mean(-2, keepdims=True)
 
 
@@ -181,6 +217,8 @@ def participation_ratio(X):
 
     with :math:`C_X` the covariance of the (mean-centred) rows.  Between 1 and
     :math:`\min(n-1, p)`; ``nan``-free: a constant representation has PR 0 by convention.
+    Scale invariant: a representation whose entries are beyond :math:`2^{\pm 500}` is first
+    rescaled by a power of two (exact), so entries near 1e308 do not overflow.
     """
     X = _centred(X, "X")
     G = X.swapaxes(-1, -2) @ X
@@ -297,6 +335,8 @@ def spearman(x, y):
     ``nan`` where ``x`` or ``y`` is constant along that axis: no ranking, the correlation
     is undefined. :func:`score` validates its input and adds bootstrap intervals.
     """
+    x, y = check_array("x", x, 1), check_array("y", y, 1)
+    check_broadcast(x=x, y=y)
     return _pearson(_ranks(x), _ranks(y))
 
 
@@ -357,7 +397,19 @@ def score_table(preds: dict, outcomes: dict, n_boot: int = 2000, level: float = 
 
 
 def kernel_distance(A, B) -> float:
-    r"""Relative Frobenius distance :math:`\|A - B\|_F / \|B\|_F` of two Gram matrices."""
+    r"""Relative Frobenius distance :math:`\|A - B\|_F / \|B\|_F` of two Gram matrices.
+
+    ``A`` and ``B`` are finite arrays of the same shape, ``B`` not zero.  Scale invariant:
+    when the entries are beyond :math:`2^{\pm 500}` both are first rescaled by the same power
+    of two (exact), so entries near 1e308 do not overflow.
+    """
+    A, B = check_array("A", A, 0), check_array("B", B, 0)
+    if A.shape != B.shape:
+        raise ValueError(f"A and B must have the same shape (got {A.shape} and {B.shape})")
+    if not np.any(B != 0):
+        raise ValueError("B must not be zero (the distance is relative to ||B||)")
+    AB = _pow2_tame(np.stack([A, B]), None)
+    A, B = AB[0], AB[1]
     return float(np.linalg.norm(A - B) / np.linalg.norm(B))
 
 
@@ -410,17 +462,30 @@ def _weighted_kmeans(P, w, K, rng, iters=100):
     return C, sse
 
 
+#: Most restarts :func:`kmeans_inertia` accepts (each is a full Lloyd's run).
+MAX_RESTARTS = 1000
+
+
 def kmeans_inertia(W, a, K: int, *, restarts: int = 5, seed: int = 0):
     r"""Fraction of variance of the hidden units' directions left unexplained by ``K`` clusters.
 
     Paper 004, App. E.2: k-means on the normalised input weights :math:`w_h/\|w_h\|`, each
     unit weighted by :math:`|a_h|\,\|w_h\|` (its contribution to the function); the
     "inertia" is the weighted within-cluster sum of squares over the weighted total sum of
-    squares about the mean.  Returns ``(inertia, centres)`` (best of ``restarts``).
+    squares about the mean.  Returns ``(inertia, centres)`` (best of ``restarts``, at most
+    :data:`MAX_RESTARTS`).
     """
-    W, a = np.asarray(W, float), np.asarray(a, float)
+    W, a = check_array("W", W, 2), check_array("a", a, 1)
+    if W.ndim != 2 or a.ndim != 1 or a.shape[0] != W.shape[0]:
+        raise ValueError(f"W must be (units, inputs) and a (units,) (got W {W.shape}, a {a.shape})")
     K = check_int("K", K, 1)
+    restarts = check_int("restarts", restarts, 1, MAX_RESTARTS)
     seed = check_seed("seed", seed, allow_generator=True)
+    if not np.any((a != 0) & np.any(W != 0, axis=1)):
+        raise ValueError("W and a must have at least one unit with a_h != 0 and w_h != 0")
+    # the inertia and the centres are invariant to scaling W and a: exact power-of-two
+    # rescaling where entries are extreme (norms and weights would overflow or underflow)
+    W, a = _pow2_tame(W, None), _pow2_tame(a, None)
     norms = np.linalg.norm(W, axis=1)
     w = np.abs(a) * norms
     keep = w > 1e-12 * max(w.max(), 1e-300)
@@ -436,9 +501,20 @@ def kmeans_inertia(W, a, K: int, *, restarts: int = 5, seed: int = 0):
 
 
 def alignment_score(centres, teacher_dirs):
-    r"""Mean over teacher units of the largest cosine with a cluster centre (App. E.2)."""
-    C = np.asarray(centres, float)
-    T = np.asarray(teacher_dirs, float)
+    r"""Mean over teacher units of the largest cosine with a cluster centre (App. E.2).
+
+    ``centres`` ``(K, d)`` and ``teacher_dirs`` ``(m, d)``, finite, no teacher direction zero
+    (a zero centre has cosine 0).  Rows with entries beyond :math:`2^{\pm 500}` are first
+    rescaled by a power of two (exact; cosines are scale invariant).
+    """
+    C = check_array("centres", centres, 2)
+    T = check_array("teacher_dirs", teacher_dirs, 2)
+    if C.ndim != 2 or T.ndim != 2 or C.shape[1] != T.shape[1] or 0 in C.shape or 0 in T.shape:
+        raise ValueError(f"centres (K, d) and teacher_dirs (m, d) must be non-empty matrices "
+                         f"with the same d (got {C.shape} and {T.shape})")
+    if not np.all(np.any(T != 0, axis=1)):
+        raise ValueError("teacher_dirs must not contain a zero direction")
+    C, T = _pow2_tame(C, 1), _pow2_tame(T, 1)
     C = C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-300)
     T = T / np.linalg.norm(T, axis=1, keepdims=True)
     return float((T @ C.T).max(1).mean())

@@ -56,7 +56,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._validate import MAX_INT, check_int_or_inf
+from .._validate import MAX_INT, check_broadcast, check_int_or_inf
 from .linear_teachers import deep_finetune_scale
 
 __all__ = ["scratch_risk", "scratch_risk_finite", "linear_transfer_risk", "linear_transfer_risk_std", "linear_transferability", "linear_transferability_finite", "linear_transfer_boundary", "ridge_linear_transfer_risk", "finetune_risk", "finetune_risk_finite", "finetune_transferability", "finetune_transferability_finite", "negative_transfer_window", "ridge_linear_transfer_risk_finite", "mp_stieltjes", "ridge_risk", "ridge_norm2", "optimal_ridge_risk", "weight_decay_ridge_parameter", "weight_decay_scratch_risk"]
@@ -111,6 +111,7 @@ def _prepare(**params) -> tuple[bool, list[np.ndarray]]:
     views in the order the keywords were given.
     """
     arrays = [_validate(name, value) for name, value in params.items()]
+    check_broadcast(**dict(zip(params, arrays)))
     all_scalar = all(a.ndim == 0 for a in arrays)
     return all_scalar, list(np.broadcast_arrays(*arrays))
 
@@ -1229,7 +1230,7 @@ def _ridge_parts(g, s, mu):
     return risk, norm2
 
 
-#: ``ridge_risk`` and ``ridge_norm2`` switch to their large-``mu`` series (:func:`_ridge_series`)
+#: ``ridge_risk`` and ``ridge_norm2`` switch to their large-``mu`` series (``_ridge_series``)
 #: for ``mu > RIDGE_MU_ASYMPTOTIC * (1 + sqrt(psi))^2`` (the top of the spectrum times this):
 #: there the direct forms cancel (the risk of ``mu = 1e16`` came out 1.5, the squared norm of
 #: ``mu = 1e13`` negative) and eight terms of the series are exact to float precision.
@@ -1240,7 +1241,7 @@ OPTIMAL_RIDGE_SIGMA_ASYMPTOTIC = 1e50
 
 
 def _ridge_far(g, mu):
-    """Where the large-``mu`` series of :func:`_ridge_series` is used."""
+    """Where the large-``mu`` series of ``_ridge_series`` is used."""
     return mu > RIDGE_MU_ASYMPTOTIC * (1 + np.sqrt(1 / g)) ** 2
 
 

@@ -33,7 +33,7 @@ import math
 import numpy as np
 import ot
 
-from .._validate import check_int, check_positive
+from .._validate import as_array, check_array, check_broadcast, check_int, check_positive
 
 __all__ = ["gaussian_w2", "joint_covariance", "joint_samples", "kl_divergence", "kl_linear", "kl_monte_carlo", "reduce_to_span", "wasserstein1", "wasserstein1_linear", "w1_bounds_linear"]
 
@@ -53,8 +53,25 @@ def _vectors(beta_s, beta_t):
     return bs, bt
 
 
+#: Largest magnitude accepted for the entries of the covariance helpers
+#: (:func:`joint_covariance`, :func:`gaussian_w2`): their products and sums then stay far
+#: from the float range (1e308), so no overflow turns into ``inf - inf``.
+MAX_ENTRY = 1e100
+
+#: Largest teacher norm accepted by :func:`kl_linear` (``norm_s ** 2`` stays finite).
+MAX_NORM = 1e150
+
+
+def _bounded(name, a, limit=MAX_ENTRY):
+    """``ValueError`` naming ``name`` when an entry of ``a`` exceeds ``limit`` in magnitude."""
+    if a.size and np.max(np.abs(a)) > limit:
+        raise ValueError(f"{name} must have entries of magnitude <= {limit:g} "
+                         f"(got {float(np.max(np.abs(a)))!r})")
+    return a
+
+
 def _sigma(sigma, allow_zero=False):
-    s = np.asarray(sigma, float)
+    s = as_array("sigma", sigma)
     if not np.isfinite(s).all() or np.any(s < 0):
         raise ValueError(f"sigma must be a finite number > 0 (got {sigma!r})")
     return s
@@ -81,6 +98,7 @@ def kl_divergence(beta_s, beta_t, sigma):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(s > 0, num / (2 * np.where(s > 0, s, 1.0) ** 2),
                        np.where(num > 0, np.inf, 0.0))
+        out = np.where(num == 0, 0.0, out)  # 0, not 0/0, where sigma ** 2 underflows
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -92,20 +110,25 @@ def kl_linear(theta, sigma, norm_s=1.0, norm_t=1.0):
         D_{KL}(p_s\|p_t) = \frac{r_s^2 + r_t^2 - 2 r_s r_t\cos\theta}{2\sigma^2},
         \qquad r_s = \|\beta_s\|,\ r_t = \|\beta_t\|.
 
-    For unit teachers, :math:`(1-\cos\theta)/\sigma^2`.  Broadcasts like a ufunc.
+    For unit teachers, :math:`(1-\cos\theta)/\sigma^2`.  Broadcasts like a ufunc.  The
+    norms are at most :data:`MAX_NORM` (``1e150``; beyond it :math:`r_s^2` and
+    :math:`r_sr_t` overflow and the difference is ``inf - inf``).
     """
-    th = np.asarray(theta, float)
+    th = as_array("theta", theta)
     if not np.isfinite(th).all() or np.any((th < 0) | (th > np.pi)):
         raise ValueError(f"theta must be in [0, pi] (got {theta!r})")
-    rs, rt = np.asarray(norm_s, float), np.asarray(norm_t, float)
+    rs, rt = as_array("norm_s", norm_s), as_array("norm_t", norm_t)
     for name, v in (("norm_s", rs), ("norm_t", rt)):
         if not np.isfinite(v).all() or np.any(v < 0):
             raise ValueError(f"{name} must be a finite number >= 0 (got {v!r})")
+        _bounded(name, v, MAX_NORM)
     s = _sigma(sigma)
+    check_broadcast(theta=th, sigma=s, norm_s=rs, norm_t=rt)
     num = np.clip(rs ** 2 + rt ** 2 - 2 * rs * rt * np.cos(th), 0, None)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(s > 0, num / (2 * np.where(s > 0, s, 1.0) ** 2),
                        np.where(num > 0, np.inf, 0.0))
+        out = np.where(num == 0, 0.0, out)  # 0, not 0/0, where sigma ** 2 underflows
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -205,8 +228,19 @@ def reduce_to_span(beta_s, beta_t) -> np.ndarray:
 
 
 def joint_covariance(beta, sigma, Q) -> np.ndarray:
-    r"""Covariance of :math:`(Q^\top x, y)`: :math:`\begin{pmatrix} I & Q^\top\beta\\ \beta^\top Q & \|\beta\|^2+\sigma^2\end{pmatrix}`."""
-    beta = np.asarray(beta, float)
+    r"""Covariance of :math:`(Q^\top x, y)`: :math:`\begin{pmatrix} I & Q^\top\beta\\ \beta^\top Q & \|\beta\|^2+\sigma^2\end{pmatrix}`.
+
+    ``beta`` a vector ``(d,)``, ``sigma >= 0`` and ``Q`` a ``(d, k)`` matrix (an orthonormal
+    basis, :func:`reduce_to_span`); entries of magnitude at most :data:`MAX_ENTRY`
+    (``1e100``), beyond which :math:`Q^\top\beta` and :math:`\|\beta\|^2` may overflow.
+    """
+    beta = _bounded("beta", check_array("beta", beta, 1))
+    Q = _bounded("Q", check_array("Q", Q, 2))
+    sigma = check_positive("sigma", sigma, allow_zero=True)
+    _bounded("sigma", np.asarray(sigma))
+    if beta.ndim != 1 or Q.ndim != 2 or Q.shape[0] != beta.shape[0]:
+        raise ValueError(f"beta must be a vector (d,) and Q a (d, k) matrix (got beta "
+                         f"{beta.shape}, Q {Q.shape})")
     c = Q.T @ beta
     k = Q.shape[1]
     S = np.eye(k + 1)
@@ -216,7 +250,23 @@ def joint_covariance(beta, sigma, Q) -> np.ndarray:
 
 
 def gaussian_w2(S1, S2) -> float:
-    r""":math:`W_2` between centred Gaussians (Bures): :math:`\mathrm{tr}\,S_1 + \mathrm{tr}\,S_2 - 2\,\mathrm{tr}(S_1^{1/2}S_2S_1^{1/2})^{1/2}`."""
+    r""":math:`W_2` between centred Gaussians (Bures): :math:`\mathrm{tr}\,S_1 + \mathrm{tr}\,S_2 - 2\,\mathrm{tr}(S_1^{1/2}S_2S_1^{1/2})^{1/2}`.
+
+    ``S1`` and ``S2`` are symmetric ``(k, k)`` matrices of the same shape (covariances; tiny
+    negative eigenvalues from rounding are clipped to 0), with entries of magnitude at most
+    :data:`MAX_ENTRY` (``1e100``): beyond it the products overflow.
+    """
+    mats = {"S1": S1, "S2": S2}
+    for name, S in mats.items():
+        S = _bounded(name, check_array(name, S, 2))
+        if S.ndim != 2 or S.shape[0] != S.shape[1] or S.shape[0] < 1:
+            raise ValueError(f"{name} must be a square (k, k) matrix with k >= 1 (got shape {S.shape})")
+        if not np.array_equal(S, S.T):
+            raise ValueError(f"{name} must be symmetric (a covariance matrix)")
+        mats[name] = S
+    S1, S2 = mats["S1"], mats["S2"]
+    if S1.shape != S2.shape:
+        raise ValueError(f"S1 and S2 must have the same shape (got {S1.shape} and {S2.shape})")
     def sqrtm(S):
         w, V = np.linalg.eigh(S)
         return (V * np.sqrt(np.clip(w, 0, None))) @ V.T

@@ -32,7 +32,7 @@ import numbers
 
 import numpy as np
 
-from .._validate import check_array, check_int_or_inf, check_positive
+from .._validate import MAX_INT, as_array, check_array, check_broadcast, check_int_or_inf, check_positive
 
 __all__ = ["row_space_solution", "null_space_projection", "finetune_predictor", "excess_risk", "finetune_predictor_risk", "g_function", "eq3_bound", "distance_measure", "bartlett_bound", "deep_finetune_scale", "deep_finetune_predictor", "frozen_predictor"]
 
@@ -267,8 +267,11 @@ def bartlett_bound(delta_vec, lam, n, delta=1.0, c=3.0):
 
 
 def _check_depth(depth):
-    """``depth`` as an int >= 1 or ``inf``, else ``ValueError``."""
-    return check_int_or_inf("depth", depth, 1)
+    """``depth`` as an int in [1, 2**53] or ``inf``, else ``ValueError``."""
+    depth = check_int_or_inf("depth", depth, 1)
+    if depth != np.inf and depth > MAX_INT:  # (L - 1) / L would overflow a float
+        raise ValueError(f"depth must be an integer in [1, 2**53] or inf (got {depth!r})")
+    return depth
 
 
 def deep_finetune_scale(perp_norm, par_norm, src_norm, depth, rtol=1e-14):
@@ -291,7 +294,10 @@ def deep_finetune_scale(perp_norm, par_norm, src_norm, depth, rtol=1e-14):
     :math:`P_\parallel\theta_S = 0` and :math:`b > 0`.  Returns ``k`` (broadcast shape).
     """
     depth = _check_depth(depth)
-    a, b, s = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (perp_norm, par_norm, src_norm)))
+    named = {"perp_norm": perp_norm, "par_norm": par_norm, "src_norm": src_norm}
+    named = {k: as_array(k, v) for k, v in named.items()}
+    check_broadcast(**named)
+    a, b, s = np.broadcast_arrays(*named.values())
     if not (np.isfinite(s).all() and (s > 0).all()):
         raise ValueError("src_norm = ||theta_s|| must be finite and > 0 (a zero source network "
                          "is a saddle point that gradient flow never leaves)")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import InputTypeError
+from .._validate import InputTypeError, check_axis
 
 __all__ = ["q", "q_prime", "relu_ptft_p", "relu_ptft_u_star", "relu_ptft_penalty", "relu_ptft_dlog_penalty", "diagonal_ptft_penalty", "diagonal_dual_beta", "l12_norm"]
 
@@ -46,10 +46,10 @@ def _array(name: str, value, lo=-np.inf, hi=np.inf, lo_open=False) -> np.ndarray
     return a
 
 
-def _same_shape(**arrays) -> None:
-    """``ValueError`` naming the parameters when their shapes do not broadcast together."""
+def _same_shape(**arrays) -> tuple:
+    """Their common shape; ``ValueError`` naming the parameters when they do not broadcast."""
     try:
-        np.broadcast_shapes(*(a.shape for a in arrays.values()))
+        return np.broadcast_shapes(*(a.shape for a in arrays.values()))
     except ValueError:
         shapes = ", ".join(f"{k} {a.shape}" for k, a in arrays.items())
         raise ValueError(f"{', '.join(arrays)} must have shapes that broadcast together "
@@ -159,6 +159,7 @@ def relu_ptft_u_star(m, rho, m0, gamma):
     """
     m, rho = _array("m", m), _array("rho", rho, -1.0, 1.0)
     m0, gamma = _array("m0", m0, 0.0), _array("gamma", gamma)
+    _same_shape(m=m, rho=rho, m0=m0, gamma=gamma)
     m, rho, m0, gamma = np.broadcast_arrays(m, rho, m0, gamma)
     a = m0 * rho
     # u = s v with s the root scale max(|a|, |gamma m|^(1/3), |m|^(1/2)): coefficients O(1)
@@ -314,7 +315,8 @@ def diagonal_ptft_penalty(beta, w1_0, w2_0, axis=-1):
     """
     beta = _array("beta", beta)
     w1, w2 = _array("w1_0", w1_0), _array("w2_0", w2_0)
-    _same_shape(beta=beta, w1_0=w1, w2_0=w2)
+    ndim = len(_same_shape(beta=beta, w1_0=w1, w2_0=w2))
+    axis = check_axis("axis", axis, ndim)
     with np.errstate(over="ignore"):  # c = inf for weights beyond 1e154: its limit below
         c = w1 ** 2 + w2 ** 2
     beta, c = np.broadcast_arrays(beta, c)
@@ -365,4 +367,5 @@ def l12_norm(beta, axis=0):
     beta = _array("beta", beta)
     if beta.ndim < 2:
         raise ValueError(f"beta must have at least 2 dimensions (outputs, inputs) (got shape {beta.shape})")
+    axis = check_axis("axis", axis, beta.ndim, allow_none=False)
     return _out(np.sqrt((beta ** 2).sum(axis=axis)).sum(axis=-1))
