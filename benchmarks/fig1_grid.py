@@ -95,15 +95,15 @@ def main(argv=None):
     print(f"threads: {torch.get_num_threads()}, device: {default_device()}, preset FIG1[{args.scale!r}]")
 
     res, wall = run_chapter_grid(P, gammas, thetas)
-    computed = float(res["sweep"].seconds.sum())
-    steps = res["scratch_steps"][:, 0]
+    computed = float(res.sweep.seconds.sum())
+    steps = res.runs["scratch"].steps[:, 0]
     print(f"\ntransferkit, Fig. 1 grid as the chapter runs it ({len(gammas)} gamma x {len(thetas)} "
           f"theta = {cells} cells, {P.draws} draws, d = {P.d}, pretraining included):")
     print(f"  wall {wall:7.2f} s = {wall / 60:.2f} min; compute {computed:.2f} s "
           f"({computed / cells:.3f} s per (gamma, theta) cell, {P.draws} draws each)")
     print(f"  scratch steps per run: median {int(np.median(steps))}, max {steps.max()} "
           f"(Nesterov, curvature step, excess loss 1e-10); all converged: "
-          f"{bool(res['scratch_converged'].all())}")
+          f"{bool(res.converged('scratch').all())}")
 
     n_auth = int(round(0.5 * P.d))
     ep = authors_epoch_time(d=P.d, n=n_auth, instances=P.draws, epochs=50 if args.quick else 200)

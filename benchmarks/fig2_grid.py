@@ -100,16 +100,16 @@ def main(argv=None):
     print(f"threads: {torch.get_num_threads()}, device: {default_device()}, preset FIG2[{args.scale!r}]")
 
     sim, wall, cpu = run_chapter_grid(P, gammas, thetas)
-    ft_sec = float(sim["sweep"].seconds.sum())
-    steps = sim["finetune_steps"]
+    ft_sec = float(sim.sweep.seconds.sum())
+    steps = sim.runs["finetune"].steps
     for i, g in enumerate(gammas):
         st = steps[i]
-        print(f"  gamma = {g:4.2f} (n = {sim['n'][i]:4d}): {sim['sweep'].seconds[i].sum():6.1f} s; "
+        print(f"  gamma = {g:4.2f} (n = {sim.n[i]:4d}): {sim.sweep.seconds[i].sum():6.1f} s; "
               f"steps per run median {int(np.median(st)):6d}, max {st.max():6d}; converged "
-              f"{int(sim['finetune_converged'][i].sum())}/{st.size}")
-    under = sim["n"] < d
-    drift = float(sim["finetune_imbalance_drift"][under].max()) if under.any() else float("nan")
-    dist = float(sim["finetune_thm52_dist"].max())
+              f"{int(sim.converged('finetune')[i].sum())}/{st.size}")
+    under = sim.n < d
+    drift = float(sim.finetune_imbalance_drift[under].max()) if under.any() else float("nan")
+    dist = float(sim.finetune_thm52_dist.max())
     print(f"\ntransferkit, Fig. 2 grid as the chapter runs it ({len(gammas)} gamma x {len(thetas)} "
           f"theta = {cells} cells, {draws} draws, d = {d}, {steps.size} fine-tuning runs):")
     print(f"  total                {wall:7.1f} s wall  {cpu:7.1f} s CPU  = {wall / 60:.2f} min wall, "
@@ -118,7 +118,7 @@ def main(argv=None):
           f"{draws} runs; the chapter's figure)")
     print(f"  gradient steps per run: median {int(np.median(steps))}, mean {steps.mean():.0f}, "
           f"max {steps.max()} (authors: {EPOCHS} epochs); all converged: "
-          f"{bool(sim['finetune_converged'].all())}")
+          f"{bool(sim.converged('finetune').all())}")
     print(f"  gradient-flow fidelity: imbalance drift <= {drift:.1e}, distance to the Thm 5.2 "
           f"limit <= {dist:.1e}")
 
@@ -140,7 +140,7 @@ def main(argv=None):
             "finetune_compute_s": ft_sec, "per_cell_s": wall / cells,
             "steps_median": int(np.median(steps)), "steps_max": int(steps.max()),
             "gamma_at_steps_max": float(gammas[np.unravel_index(np.argmax(steps), steps.shape)[0]]),
-            "all_converged": bool(sim["finetune_converged"].all()),
+            "all_converged": bool(sim.converged("finetune").all()),
             "authors_per_cell_s": per_cell, "authors_grid_s": per_cell * cells, "ratio": ratio})
 
 

@@ -109,19 +109,19 @@ t0 = time.perf_counter()
 sim = experiments.finetuning.finetune_grid(D, GAMMAS, THETAS, SIGMA, depth=DEPTH, draws=DRAWS, seed=SEED,
                           alpha=ALPHA)
 elapsed = time.perf_counter() - t0
-ft_sec = sim["sweep"].seconds.sum()
-under = sim["n"] < D
+ft_sec = sim.sweep.seconds.sum()
+under = sim.n < D
 print(f"wall time {elapsed:.0f} s; fine-tuning compute {ft_sec:.0f} s "
-      f"({ft_sec / sim['finetune'][..., 0].size:.2f} s per (gamma, theta) cell of {DRAWS} runs)")
-print(f"fine-tuning runs converged: {sim['finetune_converged'].sum()} / "
-      f"{sim['finetune_converged'].size}; gradient steps per run: median "
-      f"{int(np.median(sim['finetune_steps']))}, max {sim['finetune_steps'].max()}")
+      f"({ft_sec / sim.risk('finetune')[..., 0].size:.2f} s per (gamma, theta) cell of {DRAWS} runs)")
+print(f"fine-tuning runs converged: {sim.converged('finetune').sum()} / "
+      f"{sim.converged('finetune').size}; gradient steps per run: median "
+      f"{int(np.median(sim.runs['finetune'].steps))}, max {sim.runs['finetune'].steps.max()}")
 print(f"rank-one chain residual of the pretrained weights: max "
-      f"{sim['finetune_chain_residual'].max():.1e} (alpha = {ALPHA:g})")
+      f"{sim.finetune_chain_residual.max():.1e} (alpha = {ALPHA:g})")
 print(f"change of the layer imbalance (gamma < 1): max "
-      f"{sim['finetune_imbalance_drift'][under].max():.1e}")
+      f"{sim.finetune_imbalance_drift[under].max():.1e}")
 print(f"distance to the Thm 5.2 limit on the same sample: max "
-      f"{sim['finetune_thm52_dist'].max():.1e}")
+      f"{sim.finetune_thm52_dist.max():.1e}")
 
 # %% [markdown]
 # ## Measured agreement
@@ -138,16 +138,16 @@ print(f"distance to the Thm 5.2 limit on the same sample: max "
 
 # %%
 T_draws = experiments.linear_transfer.transferability_draws(sim, "finetune")
-n, th = sim["n"][:, None], THETAS[None, :]
+n, th = sim.n[:, None], THETAS[None, :]
 sc_fin = theory.deep_linear.scratch_risk_finite(n, D, SIGMA)
-opt = (stats.risk_error_bound(sim["scratch"], sim["scratch_minnorm_dist"][:, None, :])
-       + stats.risk_error_bound(sim["finetune"], sim["finetune_thm52_dist"])).mean(-1)
+opt = (stats.risk_error_bound(sim.risk("scratch"), sim.scratch_minnorm_dist[:, None, :])
+       + stats.risk_error_bound(sim.risk("finetune"), sim.finetune_thm52_dist)).mean(-1)
 T_eq15 = sc_fin - theory.deep_linear.finetune_risk_finite(n, D, th, SIGMA)
 T_thm52 = sc_fin - theory.deep_linear.finetune_risk_deep_finite(n, D, th, SIGMA, DEPTH)
 A15 = stats.agreement(T_draws, T_eq15, atol=opt)
 A52 = stats.agreement(T_draws, T_thm52, atol=opt)
 # per-sample Thm 5.2 limit: paired with the simulation draw by draw
-paired = sim["finetune"] - sim["finetune_thm52"]
+paired = sim.risk("finetune") - sim.finetune_thm52
 print(A15.summary("simulation vs Eq. 15 (finite d)"))
 print(A52.summary("simulation vs Thm 5.2 (finite-d form)"))
 print(f"simulation vs Thm 5.2 on the same samples: max |R_sim - R_Thm5.2| = "
@@ -161,9 +161,9 @@ print(f"Eq. 15 departs in {int(A15.disagree.sum())} cells, at gamma = "
 # its measured distance to that limit) and agrees in every cell with the finite-size
 # Thm 5.2 form; Eq. 15 agrees in every cell where Thm 5.2 says the two predictions differ
 # by less than half the Monte Carlo tolerance.
-assert sim["finetune_converged"].all() and sim["scratch_converged"].all()
-assert sim["finetune_imbalance_drift"][under].max() < 1e-2
-bound = stats.risk_error_bound(sim["finetune"], sim["finetune_thm52_dist"])
+assert sim.converged("finetune").all() and sim.converged("scratch").all()
+assert sim.finetune_imbalance_drift[under].max() < 1e-2
+bound = stats.risk_error_bound(sim.risk("finetune"), sim.finetune_thm52_dist)
 assert (np.abs(paired) <= bound + 1e-12).all()
 assert A52.ok, A52.summary("Thm 5.2")
 close = np.abs(T_thm52 - T_eq15) < 0.5 * (A15.critical * A15.se + A15.atol)
@@ -230,21 +230,21 @@ deep = {L: experiments.finetuning.finetune_grid(D, DEPTH_GAMMAS, DEPTH_THETAS, S
                                seed=SEED, alpha=ALPHA, scratch=False) for L in DEPTHS}
 rows = []
 for L, r in deep.items():
-    nL, thL = r["n"][:, None], DEPTH_THETAS[None, :]
-    a14 = stats.agreement(r["finetune"], theory.deep_linear.finetune_risk_finite(nL, D, thL, SIGMA))
-    a52 = stats.agreement(r["finetune"], theory.deep_linear.finetune_risk_deep_finite(nL, D, thL, SIGMA, L))
+    nL, thL = r.n[:, None], DEPTH_THETAS[None, :]
+    a14 = stats.agreement(r.risk("finetune"), theory.deep_linear.finetune_risk_finite(nL, D, thL, SIGMA))
+    a52 = stats.agreement(r.risk("finetune"), theory.deep_linear.finetune_risk_deep_finite(nL, D, thL, SIGMA, L))
     rows.append((L, a14, a52, r))
     print(f"L = {L}: {a14.summary('vs Eq. 14')}")
     print(f"       {a52.summary('vs Thm 5.2 (finite-d form)')}")
     print(f"       max |R_sim - R_Thm5.2| on the same samples: "
-          f"{np.abs(r['finetune'] - r['finetune_thm52']).max():.1e}; "
-          f"k from {r['finetune_thm52_k'].min():.3f} to {r['finetune_thm52_k'].max():.3f}")
+          f"{np.abs(r.risk('finetune') - r.finetune_thm52).max():.1e}; "
+          f"k from {r.finetune_thm52_k.min():.3f} to {r.finetune_thm52_k.max():.3f}")
 print("\n  L  gamma  theta  simulated R_ft      Eq. 14   Thm 5.2 (same samples)  z(Eq. 14)")
 for L, a14, a52, r in rows:
     for i, g in enumerate(DEPTH_GAMMAS):
         for j, t in enumerate(DEPTH_THETAS):
             print(f"{L:3d} {g:6.2f} {t:6.3f} {a14.mean[i, j]:9.4f} ± {a14.se[i, j]:.4f} "
-                  f"{a14.theory[i, j]:9.4f} {r['finetune_thm52'][i, j].mean():12.4f} "
+                  f"{a14.theory[i, j]:9.4f} {r.finetune_thm52[i, j].mean():12.4f} "
                   f"{a14.z[i, j]:14.1f}{' *' if a14.disagree[i, j] else ''}")
 
 # %%
@@ -252,9 +252,9 @@ for L, a14, a52, r in rows:
 # its finite-size form; Eq. 14 agrees wherever Thm 5.2 says the two differ by less than half
 # the Monte Carlo tolerance.
 for L, a14, a52, r in rows:
-    assert r["finetune_converged"].all()
-    assert (np.abs(r["finetune"] - r["finetune_thm52"])
-            <= stats.risk_error_bound(r["finetune"], r["finetune_thm52_dist"]) + 1e-12).all()
+    assert r.converged("finetune").all()
+    assert (np.abs(r.risk("finetune") - r.finetune_thm52)
+            <= stats.risk_error_bound(r.risk("finetune"), r.finetune_thm52_dist) + 1e-12).all()
     assert a52.ok, f"L = {L}: {a52.summary('Thm 5.2')}"
     close = np.abs(a52.theory - a14.theory) < 0.5 * a14.critical * a14.se
     assert not (a14.disagree & close).any(), f"L = {L}: Eq. 14 fails where Thm 5.2 agrees with it"
@@ -313,15 +313,15 @@ print(f"noisy depth panel: L = {ND.depths}, sigma = {ND.sigma}, d = {D}, {ND.dra
       f"gamma = {ND.gammas}, theta = {np.round(ND_THETAS, 3).tolist()}")
 nd_rows = []
 for L, r in noisy.items():
-    nL, thL = r["n"][:, None], ND_THETAS[None, :]
+    nL, thL = r.n[:, None], ND_THETAS[None, :]
     e14 = theory.deep_linear.finetune_risk_finite(nL, D, thL, ND.sigma)
     t52 = theory.deep_linear.finetune_risk_deep_finite(nL, D, thL, ND.sigma, L)
     gap_large = (theory.deep_linear.finetune_risk_deep(ND_GAMMAS[:, None], thL, ND.sigma, L)
                  - theory.deep_linear.finetune_risk(ND_GAMMAS[:, None], thL, ND.sigma))
     k_large = theory.deep_linear.finetune_depth_scale(ND_GAMMAS, ND.sigma, L)
-    paired_diff = r["finetune"] - r["finetune_eq14"]
-    a14 = stats.agreement(r["finetune"], e14)                 # risk vs Eq. 14
-    a52 = stats.agreement(r["finetune"], t52)                 # risk vs Thm 5.2 (finite-d form)
+    paired_diff = r.risk("finetune") - r.finetune_eq14
+    a14 = stats.agreement(r.risk("finetune"), e14)                 # risk vs Eq. 14
+    a52 = stats.agreement(r.risk("finetune"), t52)                 # risk vs Thm 5.2 (finite-d form)
     p14 = stats.agreement(paired_diff, 0.0)                   # paired: Eq. 14 predicts 0
     p52 = stats.agreement(paired_diff, t52 - e14)             # paired: Thm 5.2 predicts the gap
     nd_rows.append((L, r, e14, t52, gap_large, k_large, a14, a52, p14, p52))
@@ -330,7 +330,7 @@ for L, r in noisy.items():
     print(f"       {p14.summary('paired difference vs Eq. 14 (0)')}")
     print(f"       {p52.summary('paired difference vs Thm 5.2 (finite-d form)')}")
     print(f"       max |R_sim - R_Thm5.2| on the same samples: "
-          f"{np.abs(r['finetune'] - r['finetune_thm52']).max():.1e}; large-d k = "
+          f"{np.abs(r.risk('finetune') - r.finetune_thm52).max():.1e}; large-d k = "
           f"{', '.join(f'{k:.3f}' for k in k_large)} at gamma = {ND.gammas}")
 print("\n  L  gamma  theta  simulated R_ft     Eq. 14  Thm 5.2   R_sim - Eq. 14 (paired)  "
       "Thm 5.2 - Eq. 14 (large d, finite d)")
@@ -347,9 +347,9 @@ for L, r, e14, t52, gap_large, k_large, a14, a52, p14, p52 in nd_rows:
 # form (risk and paired difference); wherever Thm 5.2 puts Eq. 14 more than 5 paired
 # standard errors away, the paired difference disagrees with Eq. 14 (1 % family-wise).
 for L, r, e14, t52, gap_large, k_large, a14, a52, p14, p52 in nd_rows:
-    assert r["finetune_converged"].all()
-    assert (np.abs(r["finetune"] - r["finetune_thm52"])
-            <= stats.risk_error_bound(r["finetune"], r["finetune_thm52_dist"]) + 1e-12).all()
+    assert r.converged("finetune").all()
+    assert (np.abs(r.risk("finetune") - r.finetune_thm52)
+            <= stats.risk_error_bound(r.risk("finetune"), r.finetune_thm52_dist) + 1e-12).all()
     assert a52.ok, f"L = {L}: {a52.summary('Thm 5.2')}"
     assert p52.ok, f"L = {L}: {p52.summary('Thm 5.2, paired')}"
     far = np.abs(t52 - e14) > 5 * p14.se

@@ -120,17 +120,17 @@ sim = {sigma: experiments.linear_transfer.linear_transfer_grid(D, GAMMAS, THETAS
                                          seed=SEED, alpha=ALPHA)
        for sigma in (SIGMA, 0.0)}
 elapsed = time.perf_counter() - t0
-computed = sum(r["sweep"].seconds.sum() for r in sim.values())
+computed = sum(r.sweep.seconds.sum() for r in sim.values())
 per_cell = computed / (2 * len(GAMMAS) * len(THETAS))
 for s, r in sim.items():
-    print(f"sigma = {s}: {r['sweep'].computed} rows computed, "
-          f"{r['sweep'].cached} from the cache")
+    print(f"sigma = {s}: {r.sweep.computed} rows computed, "
+          f"{r.sweep.cached} from the cache")
 print(f"wall time {elapsed:.0f} s; compute time {computed:.0f} s "
       f"({per_cell:.2f} s per (gamma, theta) cell, {DRAWS} draws each)")
 for sigma, r in sim.items():
-    conv = r["scratch_converged"][:, 0]
+    conv = r.converged("scratch")[:, 0]
     print(f"sigma = {sigma}: scratch runs converged: {conv.sum()} / "
-          f"{conv.size}; largest number of steps {r['scratch_steps'].max()}")
+          f"{conv.size}; largest number of steps {r.runs['scratch'].steps.max()}")
 
 # %% [markdown]
 # ## Measured agreement
@@ -158,7 +158,7 @@ for sigma, ch in AGREE.items():
 for sigma, ch in AGREE.items():
     for name, a in ch.items():
         assert a.ok, f"sigma={sigma}: {a.summary(name)}"
-    assert sim[sigma]["scratch_converged"].all(), "unconverged scratch runs"
+    assert sim[sigma].converged("scratch").all(), "unconverged scratch runs"
 
 # %% [markdown]
 # ### Where finite $d$ departs from the $d\to\infty$ limit
@@ -321,7 +321,7 @@ gap = float(np.linalg.norm(lim["gd"][0] - lim["nesterov"][0],
                            axis=-1).max())
 print(f"distance to X^+ y at alpha = 1e-5: gd {dist['gd'][0]:.2e}, "
       f"nesterov {dist['nesterov'][0]:.2e}; the two limits differ by {gap:.2e}")
-worst = {s: f"{np.nanmax(r['scratch_minnorm_dist']):.1e}"
+worst = {s: f"{np.nanmax(r.scratch_minnorm_dist):.1e}"
          for s, r in sim.items()}
 print("largest distance to X^+ y in the grids above:", worst)
 

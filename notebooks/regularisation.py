@@ -254,7 +254,7 @@ for name, a in CHECKS.items():
 assert wd["converged"].all()
 assert np.max(wd["dist"][:, 1:]) < 1e-4, np.max(wd["dist"][:, 1:])
 j = len(THETAS) - 1
-plain_T = (wd["risk"][:, 0][:, None, :] - lin["linear"]).mean(-1)
+plain_T = (wd["risk"][:, 0][:, None, :] - lin.risk("linear")).mean(-1)
 spike = theory.deep_linear.linear_transferability_finite(wd["n"], D5, np.pi / 2, SIGMA) > 0
 print("gammas with anomalous positive transfer at theta = pi/2 (exact finite-d theory):",
       GAMMAS[spike], "; simulated T there:", plain_T[spike, j].round(3))

@@ -218,8 +218,9 @@ def _synthetic_result(shift_linear=0.0, seed=0):
     scratch = sc_mean[:, None, None] + 0.05 * rng.standard_normal((2, 1, m)) + np.zeros((2, 2, m))
     linear = lt_mean[..., None] + lt_std[..., None] * rng.standard_normal((2, 2, m))
     linear = linear + shift_linear
-    return {"n": ns, "d": d, "sigma": sigma, "thetas": thetas, "gammas": ns / d,
-            "scratch": scratch, "linear": linear, "scratch_minnorm_dist": np.zeros((2, m))}
+    return experiments.deep_linear.GridResult.from_flat(
+        {"scratch": scratch, "linear": linear, "scratch_minnorm_dist": np.zeros((2, m))},
+        gammas=ns / d, thetas=thetas, n=ns, d=d, sigma=sigma, depth=2, draws=m, seed=seed, alpha=1e-5)
 
 
 def test_linear_transfer_checks_on_synthetic_results():
@@ -234,14 +235,19 @@ def test_linear_transfer_checks_on_synthetic_results():
 
 
 def test_transferability_draws():
-    r = {"scratch": np.array([[[3.0, 2.0]]]), "linear": np.array([[[1.0, 2.5]]]),
-         "finetune": np.array([[[0.5, 0.5]]])}
+    grid = {"gammas": np.array([0.5]), "thetas": np.array([1.0]), "n": np.array([5]), "d": 10,
+            "sigma": 0.1, "depth": 2, "draws": 2, "seed": 0, "alpha": 1e-5}
+    flat = {"scratch": np.array([[[3.0, 2.0]]]), "linear": np.array([[[1.0, 2.5]]]),
+            "finetune": np.array([[[0.5, 0.5]]])}
+    r = experiments.deep_linear.GridResult.from_flat(flat, **grid)
     np.testing.assert_array_equal(experiments.linear_transfer.transferability_draws(r), [[[2.0, -0.5]]])
     np.testing.assert_array_equal(experiments.linear_transfer.transferability_draws(r, "finetune"), [[[2.5, 1.5]]])
     with pytest.raises(ValueError, match="scratch"):
-        experiments.linear_transfer.transferability_draws({"linear": r["linear"]})
+        experiments.linear_transfer.transferability_draws(
+            experiments.deep_linear.GridResult.from_flat({"linear": flat["linear"]}, **grid))
     with pytest.raises(ValueError):
-        experiments.linear_transfer.transferability_draws({"scratch": r["scratch"]}, "finetune")
+        experiments.linear_transfer.transferability_draws(
+            experiments.deep_linear.GridResult.from_flat({"scratch": flat["scratch"]}, **grid), "finetune")
 
 
 def test_spearman_is_scipys_and_batched():

@@ -430,27 +430,38 @@ LT_KEYS = ("scratch", "linear", "scratch_converged", "scratch_steps", "scratch_m
            "n", "feature_rank")
 
 
+def _get(r, key):
+    """The array of a GridResult that the flat cell key ``key`` names."""
+    m, _, what = key.partition("_")
+    if key in r.runs:
+        return r.risk(key)
+    if what in ("converged", "steps") and m in r.runs:
+        return getattr(r.runs[m], what)
+    return getattr(r, key)
+
+
 def test_linear_transfer_grid_equals_simulate_grid(tmp_path):
     ref = experiments.deep_linear.simulate_grid(LT["d"], GAMMAS, THETAS, LT["sigma"], draws=LT["draws"],
                           seed=LT["seed"], methods=("scratch", "linear"), progress=False,
                           device=torch.device("cpu"))
     res = experiments.linear_transfer.linear_transfer_grid(LT["d"], GAMMAS, THETAS, LT["sigma"], draws=LT["draws"],
                                      seed=LT["seed"])
-    assert res["sweep"].computed == 2 and res["scratch"].shape == (2, 3, 4)
+    assert res.sweep.computed == 2 and res.risk("scratch").shape == (2, 3, 4)
+    assert res.methods == ("scratch", "linear") and res.runs["linear"].converged is None
     for k in LT_KEYS + ("gammas", "thetas"):
-        np.testing.assert_array_equal(res[k], ref[k], err_msg=k)
-    assert res["sweep"].computed == 2
+        np.testing.assert_array_equal(_get(res, k), _get(ref, k), err_msg=k)
+    assert res.sweep.computed == 2
     again = experiments.linear_transfer.linear_transfer_grid(LT["d"], GAMMAS, THETAS, LT["sigma"], draws=LT["draws"],
                                        seed=LT["seed"])
-    assert again["sweep"].cached == 2
+    assert again.sweep.cached == 2
     for k in LT_KEYS:
-        np.testing.assert_array_equal(again[k], ref[k], err_msg=k)
+        np.testing.assert_array_equal(_get(again, k), _get(ref, k), err_msg=k)
     # a scalar theta: no leading angle dimension; equal up to rounding (solving one angle
     # or three at once sums in another order)
     one = experiments.linear_transfer.linear_transfer_cell(gamma=0.5, theta=float(THETAS[1]), **LT)
     assert one["linear"].shape == (4,) and one["n"] == 15
-    np.testing.assert_allclose(one["linear"], ref["linear"][0, 1], rtol=1e-12)
-    np.testing.assert_array_equal(one["scratch"], ref["scratch"][0, 1])
+    np.testing.assert_allclose(one["linear"], ref.risk("linear")[0, 1], rtol=1e-12)
+    np.testing.assert_array_equal(one["scratch"], ref.risk("scratch")[0, 1])
     with pytest.raises(ValueError, match="gamma"):
         experiments.linear_transfer.linear_transfer_grid(LT["d"], [0.5, -1.0], THETAS, LT["sigma"], draws=4)
     with pytest.raises(ValueError, match="theta"):
@@ -499,17 +510,18 @@ def test_finetune_grid_equals_simulate_grid_and_is_cached(tmp_path):
     direct = experiments.deep_linear.simulate_grid(d, gammas, thetas, sigma, draws=draws, seed=4, methods=("finetune",),
                              max_steps=2_000_000, progress=False)
     res = experiments.finetuning.finetune_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
-    assert res["sweep"].computed == 2 and res["finetune"].shape == (2, 3, draws)
+    assert res.sweep.computed == 2 and res.risk("finetune").shape == (2, 3, draws)
     for k in ("finetune", "finetune_steps", "finetune_thm52", "finetune_thm52_k"):
-        np.testing.assert_allclose(res[k], direct[k], rtol=1e-12, atol=1e-14, err_msg=k)
-    np.testing.assert_array_equal(res["n"], direct["n"])
+        np.testing.assert_allclose(_get(res, k), _get(direct, k), rtol=1e-12, atol=1e-14, err_msg=k)
+    np.testing.assert_array_equal(res.n, direct.n)
     # the scratch side is the Fig. 1 sweep of the same samples: paired transferability
-    assert res["scratch"].shape == (2, 3, draws)
+    assert res.risk("scratch").shape == (2, 3, draws)
+    assert res.methods == ("finetune", "scratch", "linear") and res.scratch_sweep is not None
     lt = experiments.linear_transfer.linear_transfer_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
-    assert lt["sweep"].computed == 0
-    np.testing.assert_array_equal(res["scratch"], lt["scratch"])
+    assert lt.sweep.computed == 0
+    np.testing.assert_array_equal(res.risk("scratch"), lt.risk("scratch"))
     again = experiments.finetuning.finetune_grid(d, gammas, thetas, sigma, draws=draws, seed=4)
-    assert (again["sweep"].computed, again["sweep"].cached) == (0, 2)
-    np.testing.assert_array_equal(again["finetune"], res["finetune"])
+    assert (again.sweep.computed, again.sweep.cached) == (0, 2)
+    np.testing.assert_array_equal(again.risk("finetune"), res.risk("finetune"))
     one = experiments.finetuning.finetune_cell(d, 0.5, 1.0, sigma, draws=draws, seed=4)
-    np.testing.assert_allclose(one["finetune"], res["finetune"][0, 1], rtol=1e-10)
+    np.testing.assert_allclose(one["finetune"], res.risk("finetune")[0, 1], rtol=1e-10)

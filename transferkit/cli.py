@@ -239,7 +239,9 @@ def simulate_point(gamma, theta, sigma, d=100, depth=2, draws=20, seed=0, alpha=
     """Run :func:`~transferkit.experiments.deep_linear.simulate_transfer` at one point, method by method.
 
     Pretraining is done once and shared (the same numbers as one ``simulate_transfer``
-    call: random numbers are keyed by ``(seed, draw, n)``).  Returns the per-draw risks.
+    call: random numbers are keyed by ``(seed, draw, n)``).  Returns a dict mapping each
+    method to its :class:`~transferkit.experiments.deep_linear.MethodRuns` (per-draw risks and
+    convergence flags).
     """
     from tqdm import tqdm
 
@@ -254,7 +256,7 @@ def simulate_point(gamma, theta, sigma, d=100, depth=2, draws=20, seed=0, alpha=
             bar.set_description(m)
             r = experiments.deep_linear.simulate_transfer(d, gamma, theta, sigma, depth, draws, seed, alpha,
                                       methods=(m,), pretrained=pre)
-            out.update(r)
+            out.update(r.runs)
             bar.update()
     finally:
         bar.close()
@@ -321,15 +323,15 @@ def _cmd_simulate(args) -> int:
     std = {"linear": theory.deep_linear.linear_transfer_risk_std(n, args.theta, args.sigma)}
     rows = []
     for m in methods:
-        draws = np.asarray(res[m], float)
+        draws = np.asarray(res[m].risk, float)
         a = stats.agreement(draws[None, :], [exact[m]], fwer=0.01, std=std.get(m))
         rows.append({"method": m, "mean": float(draws.mean()),
                      "se": float(draws.std(ddof=1) / math.sqrt(draws.size)),
                      "theory_finite": exact[m], "theory_limit": limit[m],
                      "z": float(a.z[0]) if a.mask[0] else None,
                      "agrees": bool(a.ok) if a.mask[0] else None,
-                     "converged": (bool(np.all(res[m + "_converged"]))
-                                   if m + "_converged" in res else None)})
+                     "converged": (bool(np.all(res[m].converged))
+                                   if res[m].converged is not None else None)})
     if args.json:
         print(json.dumps({"parameters": {"gamma": args.gamma, "theta": args.theta,
                                          "sigma": args.sigma, "d": args.d, "n": n,
@@ -398,7 +400,7 @@ def _cmd_phase_diagram(args) -> int:
             result = simulate_grid(args.d, gammas, thetas, args.sigma, depth=args.depth,
                                    draws=args.draws, seed=args.seed, alpha=args.alpha,
                                    methods=("scratch", "finetune"), progress=_progress(args))
-            fin = theory.deep_linear.finetune_transferability_finite(result["n"][:, None], args.d,
+            fin = theory.deep_linear.finetune_transferability_finite(result.n[:, None], args.d,
                                                                      thetas[None, :])
             check = stats.agreement(experiments.linear_transfer.transferability_draws(result, "finetune"), fin)
     import matplotlib

@@ -74,37 +74,42 @@ def test_simulate_transfer_same_seed_same_numbers_and_keys():
     r2 = experiments.deep_linear.simulate_transfer(seed=11, **args, **KW)
     r3 = experiments.deep_linear.simulate_transfer(seed=12, **args, **KW)
     for m in experiments.deep_linear.METHODS:
-        assert r1[m].shape == (5,) and np.isfinite(r1[m]).all() and (r1[m] >= 0).all()
-        np.testing.assert_array_equal(r1[m], r2[m])
-        assert not np.allclose(r1[m], r3[m])
+        risk = r1.risk(m)
+        assert risk.shape == (5,) and np.isfinite(risk).all() and (risk >= 0).all()
+        np.testing.assert_array_equal(risk, r2.risk(m))
+        assert not np.allclose(risk, r3.risk(m))
     for m in ("scratch", "finetune"):
-        assert r1[m + "_converged"].shape == (5,) and r1[m + "_converged"].all()
-    assert set(r1) == {"scratch", "linear", "finetune", "scratch_converged", "finetune_converged"}
+        assert r1.runs[m].converged.shape == (5,) and r1.runs[m].converged.all()
+        assert r1.runs[m].steps.shape == (5,)
+    assert r1.methods == ("scratch", "linear", "finetune") and r1.runs["linear"].converged is None
+    assert (r1.gamma, r1.theta, r1.n, r1.d, r1.draws, r1.seed) == (0.6, 0.8, 12, 20, 5, 11)
 
 
 def test_simulate_transfer_method_subset():
     r = experiments.deep_linear.simulate_transfer(20, 0.5, 1.0, 0.2, draws=3, methods=("linear",), **KW)
-    assert set(r) == {"linear"} and r["linear"].shape == (3,)
+    assert r.methods == ("linear",) and r.risk("linear").shape == (3,)
+    with pytest.raises(KeyError, match="scratch"):
+        r.risk("scratch")
 
 
 def test_grid_cell_equals_cell_computed_alone():
     d, draws, sigma, seed = 20, 4, 0.4, 2
     grid = experiments.deep_linear.simulate_grid(d, [0.5, 1.6], [0.3, 1.2], sigma, draws=draws, seed=seed, **KW)
-    assert grid["n"].tolist() == [10, 32]
+    assert grid.n.tolist() == [10, 32]
     for m in experiments.deep_linear.METHODS:
-        assert grid[m].shape == (2, 2, draws)
-    assert grid["scratch_minnorm_dist"].shape == (2, draws)
+        assert grid.risk(m).shape == (2, 2, draws)
+    assert grid.scratch_minnorm_dist.shape == (2, draws)
     for i, g in enumerate([0.5, 1.6]):
         for j, t in enumerate([0.3, 1.2]):
             alone = experiments.deep_linear.simulate_transfer(d, g, t, sigma, draws=draws, seed=seed, **KW)
             for m in experiments.deep_linear.METHODS:
-                np.testing.assert_allclose(alone[m], grid[m][i, j], rtol=1e-9, atol=1e-12,
+                np.testing.assert_allclose(alone.risk(m), grid.risk(m)[i, j], rtol=1e-9, atol=1e-12,
                                            err_msg=f"{m} at gamma={g}, theta={t}")
     # scratch is trained once per n and re-used across theta (reuse_scratch=True)
-    np.testing.assert_array_equal(grid["scratch"][:, 0], grid["scratch"][:, 1])
+    np.testing.assert_array_equal(grid.risk("scratch")[:, 0], grid.risk("scratch")[:, 1])
     # transferability draws are the paired differences
     np.testing.assert_array_equal(experiments.linear_transfer.transferability_draws(grid, "linear"),
-                                  grid["scratch"] - grid["linear"])
+                                  grid.risk("scratch") - grid.risk("linear"))
 
 
 def test_reuse_scratch_equals_training_at_theta_half_pi():
@@ -113,7 +118,7 @@ def test_reuse_scratch_equals_training_at_theta_half_pi():
     kw = dict(draws=draws, seed=4, methods=("scratch",), **KW)
     a = experiments.deep_linear.simulate_grid(d, [0.5, 2.0], [math.pi / 2], 0.3, reuse_scratch=True, **kw)
     b = experiments.deep_linear.simulate_grid(d, [0.5, 2.0], [math.pi / 2], 0.3, reuse_scratch=False, **kw)
-    np.testing.assert_allclose(a["scratch"], b["scratch"], rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(a.risk("scratch"), b.risk("scratch"), rtol=1e-8, atol=1e-12)
 
 
 @pytest.mark.parametrize("scratch_method", ["gd", "nesterov"])
@@ -121,8 +126,8 @@ def test_scratch_reaches_min_norm_solution(scratch_method):
     # Thm 3.5 from alpha = 1e-5: the distance to X^+ y is O(alpha)
     r = experiments.deep_linear.simulate_grid(20, [0.5, 2.0], [1.0], 0.3, draws=3, seed=1, methods=("scratch",),
                         scratch_method=scratch_method, **KW)
-    assert r["scratch_converged"].all()
-    assert r["scratch_minnorm_dist"].max() < 1e-3
+    assert r.converged("scratch").all()
+    assert r.scratch_minnorm_dist.max() < 1e-3
 
 
 def test_pretrained_argument_is_used_and_checked():
@@ -130,7 +135,7 @@ def test_pretrained_argument_is_used_and_checked():
     a = experiments.deep_linear.simulate_grid(15, [0.7], [0.5], 0.2, draws=3, seed=9, methods=("linear",), **KW)
     b = experiments.deep_linear.simulate_grid(15, [0.7], [0.5], 0.2, draws=3, seed=9, methods=("linear",),
                         pretrained=P, **KW)
-    np.testing.assert_allclose(a["linear"], b["linear"], rtol=1e-12)
+    np.testing.assert_allclose(a.risk("linear"), b.risk("linear"), rtol=1e-12)
     for bad in (dict(draws=4), dict(depth=3)):
         kw = dict(draws=3, depth=2)
         kw.update(bad)
@@ -194,24 +199,24 @@ def _check(agr, what):
 
 
 def test_monte_carlo_linear_transfer_matches_theorem_3_7(mc_grid):
-    ns = mc_grid["n"]
+    ns = mc_grid.n
     expected = theory.deep_linear.linear_transfer_risk(ns, THETA, SIGMA)[:, None]
     std = theory.deep_linear.linear_transfer_risk_std(ns, THETA, SIGMA)[:, None]
     # 3 methods x 2 cells are compared in this file: Bonferroni over all six.
     # Linear transfer has an exact standard deviation: use it, not the sample one.
-    _check(stats.agreement(mc_grid["linear"], expected, fwer=0.01 / 3, std=std), "linear")
+    _check(stats.agreement(mc_grid.risk("linear"), expected, fwer=0.01 / 3, std=std), "linear")
     # and with the sample standard deviation (Student t) as well
-    _check(stats.agreement(mc_grid["linear"], expected, fwer=0.01 / 3), "linear")
+    _check(stats.agreement(mc_grid.risk("linear"), expected, fwer=0.01 / 3), "linear")
 
 
 def test_monte_carlo_scratch_matches_exact_finite_size_risk(mc_grid):
-    assert mc_grid["scratch_converged"].all()
-    expected = theory.deep_linear.scratch_risk_finite(mc_grid["n"], D, SIGMA)[:, None]
+    assert mc_grid.converged("scratch").all()
+    expected = theory.deep_linear.scratch_risk_finite(mc_grid.n, D, SIGMA)[:, None]
     # optimisation error certified by the distance to X^+ y (Thm 3.5)
-    dist = mc_grid["scratch_minnorm_dist"][:, None, :]
-    atol = stats.risk_error_bound(mc_grid["scratch"], dist).mean(-1)
+    dist = mc_grid.scratch_minnorm_dist[:, None, :]
+    atol = stats.risk_error_bound(mc_grid.risk("scratch"), dist).mean(-1)
     assert atol.max() < 1e-3
-    _check(stats.agreement(mc_grid["scratch"], expected, fwer=0.01 / 3, atol=atol), "scratch")
+    _check(stats.agreement(mc_grid.risk("scratch"), expected, fwer=0.01 / 3, atol=atol), "scratch")
 
 
 def test_monte_carlo_finetune_matches_theorem_3_9(mc_grid):
@@ -219,15 +224,15 @@ def test_monte_carlo_finetune_matches_theorem_3_9(mc_grid):
     # see test_trainers.py::test_finetuning_rescales_null_space_component), so Thm 3.9's
     # estimator is only approximately what is simulated; at d = 60 and 40 draws the
     # resulting bias (~0.03 at gamma = 0.5) is within the Monte Carlo error.
-    assert mc_grid["finetune_converged"].all()
-    expected = theory.deep_linear.finetune_risk_finite(mc_grid["n"], D, THETA, SIGMA)[:, None]
-    _check(stats.agreement(mc_grid["finetune"], expected, fwer=0.01 / 3), "finetune")
+    assert mc_grid.converged("finetune").all()
+    expected = theory.deep_linear.finetune_risk_finite(mc_grid.n, D, THETA, SIGMA)[:, None]
+    _check(stats.agreement(mc_grid.risk("finetune"), expected, fwer=0.01 / 3), "finetune")
 
 
 def test_linear_transfer_checks_agree_on_the_simulation(mc_grid):
     checks = experiments.linear_transfer.linear_transfer_checks(mc_grid, fwer=0.01)
     assert set(checks) == {"scratch", "linear transfer", "transferability"}
-    ns = mc_grid["n"]
+    ns = mc_grid.n
     np.testing.assert_allclose(checks["linear transfer"].theory[:, 0],
                                theory.deep_linear.linear_transfer_risk(ns, THETA, SIGMA))
     np.testing.assert_allclose(checks["scratch"].theory[:, 0], theory.deep_linear.scratch_risk_finite(ns, D, SIGMA))
@@ -273,9 +278,9 @@ def test_finetune_chain_equals_full_network_fine_tuning():
                 methods=("finetune",), loss_tol=1e-12, max_steps=10**6, **KW)
     chain = experiments.deep_linear.simulate_grid(finetune_method="chain", finetune_flow_tol=None, **args)
     full = experiments.deep_linear.simulate_grid(finetune_method="full", **args)
-    np.testing.assert_allclose(chain["finetune"], full["finetune"], rtol=1e-6, atol=1e-7)
-    np.testing.assert_array_equal(chain["finetune_steps"], full["finetune_steps"])
-    assert chain["finetune_converged"].all() and (chain["finetune_chain_residual"] < 1e-3).all()
+    np.testing.assert_allclose(chain.risk("finetune"), full.risk("finetune"), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(chain.runs["finetune"].steps, full.runs["finetune"].steps)
+    assert chain.converged("finetune").all() and (chain.finetune_chain_residual < 1e-3).all()
     with pytest.raises(ValueError, match="finetune_method"):
         experiments.deep_linear.simulate_grid(24, [0.5], [0.1], 0.1, draws=2, methods=("finetune",),
                         finetune_method="fast", **KW)
@@ -288,8 +293,8 @@ def test_finetune_grid_reports_the_thm_5_2_limit_of_the_same_samples(depth):
     d, gamma, thetas, sigma, draws, seed = 30, 0.5, [0.4, 1.4], 0.3, 3, 8
     r = experiments.deep_linear.simulate_grid(d, [gamma], thetas, sigma, depth=depth, draws=draws, seed=seed,
                         methods=("finetune",), max_steps=10**6, **KW)
-    P = r["pretrained"]
-    n = r["n"][0]
+    P = r.pretrained
+    n = r.n[0]
     b0 = models.deep_linear.end_to_end(P.weights).numpy()
     for j, t in enumerate(thetas):
         bt = P.beta_t([t])[:, 0].numpy()
@@ -299,12 +304,12 @@ def test_finetune_grid_reports_the_thm_5_2_limit_of_the_same_samples(depth):
             X.append(rng.standard_normal((n, d)))
             y.append(X[-1] @ bt[b] + sigma * rng.standard_normal(n))
         pred = deep_finetune_predictor(np.stack(X), np.stack(y), b0, depth)
-        np.testing.assert_allclose(r["finetune_thm52"][0, j], ((pred - bt) ** 2).sum(1), rtol=1e-8)
+        np.testing.assert_allclose(r.finetune_thm52[0, j], ((pred - bt) ** 2).sum(1), rtol=1e-8)
     # the simulated fine-tuning is that limit up to its measured distance
-    assert r["finetune_thm52_dist"].max() < 2e-3
-    bound = stats.risk_error_bound(r["finetune"], r["finetune_thm52_dist"])
-    assert (np.abs(r["finetune"] - r["finetune_thm52"]) <= bound + 1e-12).all()
-    assert (r["finetune_imbalance_drift"] < 1e-2).all() and (r["finetune_row_error"] < 1e-3).all()
+    assert r.finetune_thm52_dist.max() < 2e-3
+    bound = stats.risk_error_bound(r.risk("finetune"), r.finetune_thm52_dist)
+    assert (np.abs(r.risk("finetune") - r.finetune_thm52) <= bound + 1e-12).all()
+    assert (r.finetune_imbalance_drift < 1e-2).all() and (r.finetune_row_error < 1e-3).all()
 
 
 def test_monte_carlo_deep_finetune_matches_thm_5_2_form_not_eq_15():
@@ -313,11 +318,11 @@ def test_monte_carlo_deep_finetune_matches_thm_5_2_form_not_eq_15():
     d, gamma, theta, sigma, draws, depth = 40, 0.8, math.pi / 2, 0.6, 40, 3
     r = experiments.deep_linear.simulate_grid(d, [gamma], [theta], sigma, depth=depth, draws=draws, seed=3,
                         methods=("scratch", "finetune"), max_steps=10**6, **KW)
-    n = r["n"][0]
+    n = r.n[0]
     T = experiments.linear_transfer.transferability_draws(r, "finetune")[0]
     sc = theory.deep_linear.scratch_risk_finite(n, d, sigma)
-    opt = (stats.risk_error_bound(r["scratch"], r["scratch_minnorm_dist"][:, None, :])
-           + stats.risk_error_bound(r["finetune"], r["finetune_thm52_dist"])).mean(-1)[0]
+    opt = (stats.risk_error_bound(r.risk("scratch"), r.scratch_minnorm_dist[:, None, :])
+           + stats.risk_error_bound(r.risk("finetune"), r.finetune_thm52_dist)).mean(-1)[0]
     a52 = stats.agreement(T, np.array([sc - theory.deep_linear.finetune_risk_deep_finite(n, d, theta, sigma, depth)]),
                       atol=opt)
     a15 = stats.agreement(T, np.array([sc - theory.deep_linear.finetune_risk_finite(n, d, theta, sigma)]), atol=opt)

@@ -31,7 +31,7 @@ def test_weight_decay_cell_matches_linear_grid_and_closed_form():
     # the unregularised column is the scratch model of the linear-transfer grid (same draws)
     lin = experiments.linear_transfer.linear_transfer_grid(24, gammas, [0.0], 0.2, draws=6, seed=2, cache=False,
                                      progress=False)
-    assert np.allclose(out["risk"][:, 0], lin["scratch"][:, 0], rtol=1e-8)
+    assert np.allclose(out["risk"][:, 0], lin.risk("scratch")[:, 0], rtol=1e-8)
     t = experiments.regularisation.tune(out)
     assert np.array_equal(t["index"], np.argmin(out["risk"].mean(-1), axis=1))
     assert np.allclose(t["risk"], out["risk"][[0, 1], t["index"]])

@@ -16,9 +16,10 @@ def _noisy_result(depth, d=40, draws=5):
     gammas, thetas = np.array([0.5, 0.75]), np.array([0.0, np.pi / 2])
     rng = np.random.default_rng(depth)
     ft = 1.0 + 0.1 * rng.standard_normal((2, 2, draws))
-    return {"d": d, "sigma": 0.5, "depth": depth, "gammas": gammas, "thetas": thetas,
-            "n": np.round(gammas * d).astype(int), "finetune": ft,
-            "finetune_eq14": ft - 0.1 - 0.01 * rng.standard_normal((2, 2, draws))}
+    return experiments.deep_linear.GridResult.from_flat(
+        {"finetune": ft, "finetune_eq14": ft - 0.1 - 0.01 * rng.standard_normal((2, 2, draws))},
+        gammas=gammas, thetas=thetas, n=np.round(gammas * d).astype(int), d=d, sigma=0.5,
+        depth=depth, draws=draws, seed=0, alpha=1e-5)
 
 
 def test_finetune_noisy_depth_figure_draws_one_panel_per_depth():

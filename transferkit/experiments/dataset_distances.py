@@ -71,8 +71,8 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
     sim_sc = simulate_grid(d, gammas, thetas, sigma, depth=depth, draws=draws, seed=seed,
                            alpha=alpha, methods=("scratch",), rcond=rcond, loss_tol=loss_tol,
                            progress=progress)
-    P = sim_sc["pretrained"]
-    gammas, thetas, ns = sim_sc["gammas"], sim_sc["thetas"], sim_sc["n"]
+    P = sim_sc.pretrained
+    gammas, thetas, ns = sim_sc.gammas, sim_sc.thetas, sim_sc.n
     R, G, T = len(norms), len(gammas), len(thetas)
     lin = np.empty((R, G, T, draws))
     for i, r in enumerate(norms):
@@ -80,8 +80,8 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
         res = simulate_grid(d, gammas, thetas, sigma, depth=depth, draws=draws, seed=seed,
                             alpha=alpha, methods=("linear",), rcond=rcond, pretrained=Pr,
                             progress=progress)
-        lin[i] = res["linear"]
-    scratch = np.broadcast_to(sim_sc["scratch"], lin.shape)
+        lin[i] = res.risk("linear")
+    scratch = np.broadcast_to(sim_sc.risk("scratch"), lin.shape)
     T_th = theory.deep_linear.linear_transferability_finite(ns[:, None], d, thetas[None, :], sigma)
     # distances: the target beta_t = cos(theta) u + sin(theta) nu, the source r u (draw 0)
     u = P.beta_s[0].cpu().numpy()
@@ -103,8 +103,8 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
             "gammas": gammas, "thetas": thetas, "norms": norms, "n": ns,
             "scratch": scratch, "linear": lin, "T": scratch - lin,
             "T_theory": np.broadcast_to(T_th, (R, G, T)),
-            "scratch_minnorm_dist": sim_sc["scratch_minnorm_dist"],
-            "scratch_converged": sim_sc["scratch_converged"],
+            "scratch_minnorm_dist": sim_sc.scratch_minnorm_dist,
+            "scratch_converged": sim_sc.converged("scratch"),
             "kl": kl, "w1": w1.mean(-1), "w1_draws": w1, "w1_lower": lo, "w1_upper": hi, "w1_null": w1_null,
             "w1_samples": w1_samples}
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -53,7 +53,8 @@ from ..models.device import as_tensor, default_device
 from ..streams import keyed_rng
 from ..theory.linear_teachers import deep_finetune_scale
 
-__all__ = ["METHODS", "Pretrained", "pretrain", "sample_size", "simulate_grid", "simulate_transfer"]
+__all__ = ["METHODS", "GridResult", "MethodRuns", "PointResult", "Pretrained", "pretrain", "sample_size",
+           "simulate_grid", "simulate_transfer"]
 
 
 METHODS = ("scratch", "linear", "finetune")
@@ -85,7 +86,7 @@ def check_simulation_args(d, sigma, depth, draws, alpha, seed=0):
 
     ``d >= 2``, ``sigma >= 0``, ``depth >= 2``, ``draws >= 1``, ``0 < alpha <=``
     :data:`ALPHA_MAX`, ``seed`` an integer >= 0; and the weights of ``draws`` networks of
-    width ``d`` must fit the memory budget (:func:`transferkit._validate.check_budget`).
+    width ``d`` must fit the memory budget (``transferkit._validate.check_budget``).
     """
     d = check_int("d", d, 2)
     check_positive("sigma", sigma, allow_zero=True)
@@ -141,6 +142,179 @@ class Pretrained:
                 + torch.sin(th)[None, :, None] * self.nu[:, None, :])
 
 
+@dataclass(frozen=True)
+class MethodRuns:
+    r"""The runs of one method (scratch, linear transfer or fine-tuning) over a grid or a point.
+
+    Attributes
+    ----------
+    risk : numpy.ndarray
+        Excess population risks :math:`\|\hat\beta - \beta_t\|^2` (paper 000, Eq. 4), shape
+        ``(len(gammas), len(thetas), draws)`` in a :class:`GridResult`, ``(draws,)`` in a
+        :class:`PointResult`.
+    converged : numpy.ndarray of bool or None
+        Whether gradient descent met its stopping rule, same shape as ``risk``; ``None`` for
+        linear transfer (a least-squares fit, paper 000, Eq. 9).
+    steps : numpy.ndarray of int or None
+        Gradient steps taken, same shape as ``risk``; ``None`` for linear transfer.
+    """
+
+    risk: np.ndarray
+    converged: np.ndarray | None = None
+    steps: np.ndarray | None = None
+
+
+#: Per-cell diagnostics a :class:`GridResult` may carry, by the name of its field (and of the
+#: flat key that the cell functions of the sweeps return).
+DIAGNOSTICS = ("scratch_minnorm_dist", "feature_rank", "finetune_thm52", "finetune_thm52_dist",
+               "finetune_thm52_k", "finetune_row_error", "finetune_imbalance_drift",
+               "finetune_chain_residual", "finetune_eq14")
+
+
+@dataclass(frozen=True)
+class GridResult:
+    r"""A :math:`(\gamma, \theta)` grid of the transfer phase diagram (paper 000, Figs. 1-2).
+
+    Returned by :func:`transferkit.experiments.deep_linear.simulate_grid`,
+    :func:`transferkit.experiments.linear_transfer.linear_transfer_grid` and
+    :func:`transferkit.experiments.finetuning.finetune_grid`.  ``G = len(gammas)``,
+    ``T = len(thetas)``, ``B = draws``.
+
+    Attributes
+    ----------
+    gammas, thetas : numpy.ndarray
+        The grid: sample ratios :math:`\gamma = n/d` and source-target angles.
+    n : numpy.ndarray of int
+        Sample sizes ``round(gamma d)``, shape ``(G,)``.
+    d, sigma, depth, draws, seed, alpha
+        Input dimension, label-noise standard deviation, network depth :math:`L`, draws per
+        cell, base seed and initialisation scale.
+    runs : dict of str to MethodRuns
+        Per method (``"scratch"``, ``"linear"``, ``"finetune"``), its risks ``(G, T, B)`` and
+        convergence diagnostics.
+    feature_rank : numpy.ndarray or None
+        Effective rank of the pretrained features per draw ``(B,)`` (paper 000, Thm 3.4).
+    scratch_minnorm_dist : numpy.ndarray or None
+        Distance of the scratch solution to :math:`X^+y` (Thm 3.5), ``(G, B)``.
+    finetune_thm52, finetune_thm52_dist, finetune_thm52_k : numpy.ndarray or None
+        Risk of paper 001's Thm 5.2 limit :math:`kP_\perp\beta(0) + X^+y` on the same
+        sample, distance of the fine-tuned :math:`\hat\beta` to it, and its :math:`k`,
+        ``(G, T, B)``.
+    finetune_row_error : numpy.ndarray or None
+        Certified bound on the distance of :math:`P_\parallel\hat\beta` to :math:`X^+y`,
+        ``(G, T, B)``.
+    finetune_imbalance_drift : numpy.ndarray or None
+        Change of the layer imbalances during fine-tuning (departure from gradient flow),
+        ``(G, T, B)``.
+    finetune_chain_residual : numpy.ndarray or None
+        Distance of the pretrained weights to their rank-one chain, ``(B,)``.
+    finetune_eq14 : numpy.ndarray or None
+        Risk of paper 000's Eq. 14 predictor on the same samples, ``(G, T, B)``.
+    pretrained : Pretrained or None
+        The pretrained networks (:func:`simulate_grid` only).
+    sweep, scratch_sweep : transferkit.sweep.SweepResult or None
+        The cached sweeps behind a ``*_grid`` result (``scratch_sweep``: the scratch runs
+        that :func:`transferkit.experiments.finetuning.finetune_grid` takes from the Fig. 1
+        sweep).
+    """
+
+    gammas: np.ndarray
+    thetas: np.ndarray
+    n: np.ndarray
+    d: int
+    sigma: float
+    depth: int
+    draws: int
+    seed: int
+    alpha: float
+    runs: dict = field(default_factory=dict)
+    feature_rank: np.ndarray | None = None
+    scratch_minnorm_dist: np.ndarray | None = None
+    finetune_thm52: np.ndarray | None = None
+    finetune_thm52_dist: np.ndarray | None = None
+    finetune_thm52_k: np.ndarray | None = None
+    finetune_row_error: np.ndarray | None = None
+    finetune_imbalance_drift: np.ndarray | None = None
+    finetune_chain_residual: np.ndarray | None = None
+    finetune_eq14: np.ndarray | None = None
+    pretrained: Pretrained | None = field(default=None, repr=False)
+    sweep: object = field(default=None, repr=False)
+    scratch_sweep: object = field(default=None, repr=False)
+
+    @property
+    def methods(self) -> tuple:
+        """The methods simulated, in order."""
+        return tuple(self.runs)
+
+    def risk(self, method: str) -> np.ndarray:
+        """Risks ``(G, T, B)`` of ``method`` (``KeyError`` naming the methods present if absent)."""
+        if method not in self.runs:
+            raise KeyError(f"no {method!r} runs in this result (methods: {self.methods})")
+        return self.runs[method].risk
+
+    def converged(self, method: str) -> np.ndarray:
+        """Convergence flags ``(G, T, B)`` of a trained method."""
+        c = self.runs[method].converged
+        if c is None:
+            raise KeyError(f"{method!r} has no convergence flags (not trained by gradient descent)")
+        return c
+
+    def replace(self, **changes) -> GridResult:
+        """A copy with some fields replaced (:func:`dataclasses.replace`)."""
+        return replace(self, **changes)
+
+    @classmethod
+    def from_flat(cls, flat, **fields) -> GridResult:
+        """Build from a flat mapping of arrays keyed as the sweep cells return them.
+
+        Keys ``<method>``, ``<method>_converged``, ``<method>_steps`` make :attr:`runs`; the
+        keys in :data:`DIAGNOSTICS` their fields; ``fields`` gives the rest.
+        """
+        runs = {m: MethodRuns(flat[m], flat.get(m + "_converged"), flat.get(m + "_steps"))
+                for m in flat if m in METHODS}
+        diag = {k: flat[k] for k in DIAGNOSTICS if k in flat and k not in fields}
+        return cls(runs=runs, **diag, **fields)
+
+
+@dataclass(frozen=True)
+class PointResult:
+    r"""One point :math:`(\gamma, \theta)` of the phase diagram (:func:`simulate_transfer`).
+
+    Attributes
+    ----------
+    gamma, theta : float
+        Sample ratio and source-target angle.
+    n : int
+        Sample size ``round(gamma d)``.
+    d, sigma, depth, draws, seed, alpha
+        As in :class:`GridResult`.
+    runs : dict of str to MethodRuns
+        Per method, its ``draws`` risks and convergence diagnostics, each ``(draws,)``.
+    """
+
+    gamma: float
+    theta: float
+    n: int
+    d: int
+    sigma: float
+    depth: int
+    draws: int
+    seed: int
+    alpha: float
+    runs: dict = field(default_factory=dict)
+
+    @property
+    def methods(self) -> tuple:
+        """The methods simulated, in order."""
+        return tuple(self.runs)
+
+    def risk(self, method: str) -> np.ndarray:
+        """Risks ``(draws,)`` of ``method``."""
+        if method not in self.runs:
+            raise KeyError(f"no {method!r} runs in this result (methods: {self.methods})")
+        return self.runs[method].risk
+
+
 def pretrain(d, depth=2, draws=20, seed=0, alpha=1e-5, rcond=1e-3, loss_tol=1e-12,
              max_steps=100_000, device=None, dtype=torch.float64, progress=None) -> Pretrained:
     r"""Draw teachers and pretrain one network per draw on :math:`\frac12\|\beta-\beta_s\|^2`.
@@ -175,7 +349,7 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
                   methods=METHODS, rcond=1e-3, loss_tol=1e-10, max_steps=100_000,
                   reuse_scratch=True, scratch_method="nesterov", pretrained: Pretrained | None = None,
                   finetune_method="chain", finetune_flow_tol=1e-3, device=None,
-                  dtype=torch.float64, progress=None) -> dict:
+                  dtype=torch.float64, progress=None) -> GridResult:
     r"""Simulate a :math:`(\gamma, \theta)` grid of the transfer phase diagram.
 
     Parameters
@@ -216,17 +390,19 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
 
     Returns
     -------
-    dict with ``gammas, thetas, n`` and, per method, an array of risks of shape
-    ``(len(gammas), len(thetas), draws)``; diagnostics ``<method>_converged`` and
-    ``<method>_steps`` for the trained methods, ``scratch_minnorm_dist`` (distance of the
-    scratch solution to :math:`X^+y`, Thm 3.5, shape ``(len(gammas), draws)``),
-    ``feature_rank`` and the ``pretrained`` object.  With ``"finetune"`` and
-    ``finetune_method="chain"`` also, per cell and draw, ``finetune_thm52`` (risk of paper
-    001's Thm 5.2 limit :math:`k P_\perp\beta(0) + X^+y` on the same sample, from the
-    pretrained :math:`\beta(0)`), ``finetune_thm52_dist`` (distance of the fine-tuned
-    :math:`\hat\beta` to it), ``finetune_thm52_k`` (its :math:`k`), ``finetune_row_error``
-    (certified bound on the distance of :math:`P_\parallel\hat\beta` to :math:`X^+y`), and
-    ``finetune_chain_residual`` ``(draws,)``.
+    GridResult
+        The grid and parameters; in ``runs``, per method, risks of shape
+        ``(len(gammas), len(thetas), draws)`` and, for the trained methods, ``converged`` and
+        ``steps``; ``scratch_minnorm_dist`` (distance of the scratch solution to
+        :math:`X^+y`, Thm 3.5, shape ``(len(gammas), draws)``), ``feature_rank`` and
+        ``pretrained``.  With ``"finetune"`` and ``finetune_method="chain"`` also, per cell
+        and draw, ``finetune_thm52`` (risk of paper 001's Thm 5.2 limit
+        :math:`k P_\perp\beta(0) + X^+y` on the same sample, from the pretrained
+        :math:`\beta(0)`), ``finetune_thm52_dist`` (distance of the fine-tuned
+        :math:`\hat\beta` to it), ``finetune_thm52_k`` (its :math:`k`),
+        ``finetune_row_error`` (certified bound on the distance of
+        :math:`P_\parallel\hat\beta` to :math:`X^+y`), ``finetune_imbalance_drift`` and
+        ``finetune_chain_residual`` ``(draws,)``.
     """
     check_simulation_args(d, sigma, depth, draws, alpha, seed)
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
@@ -248,9 +424,7 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
         raise ValueError("pretrained networks do not match d, depth and draws")
     P = pretrained
     G, T = len(gammas), len(thetas)
-    out = {"gammas": gammas, "thetas": thetas, "n": np.array(ns), "d": d, "sigma": sigma,
-           "depth": depth, "draws": draws, "seed": seed, "alpha": alpha,
-           "feature_rank": P.rank, "pretrained": P}
+    out = {"feature_rank": P.rank}       # flat arrays, keyed as the sweep cells return them
     for m in methods:
         out[m] = np.full((G, T, draws), np.nan)
         if m != "linear":
@@ -312,38 +486,41 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
                 out["finetune"][i, j] = _risk(end_to_end(Ws)[:, None, :], beta_t[:, j:j + 1]).ravel()
                 out["finetune_converged"][i, j] = info.converged
                 out["finetune_steps"][i, j] = info.steps
-    return out
+    return GridResult.from_flat(out, gammas=gammas, thetas=thetas, n=np.array(ns), d=d, sigma=sigma,
+                                depth=depth, draws=draws, seed=seed, alpha=alpha, pretrained=P)
 
 
 def simulate_transfer(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
-                      methods=METHODS, **kwargs) -> dict:
+                      methods=METHODS, **kwargs) -> PointResult:
     r"""One point of the phase diagram: per-draw risks of scratch, linear transfer, fine-tuning.
 
     Parameters are those of :func:`simulate_grid` with scalar ``gamma`` and ``theta``.
 
     Returns
     -------
-    dict mapping each method to an array of ``draws`` generalization errors
-    :math:`\|\hat\beta-\beta_t\|^2` (population excess risk), plus ``<method>_converged``
-    flags.  The same ``seed`` gives the same numbers.
+    PointResult
+        In ``runs``, per method, ``draws`` generalization errors
+        :math:`\|\hat\beta-\beta_t\|^2` (population excess risk) and, for the trained
+        methods, ``converged`` flags and ``steps``.  The same ``seed`` gives the same numbers.
 
     Examples
     --------
     >>> r = simulate_transfer(d=50, gamma=0.5, theta=1.0, sigma=0.2, draws=4, progress=False)
-    >>> sorted(k for k in r if k in METHODS)
-    ['finetune', 'linear', 'scratch']
+    >>> r.methods
+    ('scratch', 'linear', 'finetune')
+    >>> r.risk("linear").shape
+    (4,)
     """
     for name, v in (("gamma", gamma), ("theta", theta)):
         if np.ndim(v) != 0:
             raise ValueError(f"{name} must be a scalar for simulate_transfer (use simulate_grid)")
     kwargs.setdefault("progress", False)
     res = simulate_grid(d, [gamma], [theta], sigma, depth, draws, seed, alpha, methods, **kwargs)
-    out = {}
-    for m in methods:
-        out[m] = res[m][0, 0]
-        if m + "_converged" in res:
-            out[m + "_converged"] = res[m + "_converged"][0, 0]
-    return out
+    runs = {m: MethodRuns(r.risk[0, 0], None if r.converged is None else r.converged[0, 0],
+                          None if r.steps is None else r.steps[0, 0])
+            for m, r in res.runs.items()}
+    return PointResult(float(res.gammas[0]), float(res.thetas[0]), int(res.n[0]), d, sigma,
+                       res.depth, res.draws, seed, alpha, runs)
 
 
 def _finetune_row(chain, obj, X, Y, beta_t, depth, loss_tol, max_steps, n, flow_tol=1e-3) -> dict:

@@ -12,7 +12,13 @@ from ..models.deep_linear import end_to_end
 from ..streams import keyed_rng
 from ..sweep import Grid, run
 from ..theory.linear_teachers import excess_risk, finetune_predictor
-from .deep_linear import DATA_STREAM, pretrain_cached, sample_size, simulate_grid
+from .deep_linear import (
+    DATA_STREAM,
+    GridResult,
+    pretrain_cached,
+    sample_size,
+    simulate_grid,
+)
 from .linear_transfer import FIG1, Fig1Preset, linear_transfer_grid
 
 __all__ = ["FIG2", "Fig2Preset", "NoisyDepthPreset", "finetune_cell", "finetune_eq14_cell",
@@ -128,11 +134,14 @@ def finetune_cell(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
                         max_steps=max_steps, pretrained=pre, finetune_flow_tol=flow_tol,
                         progress=False)
     T = thetas.size
-    out = {"n": np.full(T, res["n"][0]),
-           "finetune_chain_residual": np.repeat(res["finetune_chain_residual"][None], T, axis=0)}
-    for key in res:
-        if key.startswith("finetune") and key != "finetune_chain_residual":
-            out[key] = res[key][0]
+    ft = res.runs["finetune"]
+    # the cache keys, in the order of the earlier flat results
+    out = {"n": np.full(T, res.n[0]),
+           "finetune_chain_residual": np.repeat(res.finetune_chain_residual[None], T, axis=0),
+           "finetune": ft.risk[0], "finetune_converged": ft.converged[0],
+           "finetune_steps": ft.steps[0]}
+    for key in ("thm52", "thm52_dist", "thm52_k", "row_error", "imbalance_drift"):
+        out["finetune_" + key] = getattr(res, "finetune_" + key)[0]
     if np.ndim(theta) == 0:
         out = {k: v[0] for k, v in out.items()}
     return out
@@ -173,7 +182,7 @@ def finetune_eq14_cell(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=
 
 def finetune_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
                   loss_tol=1e-10, max_steps=2_000_000, flow_tol=1e-3, scratch=True,
-                  eq14=False, **run_kwargs) -> dict:
+                  eq14=False, **run_kwargs) -> GridResult:
     r"""The fine-tuning :math:`(\gamma, \theta)` grid of paper 000, Fig. 2, swept and cached.
 
     One cell per :math:`\gamma` (:func:`finetune_cell`, all angles and draws in one batch),
@@ -184,12 +193,13 @@ def finetune_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
     :func:`transferkit.experiments.linear_transfer.transferability_draws` ``(result, "finetune")`` gives the paired
     transferability.
 
-    Returns a dict with ``gammas, thetas, n, d, sigma, depth, draws, seed, alpha``, the
-    fine-tuning outputs of :func:`finetune_cell` as ``(len(gammas), len(thetas), draws)``
-    arrays, ``finetune_chain_residual`` ``(draws,)``, the scratch keys of
-    :func:`~transferkit.experiments.linear_transfer.linear_transfer_grid` (with
-    ``scratch=True``), and the :class:`~transferkit.sweep.SweepResult` under ``"sweep"`` (and
-    ``"scratch_sweep"``).  With ``eq14=True`` also ``finetune_eq14``, the risk of Eq. 14's
+    Returns a :class:`transferkit.experiments.deep_linear.GridResult`: the grid and
+    parameters, ``runs["finetune"]`` and the fine-tuning diagnostics of :func:`finetune_cell`
+    as ``(len(gammas), len(thetas), draws)`` arrays, ``finetune_chain_residual``
+    ``(draws,)``, the ``"scratch"`` and ``"linear"`` runs, ``scratch_minnorm_dist`` and
+    ``feature_rank`` of :func:`~transferkit.experiments.linear_transfer.linear_transfer_grid`
+    (with ``scratch=True``), and the :class:`~transferkit.sweep.SweepResult` as ``sweep``
+    (and ``scratch_sweep``).  With ``eq14=True`` also ``finetune_eq14``, the risk of Eq. 14's
     predictor on the same samples (:func:`finetune_eq14_cell`, a second cached sweep).
     """
 
@@ -201,26 +211,22 @@ def finetune_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
     kw.setdefault("desc", f"fine-tuning d={d}, L={depth}, sigma={sigma}")
     res = run(finetune_cell, Grid(gamma=gammas, theta=thetas), fixed=fixed,
               vectorize=("theta",), **kw)
-    out = {"gammas": gammas, "thetas": thetas, "n": res["n"][:, 0], "d": d, "sigma": sigma,
-           "depth": depth, "draws": draws, "seed": seed, "alpha": alpha,
-           "finetune_chain_residual": res["finetune_chain_residual"][0, 0]}
-    for k, v in res.data.items():
-        if k not in out:
-            out[k] = v
-    out["sweep"] = res
+    out = GridResult.from_flat(res.data, gammas=gammas, thetas=thetas, n=res["n"][:, 0], d=d,
+                               sigma=sigma, depth=depth, draws=draws, seed=seed, alpha=alpha,
+                               finetune_chain_residual=res["finetune_chain_residual"][0, 0],
+                               sweep=res)
     if eq14:
         kw = dict(run_kwargs)
         kw["desc"] = f"Eq. 14 on the same samples d={d}, L={depth}, sigma={sigma}"
         e14 = run(finetune_eq14_cell, Grid(gamma=gammas, theta=thetas),
                   fixed=dict(d=d, sigma=sigma, depth=depth, draws=draws, seed=seed, alpha=alpha),
                   vectorize=("theta",), **kw)
-        out["finetune_eq14"] = e14["finetune_eq14"]
+        out = out.replace(finetune_eq14=e14["finetune_eq14"])
     if scratch:
         kw = dict(run_kwargs)
         sc = linear_transfer_grid(d, gammas, thetas, sigma, depth=depth, draws=draws, seed=seed,
                                   alpha=alpha, **kw)
-        for k in ("scratch", "scratch_converged", "scratch_steps", "scratch_minnorm_dist",
-                  "linear", "feature_rank"):
-            out[k] = sc[k]
-        out["scratch_sweep"] = sc["sweep"]
+        out = out.replace(runs={**out.runs, "scratch": sc.runs["scratch"], "linear": sc.runs["linear"]},
+                          scratch_minnorm_dist=sc.scratch_minnorm_dist,
+                          feature_rank=sc.feature_rank, scratch_sweep=sc.sweep)
     return out

@@ -24,6 +24,7 @@ from ..sweep import Grid, run
 from .deep_linear import (
     DATA_STREAM,
     SCRATCH_STREAM,
+    GridResult,
     check_simulation_args,
     pretrain,
     pretrain_cached,
@@ -96,18 +97,19 @@ FIG1 = {
 }
 
 
-def transferability_draws(result: dict, method: str = "linear") -> np.ndarray:
+def transferability_draws(result: GridResult, method: str = "linear") -> np.ndarray:
     r"""Per-draw transferability :math:`\mathcal R_{sc} - \mathcal R_{tx}` (Eq. 5).
 
     Scratch and transferred models of one draw share the target sample, so the
     difference is paired; returns an array ``(len(gammas), len(thetas), draws)``.
+    ``result`` is a :class:`transferkit.experiments.deep_linear.GridResult`.
     """
-    if "scratch" not in result or method not in result:
+    if "scratch" not in result.runs or method not in result.runs:
         raise ValueError(f"result must contain 'scratch' and {method!r} risks")
-    return result["scratch"] - result[method]
+    return result.risk("scratch") - result.risk(method)
 
 
-def linear_transfer_checks(result: dict, fwer: float = 0.01) -> dict:
+def linear_transfer_checks(result: GridResult, fwer: float = 0.01) -> dict:
     r"""Agreement of a :func:`~transferkit.experiments.deep_linear.simulate_grid` result with paper 000's theory.
 
     Compares, cell by cell, with the **exact finite-size** expectations: the scratch risk
@@ -122,35 +124,36 @@ def linear_transfer_checks(result: dict, fwer: float = 0.01) -> dict:
     Returns a dict ``{"scratch", "linear transfer", "transferability"}`` of :class:`~transferkit.stats.Agreement`.
     """
 
-    n = result["n"][:, None]
-    d, sigma = result["d"], result["sigma"]
-    th = result["thetas"][None, :]
+    n = result.n[:, None]
+    d, sigma = result.d, result.sigma
+    th = result.thetas[None, :]
     fin_sc = theory.deep_linear.scratch_risk_finite(n, d, sigma) + 0 * th
     fin_lt = theory.deep_linear.linear_transfer_risk(n, th, sigma)
-    opt = risk_error_bound(result["scratch"], result["scratch_minnorm_dist"][:, None, :]).mean(-1)
+    scratch = result.risk("scratch")
+    opt = risk_error_bound(scratch, result.scratch_minnorm_dist[:, None, :]).mean(-1)
     return {
-        "scratch": agreement(result["scratch"][:, :1], fin_sc[:, :1], atol=opt[:, :1], fwer=fwer),
-        "linear transfer": agreement(result["linear"], fin_lt, fwer=fwer,
+        "scratch": agreement(scratch[:, :1], fin_sc[:, :1], atol=opt[:, :1], fwer=fwer),
+        "linear transfer": agreement(result.risk("linear"), fin_lt, fwer=fwer,
                                      std=theory.deep_linear.linear_transfer_risk_std(n, th, sigma)),
         "transferability": agreement(transferability_draws(result), fin_sc - fin_lt, atol=opt,
                                      fwer=fwer),
     }
 
 
-def scratch_limit_table(result: dict, scratch_check: Agreement) -> tuple[str, Agreement]:
+def scratch_limit_table(result: GridResult, scratch_check: Agreement) -> tuple[str, Agreement]:
     r"""Simulated scratch risk beside its exact finite-size value and the limit of Eq. 8.
 
     Returns the table as text and the :class:`~transferkit.stats.Agreement` of the simulation with the
     :math:`d\to\infty` formula (cells marked ``*`` lie outside the Monte Carlo tolerance).
     """
 
-    lim = theory.deep_linear.scratch_risk(result["gammas"], result["sigma"])
-    a_lim = agreement(result["scratch"][:, :1], lim[:, None], atol=scratch_check.atol)
-    lines = [f"sigma = {result['sigma']}, d = {result['d']}",
+    lim = theory.deep_linear.scratch_risk(result.gammas, result.sigma)
+    a_lim = agreement(result.risk("scratch")[:, :1], lim[:, None], atol=scratch_check.atol)
+    lines = [f"sigma = {result.sigma}, d = {result.d}",
              f"{'gamma':>6} {'n':>5} {'simulated':>17} {'exact (finite d)':>17} {'Eq. 8 (limit)':>14}"]
-    for i, g in enumerate(result["gammas"]):
+    for i, g in enumerate(result.gammas):
         flag = "*" if a_lim.disagree[i, 0] else ""
-        lines.append(f"{g:6.2f} {result['n'][i]:5d} {scratch_check.mean[i, 0]:10.4f} ± "
+        lines.append(f"{g:6.2f} {result.n[i]:5d} {scratch_check.mean[i, 0]:10.4f} ± "
                      f"{scratch_check.se[i, 0]:.4f} {scratch_check.theory[i, 0]:17.4f} "
                      f"{lim[i]:14.4f} {flag}")
     return "\n".join(lines), a_lim
@@ -254,13 +257,15 @@ def linear_transfer_cell(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alph
                         alpha=alpha, methods=methods, loss_tol=loss_tol, max_steps=max_steps,
                         pretrained=pre, progress=False)
     T = thetas.size
-    out = {"n": np.full(T, res["n"][0])}
-    for key in res:
-        if key in methods or key.endswith(("_converged", "_steps")):
-            out[key] = res[key][0]
-    if "scratch_minnorm_dist" in res:
-        out["scratch_minnorm_dist"] = np.repeat(res["scratch_minnorm_dist"][:1], T, axis=0)
-    out["feature_rank"] = np.repeat(np.asarray(res["feature_rank"])[None], T, axis=0)
+    out = {"n": np.full(T, res.n[0])}
+    for m, r in res.runs.items():                # the cache keys: <method>, _converged, _steps
+        out[m] = r.risk[0]
+        if r.converged is not None:
+            out[m + "_converged"] = r.converged[0]
+            out[m + "_steps"] = r.steps[0]
+    if res.scratch_minnorm_dist is not None:
+        out["scratch_minnorm_dist"] = np.repeat(res.scratch_minnorm_dist[:1], T, axis=0)
+    out["feature_rank"] = np.repeat(np.asarray(res.feature_rank)[None], T, axis=0)
     if np.ndim(theta) == 0:
         out = {k: v[0] for k, v in out.items()}
     return out
@@ -268,17 +273,18 @@ def linear_transfer_cell(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alph
 
 def linear_transfer_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
                          methods=("scratch", "linear"), loss_tol=1e-10, max_steps=100_000,
-                         **run_kwargs) -> dict:
+                         **run_kwargs) -> GridResult:
     r"""The :math:`(\gamma, \theta)` grid of :func:`~transferkit.experiments.deep_linear.simulate_grid`, swept.
 
     One cell per :math:`\gamma` (all angles at once, :func:`linear_transfer_cell`),
     cached and resumable; ``run_kwargs`` go to :func:`~transferkit.sweep.run` (``cache``, ``directory``,
-    ``version``, ``scheduler``, ``progress``).  Returns a dict with the keys of
+    ``version``, ``scheduler``, ``progress``).  Returns a
+    :class:`transferkit.experiments.deep_linear.GridResult` with the fields of
     :func:`~transferkit.experiments.deep_linear.simulate_grid` that the analysis and figures use
-    (``gammas, thetas, n, d, sigma, depth, draws, seed, alpha``, the risks of each method
-    ``(len(gammas), len(thetas), draws)``, ``<method>_converged``, ``<method>_steps``,
+    (the grid and parameters, ``runs`` of each method with risks
+    ``(len(gammas), len(thetas), draws)``, ``converged`` and ``steps``,
     ``scratch_minnorm_dist`` ``(len(gammas), draws)``, ``feature_rank`` ``(draws,)``), the
-    same numbers for the same seed, and the :class:`~transferkit.sweep.SweepResult` under ``"sweep"``.
+    same numbers for the same seed, and the :class:`~transferkit.sweep.SweepResult` as ``sweep``.
     """
 
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
@@ -288,13 +294,9 @@ def linear_transfer_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, al
     run_kwargs.setdefault("desc", f"linear transfer d={d}, sigma={sigma}")
     res = run(linear_transfer_cell, Grid(gamma=gammas, theta=thetas), fixed=fixed,
               vectorize=("theta",), **run_kwargs)
-    out = {"gammas": gammas, "thetas": thetas, "n": res["n"][:, 0], "d": d, "sigma": sigma,
-           "depth": depth, "draws": draws, "seed": seed, "alpha": alpha,
-           "feature_rank": res["feature_rank"][0, 0]}
-    for k, v in res.data.items():
-        if k not in out and k not in ("feature_rank", "scratch_minnorm_dist"):
-            out[k] = v
+    extra = {}
     if "scratch_minnorm_dist" in res:
-        out["scratch_minnorm_dist"] = res["scratch_minnorm_dist"][:, 0]
-    out["sweep"] = res
-    return out
+        extra["scratch_minnorm_dist"] = res["scratch_minnorm_dist"][:, 0]
+    return GridResult.from_flat(res.data, gammas=gammas, thetas=thetas, n=res["n"][:, 0], d=d,
+                                sigma=sigma, depth=depth, draws=draws, seed=seed, alpha=alpha,
+                                feature_rank=res["feature_rank"][0, 0], sweep=res, **extra)

@@ -245,7 +245,7 @@ def synthetic_benchmark(d, gammas, thetas, sigmas, norms, depth=2, draws=20, see
                                 alpha=alpha, methods=("scratch", *methods), pretrained=Pr,
                                 max_steps=2_000_000, progress=False)
             for m in (*methods, "scratch"):
-                risks[m][:, :, j, k] = res[m]
+                risks[m][:, :, j, k] = res.risk(m)
             bar.update()
     bar.close()
 

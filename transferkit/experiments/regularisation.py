@@ -41,7 +41,7 @@ from ..models.deep_linear import (
 from ..models.device import as_tensor, default_device
 from ..streams import keyed_rng
 from . import deep_linear
-from .deep_linear import DATA_STREAM, SCRATCH_STREAM, sample_size
+from .deep_linear import DATA_STREAM, SCRATCH_STREAM, GridResult, sample_size
 
 __all__ = ["WEIGHT_DECAYS", "ridge_transfer_curve", "weight_decay_scratch_cell", "weight_decay_scratch_grid", "theory_risks", "tune", "regularised_checks"]
 
@@ -216,7 +216,7 @@ def tune(result: dict) -> dict:
             "theory_index": t_idx, "theory_risk": th[G, t_idx]}
 
 
-def regularised_checks(wd_result: dict, linear: dict, fwer: float = 0.01) -> dict:
+def regularised_checks(wd_result: dict, linear: GridResult, fwer: float = 0.01) -> dict:
     r"""Agreement of the regularised-scratch simulation with theory.
 
     * ``"weight decay"``: every :math:`(\gamma, \lambda_{wd})` cell against
@@ -230,9 +230,9 @@ def regularised_checks(wd_result: dict, linear: dict, fwer: float = 0.01) -> dic
     opt = stats.risk_error_bound(wd_result["risk"], np.nan_to_num(wd_result["dist"]))
     t = tune(wd_result)
     G = np.arange(len(t["index"]))
-    lt = linear["linear"]                                          # (G, T, draws)
-    n = linear["n"][:, None]
-    lt_th = theory.deep_linear.linear_transfer_risk(n, linear["thetas"][None, :], linear["sigma"])
+    lt = linear.risk("linear")                                     # (G, T, draws)
+    n = linear.n[:, None]
+    lt_th = theory.deep_linear.linear_transfer_risk(n, linear.thetas[None, :], linear.sigma)
     tuned_T = t["risk"][:, None, :] - lt
     atol = opt[G, t["index"]].mean(-1)[:, None]
     return {

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .. import theory
+from ..experiments.deep_linear import GridResult
 from ..experiments.regularisation import tune
 from . import plotting
 from .plotting import theta_label
@@ -109,7 +110,7 @@ def _title_prefix(title: str) -> str:
     return f"{title}: " if title else ""
 
 
-def linear_phase_figure(result: dict | None = None, transferability=None, slices=(),
+def linear_phase_figure(result: GridResult | None = None, transferability=None, slices=(),
                         title: str = "", *, sigma: float | None = None):
     r"""Fig. 1 / Fig. 7 of paper 000: (a) surface of Eq. 11, (b) sign map, (c) slices.
 
@@ -118,7 +119,8 @@ def linear_phase_figure(result: dict | None = None, transferability=None, slices
 
     Parameters
     ----------
-    result : dict from :func:`~transferkit.experiments.deep_linear.simulate_grid`, or ``None``
+    result : :class:`~transferkit.experiments.deep_linear.GridResult` from
+        :func:`~transferkit.experiments.deep_linear.simulate_grid`, or ``None``
         for the theory alone: (a) and (b) without simulated markers and no panel (c).
     transferability : :class:`~transferkit.stats.Agreement` of the simulated
         transferability (its means and standard deviations are plotted); with ``result``.
@@ -130,7 +132,7 @@ def linear_phase_figure(result: dict | None = None, transferability=None, slices
         if sigma is None:
             raise ValueError("linear_phase_figure needs sigma when there is no simulated result")
     else:
-        sigma, d = result["sigma"], result["d"]
+        sigma, d = result.sigma, result.d
     g_fine = np.linspace(0.01, 2.0, 400)
     t_fine = np.linspace(0, np.pi / 2, 200)
     T_fine = theory.deep_linear.linear_transferability(g_fine[:, None], t_fine[None, :], sigma)
@@ -142,7 +144,7 @@ def linear_phase_figure(result: dict | None = None, transferability=None, slices
         fig.suptitle(f"{_title_prefix(title)}linear transferability, sigma = {sigma} "
                      "(theory: the same for every depth)")
         return fig
-    G, TH = np.meshgrid(result["gammas"], result["thetas"], indexing="ij")
+    G, TH = np.meshgrid(result.gammas, result.thetas, indexing="ij")
     sgn = np.sign(transferability.mean)
     for s, mk, c, lab in ((-1, "s", plotting.NEGATIVE, r"simulated $\mathcal{T} < 0$"),
                           (1, "o", plotting.POSITIVE, r"simulated $\mathcal{T} > 0$")):
@@ -153,13 +155,13 @@ def linear_phase_figure(result: dict | None = None, transferability=None, slices
     ax3 = fig.add_subplot(grid[1, :])
     n_fine = np.maximum(np.round(g_fine * d), 3).astype(int)
     for k, t in enumerate(slices):
-        j = int(np.argmin(np.abs(result["thetas"] - t)))
-        tj, c = result["thetas"][j], f"C{k}"
+        j = int(np.argmin(np.abs(result.thetas - t)))
+        tj, c = result.thetas[j], f"C{k}"
         ax3.plot(g_fine, theory.deep_linear.linear_transferability(g_fine, tj, sigma), c=c,
                  label=plotting.theta_label(tj))
         ax3.plot(g_fine, theory.deep_linear.linear_transferability_finite(n_fine, d, tj, sigma), c=c, ls=":",
                  lw=1)
-        ax3.errorbar(result["gammas"], transferability.mean[:, j], yerr=transferability.std[:, j],
+        ax3.errorbar(result.gammas, transferability.mean[:, j], yerr=transferability.std[:, j],
                      fmt="o", c=c, ms=4, capsize=2)
     ax3.axhline(0, c="k", lw=0.8)
     ax3.set_ylim(-1.2, 1.5 if sigma > 0 else 1.2)
@@ -171,19 +173,19 @@ def linear_phase_figure(result: dict | None = None, transferability=None, slices
     return fig
 
 
-def linear_value_maps(result: dict, transferability, title: str):
+def linear_value_maps(result: GridResult, transferability, title: str):
     r"""Fig. 8 of paper 000: theory (Eq. 11) and simulation shaded by value."""
     import matplotlib.pyplot as plt
 
-    sigma = result["sigma"]
+    sigma = result.sigma
     g_fine = np.linspace(0.01, 2.0, 400)
     t_fine = np.linspace(0, np.pi / 2, 200)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     plotting.value_map(ax1, g_fine, t_fine,
                        theory.deep_linear.linear_transferability(g_fine[:, None], t_fine[None, :], sigma))
     ax1.set_title("(a) theory, Eq. 11")
-    plotting.value_map(ax2, result["gammas"], result["thetas"], transferability.mean)
-    ax2.set_title(f"(b) simulation, mean of {result['draws']} draws")
+    plotting.value_map(ax2, result.gammas, result.thetas, transferability.mean)
+    ax2.set_title(f"(b) simulation, mean of {result.draws} draws")
     fig.suptitle(f"{title}: linear transferability, theory vs simulation, sigma = {sigma}")
     return fig
 
@@ -254,7 +256,7 @@ def finetune_phase_boundaries(sigma: float, depth, gammas=None) -> list:
     return curves
 
 
-def finetune_phase_figure(result: dict | None = None, transferability=None, slices=(),
+def finetune_phase_figure(result: GridResult | None = None, transferability=None, slices=(),
                           title: str = "", *, sigma: float | None = None, depth=None):
     r"""Fig. 2 of paper 000: (a) surface of Eq. 15, (b) sign map, (c) slices with simulation.
 
@@ -263,7 +265,7 @@ def finetune_phase_figure(result: dict | None = None, transferability=None, slic
 
     Parameters
     ----------
-    result : dict from :func:`~transferkit.experiments.finetuning.finetune_grid` (with scratch
+    result : :class:`~transferkit.experiments.deep_linear.GridResult` from :func:`~transferkit.experiments.finetuning.finetune_grid` (with scratch
         risks) or :func:`~transferkit.experiments.deep_linear.simulate_grid`, or ``None`` for
         the theory alone: (a) and (b) without simulated markers and no panel (c).
     transferability : :class:`~transferkit.stats.Agreement` of the simulated fine-tuning
@@ -285,7 +287,7 @@ def finetune_phase_figure(result: dict | None = None, transferability=None, slic
             raise ValueError("finetune_phase_figure needs sigma and depth when there is no "
                              "simulated result")
     else:
-        sigma, depth = result["sigma"], result["depth"]
+        sigma, depth = result.sigma, result.depth
     g_fine = np.linspace(0.01, 2.0, 400)
     t_fine = np.linspace(0, np.pi / 2, 200)
     T_fine = theory.deep_linear.finetune_transferability(g_fine[:, None], t_fine[None, :])
@@ -300,7 +302,7 @@ def finetune_phase_figure(result: dict | None = None, transferability=None, slic
         fig.suptitle(f"{_title_prefix(title)}fine-tuning transferability, sigma = {sigma} "
                      f"(theory; dashed boundary: Thm 5.2 at L = {depth})")
         return fig
-    G, TH = np.meshgrid(result["gammas"], result["thetas"], indexing="ij")
+    G, TH = np.meshgrid(result.gammas, result.thetas, indexing="ij")
     a = transferability
     tol = a.critical * a.se + a.atol
     sgn = np.where(np.abs(a.mean) > tol, np.sign(a.mean), 0)
@@ -314,13 +316,13 @@ def finetune_phase_figure(result: dict | None = None, transferability=None, slic
     ax2.set_title("(b) sign: red negative, blue positive, white zero")
     ax3 = fig.add_subplot(grid[1, :])
     for k, t in enumerate(slices):
-        j = int(np.argmin(np.abs(result["thetas"] - t)))
-        tj, c = result["thetas"][j], f"C{k}"
+        j = int(np.argmin(np.abs(result.thetas - t)))
+        tj, c = result.thetas[j], f"C{k}"
         ax3.plot(g_fine, theory.deep_linear.finetune_transferability(g_fine, tj), c=c,
                  label=plotting.theta_label(tj))
         ax3.plot(g_fine, theory.deep_linear.finetune_transferability_deep(g_fine, tj, sigma, depth), c=c,
                  ls="--", lw=1)
-        ax3.errorbar(result["gammas"], a.mean[:, j], yerr=a.std[:, j], fmt="o", c=c, ms=4,
+        ax3.errorbar(result.gammas, a.mean[:, j], yerr=a.std[:, j], fmt="o", c=c, ms=4,
                      capsize=2)
     ax3.axhline(0, c="k", lw=0.8)
     ax3.set_xlabel(r"$\gamma = n/d$")
@@ -350,19 +352,19 @@ def finetune_depth_figure(results: dict, thetas, title: str):
                              squeeze=False)
     for ax, L in zip(axes[0], depths):
         r = results[L]
-        d, sigma = r["d"], r["sigma"]
-        keep = r["n"] < d
-        g, n = r["gammas"][keep], r["n"][keep]
+        d, sigma = r.d, r.sigma
+        keep = r.n < d
+        g, n = r.gammas[keep], r.n[keep]
         n_fine = np.arange(max(2, int(n.min()) - 1), d - 1)
         for k, t in enumerate(thetas):
-            j = int(np.argmin(np.abs(r["thetas"] - t)))
-            tj, c = r["thetas"][j], f"C{k}"
+            j = int(np.argmin(np.abs(r.thetas - t)))
+            tj, c = r.thetas[j], f"C{k}"
             eq14 = theory.deep_linear.finetune_risk_finite(n, d, tj, sigma)
-            diff = r["finetune"][keep, j] - eq14[:, None]
+            diff = r.risk("finetune")[keep, j] - eq14[:, None]
             se = diff.std(-1, ddof=1) / np.sqrt(diff.shape[-1])
             ax.errorbar(g, diff.mean(-1), yerr=se, fmt="o", c=c, ms=4, capsize=2,
                         label=plotting.theta_label(tj))
-            ax.plot(g, (r["finetune_thm52"][keep, j] - eq14[:, None]).mean(-1), "x", c=c, ms=6)
+            ax.plot(g, (r.finetune_thm52[keep, j] - eq14[:, None]).mean(-1), "x", c=c, ms=6)
             ax.plot(n_fine / d, theory.deep_linear.finetune_risk_deep_finite(n_fine, d, tj, sigma, L)
                     - theory.deep_linear.finetune_risk_finite(n_fine, d, tj, sigma), c=c, lw=1)
         ax.axhline(0, c="k", lw=0.8)
@@ -403,13 +405,13 @@ def finetune_noisy_depth_figure(results: dict, title: str = "Noisy depth"):
                              squeeze=False)
     for ax, L in zip(axes[0], depths):
         r = results[L]
-        d, sigma = r["d"], r["sigma"]
-        g = r["gammas"]
+        d, sigma = r.d, r.sigma
+        g = r.gammas
         g_fine = np.linspace(min(0.05, g.min()), min(0.97, 1 - 2 / d), 120)
-        n_fine = np.arange(max(2, int(r["n"].min()) - 1), d - 1)
-        for j, t in enumerate(r["thetas"]):
+        n_fine = np.arange(max(2, int(r.n.min()) - 1), d - 1)
+        for j, t in enumerate(r.thetas):
             c = f"C{j}"
-            m, se = _mean_se(r["finetune"][:, j] - r["finetune_eq14"][:, j])
+            m, se = _mean_se(r.risk("finetune")[:, j] - r.finetune_eq14[:, j])
             ax.errorbar(g, m, yerr=se, fmt="o", c=c, ms=4, capsize=2, label=plotting.theta_label(t))
             ax.plot(g_fine, theory.deep_linear.finetune_risk_deep(g_fine, t, sigma, L)
                     - theory.deep_linear.finetune_risk(g_fine, t, sigma), c=c, lw=1)
@@ -535,7 +537,7 @@ def ridge_figure(curve: dict, agree, slices_theta, scale_theta=np.pi / 3):
     return fig
 
 
-def regularised_phase_figure(wd_result: dict, linear: dict, checks: dict):
+def regularised_phase_figure(wd_result: dict, linear: GridResult, checks: dict):
     r"""Fig. 5 of paper 000: linear transfer against tuned and unregularised scratch training.
 
     (a) sign of the transferability against the oracle-tuned weight-decay scratch model:
@@ -556,11 +558,11 @@ def regularised_phase_figure(wd_result: dict, linear: dict, checks: dict):
     T_tuned = R_wd.min(0)[:, None] - np.sin(t_fine)[None, :] ** 2
     T_plain = theory.deep_linear.linear_transferability(g_fine[:, None], t_fine[None, :], sigma)
     t = tune(wd_result)
-    G, TH = np.meshgrid(linear["gammas"], linear["thetas"], indexing="ij")
+    G, TH = np.meshgrid(linear.gammas, linear.thetas, indexing="ij")
     fig = plt.figure(figsize=(11, 9))
     grid = fig.add_gridspec(2, 2, height_ratios=[1, 1.05])
     tuned_mean = checks["tuned transferability"].mean
-    plain_mean = (wd_result["risk"][:, list(wds).index(0.0)][:, None, :] - linear["linear"]).mean(-1) \
+    plain_mean = (wd_result["risk"][:, list(wds).index(0.0)][:, None, :] - linear.risk("linear")).mean(-1) \
         if 0.0 in wds else None
     panels = [(grid[0, 0], T_tuned, tuned_mean, "(a) tuned weight decay"),
               (grid[0, 1], T_plain, plain_mean, "(b) no regularisation")]
