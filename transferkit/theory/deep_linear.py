@@ -1162,10 +1162,16 @@ def ridge_linear_transfer_risk_finite(n, theta, sigma, lam):
 def _mp_m(psi: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """Stieltjes transform of Marchenko-Pastur (ratio ``psi``) at ``-mu < 0``, cancellation-free."""
     b = 1 - psi + mu
-    root = np.sqrt(b * b + 4 * psi * mu)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):
+        root = np.sqrt(b * b + 4 * psi * mu)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         neg = (root - b) / (2 * psi * mu)
         pos = 2 / (b + root)
+        big = ~np.isfinite(root) | ~np.isfinite(2 * psi * mu)
+        if np.any(big & (b <= 0)):
+            # psi (or mu) so large that b^2 or 2 psi mu overflow: the same root divided by psi
+            bs = b / psi
+            neg = np.where(big, (np.hypot(bs, 2 * np.sqrt(mu / psi)) - bs) / (2 * mu), neg)
     return np.where(b > 0, pos, neg)
 
 

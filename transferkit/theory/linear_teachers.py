@@ -61,6 +61,8 @@ def _broadcast(**arrays):
 def _vectors(a_name, a, b_name, b):
     """Two ``(..., d)`` vectors with the same ``d`` and broadcasting batch dimensions."""
     a, b = check_array(a_name, a, 1), check_array(b_name, b, 1)
+    if a.shape[-1] == 0:
+        raise ValueError(f"{a_name} must have at least one entry (got shape {a.shape})")
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"{b_name} must have the dimension of {a_name}: {a_name} {a.shape}, "
                          f"{b_name} {b.shape}")

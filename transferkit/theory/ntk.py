@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from .._validate import check_int, check_positive
+from .._validate import as_array, check_int, check_positive
 from .relu import arccos_kernel0, check_rows
 
 __all__ = ["check_sphere", "deviation_bound", "deviation_path", "fit_sphere_map", "gram", "label_discrepancy", "similarity", "transformed_labels"]
@@ -53,7 +53,8 @@ def check_sphere(name: str, X) -> np.ndarray:
 
 
 def check_labels(name: str, y, n: int) -> np.ndarray:
-    v = np.asarray(y, dtype=np.float64)
+    """``y`` as a finite float array of shape ``(n,)`` or ``(n, k)``, else ``ValueError``."""
+    v = as_array(name, y)
     if v.ndim not in (1, 2) or v.shape[0] != n:
         raise ValueError(f"{name} must have shape ({n},) or ({n}, k), one label per row "
                          f"(got shape {v.shape})")
@@ -176,7 +177,7 @@ def deviation_path(HQ, r, eta, steps) -> np.ndarray:
         raise ValueError(f"HQ must be a square matrix (got shape {H.shape})")
     r = check_labels("r", r, H.shape[0])
     eta = check_positive("eta", eta)
-    k = np.asarray(steps, dtype=np.float64)
+    k = as_array("steps", steps)
     if np.any(k < 0) or not np.all(np.isfinite(k)):
         raise ValueError("steps must be finite and >= 0")
     lam, V = np.linalg.eigh(H)

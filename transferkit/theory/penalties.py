@@ -30,6 +30,11 @@ NEWTON_STEPS = 40
 """Newton steps polishing each eigenvalue root of Eq. 10 (quadratic convergence)."""
 
 
+#: Largest magnitude of m, m0 and gamma in the ReLU PT+FT penalty (Eq. 10): beyond it the
+#: coefficients of the quartic overflow float64.
+PTFT_MAX = 1e100
+
+
 def _array(name: str, value, lo=-np.inf, hi=np.inf, lo_open=False) -> np.ndarray:
     """``value`` as a float64 array whose entries are finite and in ``[lo, hi]``."""
     if value is None or isinstance(value, (str, bytes)):
@@ -160,6 +165,10 @@ def relu_ptft_u_star(m, rho, m0, gamma):
     m, rho = _array("m", m), _array("rho", rho, -1.0, 1.0)
     m0, gamma = _array("m0", m0, 0.0), _array("gamma", gamma)
     _same_shape(m=m, rho=rho, m0=m0, gamma=gamma)
+    for name, v in (("m", m), ("m0", m0), ("gamma", gamma)):
+        if np.any(np.abs(v) > PTFT_MAX):   # the quartic's coefficients would overflow
+            raise ValueError(f"{name} must lie in [-{PTFT_MAX:g}, {PTFT_MAX:g}] (got "
+                             f"{v[np.abs(v) > PTFT_MAX].ravel()[0]!r})")
     m, rho, m0, gamma = np.broadcast_arrays(m, rho, m0, gamma)
     a = m0 * rho
     # u = s v with s the root scale max(|a|, |gamma m|^(1/3), |m|^(1/2)): coefficients O(1)
