@@ -267,7 +267,7 @@ class GridResult:
     def from_flat(cls, flat, **fields) -> GridResult:
         """Build from a flat mapping of arrays keyed as the sweep cells return them.
 
-        Keys ``<method>``, ``<method>_converged``, ``<method>_steps`` make :attr:`runs`; the
+        Keys ``<method>``, ``<method>_converged``, ``<method>_steps`` make ``runs``; the
         keys in :data:`DIAGNOSTICS` their fields; ``fields`` gives the rest.
         """
         runs = {m: MethodRuns(flat[m], flat.get(m + "_converged"), flat.get(m + "_steps"))
