@@ -97,9 +97,9 @@ print(f"L = {DEPTH}, d = {D}, sigma = {SIGMA}, alpha = {ALPHA:g}, {DRAWS} draws 
 t0 = time.perf_counter()
 res = experiments.dataset_distances.simulate_pairs(D, GAMMAS, THETAS, NORMS, SIGMA, depth=DEPTH, draws=DRAWS,
                                seed=SEED, alpha=ALPHA, w1_samples=W1_SAMPLES)
-print(f"wall time {time.perf_counter() - t0:.0f} s; n = {res['n']}")
-print(f"scratch runs converged: {res['scratch_converged'].sum()} / "
-      f"{res['scratch_converged'].size}")
+print(f"wall time {time.perf_counter() - t0:.0f} s; n = {res.n}")
+print(f"scratch runs converged: {res.scratch_converged.sum()} / "
+      f"{res.scratch_converged.size}")
 
 # %% [markdown]
 # ## Measured agreement
@@ -109,8 +109,8 @@ print(f"scratch runs converged: {res['scratch_converged'].sum()} / "
 # Monte Carlo tolerances plus the certified optimisation error of scratch training.
 
 # %%
-opt = stats.risk_error_bound(res["scratch"][0], res["scratch_minnorm_dist"][:, None, :])
-AGREE = stats.agreement(res["T"], res["T_theory"], atol=opt.mean(-1))  # cells (r, gamma, theta)
+opt = stats.risk_error_bound(res.scratch[0], res.scratch_minnorm_dist[:, None, :])
+AGREE = stats.agreement(res.T, res.T_theory, atol=opt.mean(-1))  # cells (r, gamma, theta)
 print(AGREE.summary("transferability"))
 
 # %% [markdown]
@@ -132,22 +132,22 @@ for k, r in enumerate(NORMS):
     kl_checks.append((exact, mc, se))
     print(f"r = {r}: Eq. 31 = {exact:.4f}, Monte Carlo = {mc:.4f} ± {se:.4f}")
 KL_CRIT = stats.critical_value(len(NORMS), None)
-bias = float(res["w1_null"].mean())
-print(f"W1 estimator between two samples of the same law: {np.round(res['w1_null'], 3)} "
+bias = float(res.w1_null.mean())
+print(f"W1 estimator between two samples of the same law: {np.round(res.w1_null, 3)} "
       f"(bias scale {bias:.3f})")
 # Monte Carlo tolerance of the mean of the repeated estimates (Bonferroni over the pairs)
-w1_se = res["w1_draws"].std(-1, ddof=1) / np.sqrt(res["w1_draws"].shape[-1])
-w1_crit = stats.critical_value(res["w1"].size, res["w1_draws"].shape[-1])
-below = res["w1"] < res["w1_lower"] - w1_crit * w1_se
-above = res["w1"] > res["w1_upper"] + bias + w1_crit * w1_se
+w1_se = res.w1_draws.std(-1, ddof=1) / np.sqrt(res.w1_draws.shape[-1])
+w1_crit = stats.critical_value(res.w1.size, res.w1_draws.shape[-1])
+below = res.w1 < res.w1_lower - w1_crit * w1_se
+above = res.w1 > res.w1_upper + bias + w1_crit * w1_se
 print(f"W1 estimates below the lower bound: {below.sum()}, above upper bound + bias scale: "
-      f"{above.sum()} (of {res['w1'].size})")
+      f"{above.sum()} (of {res.w1.size})")
 
 # %%
 # The checks this chapter asserts (`make test` runs them): simulation agrees with theory, Eq. 31 agrees with Monte Carlo,
 # W1 estimates lie between the closed-form bounds (upper bound plus the estimator's bias).
 assert AGREE.ok, AGREE.summary("transferability")
-assert res["scratch_converged"].all()
+assert res.scratch_converged.all()
 for exact, mc, se in kl_checks:
     assert abs(exact - mc) <= KL_CRIT * se, (exact, mc, se)
 assert not below.any() and not above.any()
@@ -187,8 +187,8 @@ for g, gamma in enumerate(GAMMAS):
 CORR = {}
 for g, gamma in enumerate(GAMMAS):
     for key in ("kl", "w1"):
-        x = np.broadcast_to(res[key], (len(NORMS), len(THETAS))).ravel()
-        for what, y in (("theory", res["T_theory"][:, g].ravel()),
+        x = np.broadcast_to(getattr(res, key), (len(NORMS), len(THETAS))).ravel()
+        for what, y in (("theory", res.T_theory[:, g].ravel()),
                         ("simulation", AGREE.mean[:, g].ravel())):
             CORR[gamma, key, what] = stats.rank_correlation(x, y, seed=SEED)
             rho, lo, hi = CORR[gamma, key, what]
@@ -204,7 +204,7 @@ for g, gamma in enumerate(GAMMAS):
 
 # %%
 for g, gamma in enumerate(GAMMAS):
-    kl = np.broadcast_to(res["kl"], (len(NORMS), len(THETAS)))
+    kl = np.broadcast_to(res.kl, (len(NORMS), len(THETAS)))
     mean, se = AGREE.mean[:, g], AGREE.se[:, g]
     pairs = experiments.dataset_distances.opposite_sign_pairs(kl, mean, se, AGREE.critical)
     print(f"gamma = {gamma}: {len(pairs)} pairs (farther positive, nearer negative)")

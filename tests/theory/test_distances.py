@@ -191,17 +191,17 @@ def pairs(one_thread):
 
 
 def test_simulated_pairs_agree_with_theory(pairs):
-    opt = tkstats.risk_error_bound(pairs["scratch"][0], pairs["scratch_minnorm_dist"][:, None, :])
-    a = tkstats.agreement(pairs["T"], pairs["T_theory"], atol=opt.mean(-1))
+    opt = tkstats.risk_error_bound(pairs.scratch[0], pairs.scratch_minnorm_dist[:, None, :])
+    a = tkstats.agreement(pairs.T, pairs.T_theory, atol=opt.mean(-1))
     assert a.ok, a.summary("T")
-    assert pairs["scratch_converged"].all()
+    assert pairs.scratch_converged.all()
 
 
 def test_transfer_ignores_source_norm_and_sign_but_distances_do_not(pairs):
-    lin = pairs["linear"]
+    lin = pairs.linear
     np.testing.assert_allclose(lin[0], lin[1], rtol=0, atol=1e-8)    # norms 0.5 and 2
     np.testing.assert_allclose(lin[:, :, 0], lin[:, :, 3], rtol=0, atol=1e-8)
-    kl = pairs["kl"]
+    kl = pairs.kl
     assert kl[1, 3] > kl[1, 0] and kl[1, 0] > kl[0, 0]
 
 
@@ -210,7 +210,7 @@ def test_simulate_pairs_same_seed_same_numbers(pairs):
                                      [0.5, 2.0], 0.2, draws=8, w1_samples=100, w1_repeats=2,
                                      progress=False)
     for k in ("T", "w1_draws", "w1_null", "kl"):
-        np.testing.assert_array_equal(again[k], pairs[k])
+        np.testing.assert_array_equal(getattr(again, k), getattr(pairs, k))
 
 
 def test_simulate_pairs_bad_input():

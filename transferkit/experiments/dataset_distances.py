@@ -3,6 +3,7 @@ r"""Dataset distances against transferability (paper 000, Sec. 2.1, Fig. 4): sim
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 import math
 
 import numpy as np
@@ -18,7 +19,7 @@ from ..models.deep_linear import (
 from ..theory.distances import kl_linear, w1_bounds_linear, wasserstein1_linear
 from .deep_linear import simulate_grid
 
-__all__ = ["opposite_sign_pairs", "simulate_pairs"]
+__all__ = ["PairsResult", "opposite_sign_pairs", "simulate_pairs"]
 
 
 # ---------------------------------------------------------------------------
@@ -40,8 +41,65 @@ def scaled_pretrained(P, norm, depth, seed, alpha, rcond, loss_tol):
                                info=info)
 
 
+@dataclass(frozen=True)
+class PairsResult:
+    r"""The result of :func:`simulate_pairs` (paper 000, Fig. 4).
+
+    Shapes use ``R = len(norms)``, ``G = len(gammas)``, ``T = len(thetas)``.
+
+    Attributes
+    ----------
+    d, sigma, depth, draws, alpha, w1_samples
+        The parameters of the run.
+    gammas, thetas, norms, n : ndarray
+        The grids and the target sample sizes :math:`n = \gamma d`.
+    scratch, linear : ndarray, shape (R, G, T, draws)
+        Risks of scratch training and of linear transfer.
+    T : ndarray, shape (R, G, T, draws)
+        Per-draw transferability ``scratch - linear``.
+    T_theory : ndarray, shape (R, G, T)
+        :func:`~transferkit.theory.deep_linear.linear_transferability_finite`.
+    scratch_minnorm_dist : ndarray
+        Distance of the scratch solutions to the minimum-norm interpolant.
+    scratch_converged : ndarray of bool
+        Convergence of the scratch runs.
+    kl : ndarray, shape (R, T)
+        KL divergence of the two tasks (Eq. 31).
+    w1, w1_lower, w1_upper : ndarray, shape (R, T)
+        Mean W1 estimate and its closed-form bounds.
+    w1_draws : ndarray, shape (R, T, w1_repeats)
+        The W1 estimates.
+    w1_null : ndarray, shape (w1_repeats,)
+        The estimator between two samples of the same target law (its bias scale).
+    """
+
+    d: int
+    sigma: float
+    depth: int
+    draws: int
+    alpha: float
+    gammas: np.ndarray
+    thetas: np.ndarray
+    norms: np.ndarray
+    n: np.ndarray
+    scratch: np.ndarray
+    linear: np.ndarray
+    T: np.ndarray
+    T_theory: np.ndarray
+    scratch_minnorm_dist: np.ndarray
+    scratch_converged: np.ndarray
+    kl: np.ndarray
+    w1: np.ndarray
+    w1_draws: np.ndarray
+    w1_lower: np.ndarray
+    w1_upper: np.ndarray
+    w1_null: np.ndarray
+    w1_samples: int
+
+
 def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
-                   w1_samples=1000, w1_repeats=5, rcond=1e-3, loss_tol=1e-10, progress=None) -> dict:
+                   w1_samples=1000, w1_repeats=5, rcond=1e-3, loss_tol=1e-10,
+                   progress=None) -> PairsResult:
     r"""Transferability and dataset distances for pairs of linear tasks (paper 000, Fig. 4).
 
     A pair is a unit target :math:`\beta_t` and a source :math:`\beta_s = r\,u` with
@@ -54,14 +112,9 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
 
     Returns
     -------
-    dict with ``thetas, norms, gammas, n``; ``T`` (per-draw transferability,
-    ``(len(norms), len(gammas), len(thetas), draws)``), ``T_theory`` (exact finite-size
-    value, :func:`~transferkit.theory.deep_linear.linear_transferability_finite`, broadcast to
-    ``(len(norms), len(gammas), len(thetas))``), ``kl`` (Eq. 31) and ``w1``, ``w1_lower``,
-    ``w1_upper`` (``(len(norms), len(thetas))``; ``w1`` is the mean of ``w1_repeats``
-    estimates, each on ``w1_samples`` fresh points per law, kept in ``w1_draws``),
-    ``w1_null`` (the estimator between two independent samples of the same target law,
-    ``w1_repeats`` times: its bias scale), ``scratch`` and ``linear`` risks.
+    PairsResult
+        ``w1`` is the mean of ``w1_repeats`` estimates, each on ``w1_samples`` fresh points
+        per law.
     """
     check_int("d", d, 2)
     check_positive("sigma", sigma)
@@ -99,14 +152,13 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
             lo[i, j], hi[i, j] = w1_bounds_linear(r * u, bt, sigma)
     w1_null = np.array([wasserstein1_linear(nu, nu, sigma, n=w1_samples,
                                             seed=[seed, 10**6, k]) for k in range(w1_repeats)])
-    return {"d": d, "sigma": sigma, "depth": depth, "draws": draws, "alpha": alpha,
-            "gammas": gammas, "thetas": thetas, "norms": norms, "n": ns,
-            "scratch": scratch, "linear": lin, "T": scratch - lin,
-            "T_theory": np.broadcast_to(T_th, (R, G, T)),
-            "scratch_minnorm_dist": sim_sc.scratch_minnorm_dist,
-            "scratch_converged": sim_sc.converged("scratch"),
-            "kl": kl, "w1": w1.mean(-1), "w1_draws": w1, "w1_lower": lo, "w1_upper": hi, "w1_null": w1_null,
-            "w1_samples": w1_samples}
+    return PairsResult(
+        d=d, sigma=sigma, depth=depth, draws=draws, alpha=alpha, gammas=gammas, thetas=thetas,
+        norms=norms, n=ns, scratch=scratch, linear=lin, T=scratch - lin,
+        T_theory=np.broadcast_to(T_th, (R, G, T)),
+        scratch_minnorm_dist=sim_sc.scratch_minnorm_dist,
+        scratch_converged=sim_sc.converged("scratch"), kl=kl, w1=w1.mean(-1), w1_draws=w1,
+        w1_lower=lo, w1_upper=hi, w1_null=w1_null, w1_samples=w1_samples)
 
 
 def opposite_sign_pairs(distance, T_mean, T_se, critical):

@@ -20,7 +20,7 @@ from .plotting import theta_label
 __all__ = ["distance_figure", "feature_spectrum_figure", "finetune_depth_figure", "finetune_noisy_depth_figure", "finetune_phase_boundaries", "finetune_phase_figure", "linear_phase_boundaries", "linear_phase_figure", "linear_value_maps", "minnorm_distance_figure", "lazy_rich_figure", "ridge_figure", "regularised_phase_figure"]
 
 
-def distance_figure(res: dict, agree, gamma_index: int = 0, title: str = "Fig. 4"):
+def distance_figure(res, agree, gamma_index: int = 0, title: str = "Fig. 4"):
     r"""Transferability against :math:`D_{KL}` (a) and :math:`W_1` (b), theory beside simulation.
 
     One point per pair :math:`(r, \theta)` at the sample ratio ``gammas[gamma_index]``:
@@ -28,36 +28,38 @@ def distance_figure(res: dict, agree, gamma_index: int = 0, title: str = "Fig. 4
     the exact finite-size theory; colours are the source norms :math:`r`.  In (b) the
     horizontal bars span the closed-form bounds of :func:`~transferkit.theory.distances.w1_bounds_linear` and the grey
     band is the estimator's bias scale (its value between two samples of the same law).
+    ``res`` is the :class:`~transferkit.experiments.dataset_distances.PairsResult` of
+    :func:`transferkit.experiments.dataset_distances.simulate_pairs`.
     """
     import matplotlib.pyplot as plt
 
     g = gamma_index
-    norms, thetas = res["norms"], res["thetas"]
+    norms, thetas = res.norms, res.thetas
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True, layout="constrained")
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     mean, se = agree.mean[:, g], agree.se[:, g]
     for ax, key, label in ((axes[0], "kl", r"$D_{KL}(p_s\|p_t)$ (Eq. 31)"),
                            (axes[1], "w1", r"$\widehat W_1(p_s, p_t)$ (POT, exact EMD)")):
         for i, r in enumerate(norms):
-            x = np.broadcast_to(res[key], (len(norms), len(thetas)))[i]
+            x = np.broadcast_to(getattr(res, key), (len(norms), len(thetas)))[i]
             c = colors[i % len(colors)]
             if key == "w1":
-                for xl, xu, yv in zip(res["w1_lower"][i], res["w1_upper"][i],
-                                      res["T_theory"][i, g]):
+                for xl, xu, yv in zip(res.w1_lower[i], res.w1_upper[i],
+                                      res.T_theory[i, g]):
                     ax.plot([xl, xu], [yv, yv], color=c, lw=0.8, alpha=0.5)
             ax.errorbar(x, mean[i], yerr=se[i], fmt="o", color=c, ms=5,
                         label=fr"simulation, $\|\beta_s\| = {r:g}$")
-            ax.plot(x, res["T_theory"][i, g], "o", mfc="none", mec="k", ms=8,
+            ax.plot(x, res.T_theory[i, g], "o", mfc="none", mec="k", ms=8,
                     label="theory" if i == 0 else None)
         ax.axhline(0, color="0.5", lw=0.8)
         ax.set_xlabel(label)
-    axes[1].axvspan(0, float(np.max(res["w1_null"])), color="0.85", zorder=0,
+    axes[1].axvspan(0, float(np.max(res.w1_null)), color="0.85", zorder=0,
                     label="estimator bias scale")
     axes[0].set_xscale("symlog", linthresh=1.0)
     axes[0].set_xlim(left=0)
     axes[0].set_ylabel(r"transferability $\mathcal{T}$")
-    axes[0].set_title(f"(a) KL, $\\gamma = {res['gammas'][g]:g}$")
-    axes[1].set_title(f"(b) Wasserstein-1, $\\gamma = {res['gammas'][g]:g}$")
+    axes[0].set_title(f"(a) KL, $\\gamma = {res.gammas[g]:g}$")
+    axes[1].set_title(f"(b) Wasserstein-1, $\\gamma = {res.gammas[g]:g}$")
     axes[1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle(title)
     return fig
