@@ -30,8 +30,8 @@ NEWTON_STEPS = 40
 """Newton steps polishing each eigenvalue root of Eq. 10 (quadratic convergence)."""
 
 
-#: Largest magnitude of m, m0 and gamma in the ReLU PT+FT penalty (Eq. 10): beyond it the
-#: coefficients of the quartic overflow float64.
+#: The largest magnitude of ``m``, ``m0`` and ``gamma`` that the ReLU PT+FT penalty accepts
+#: (paper 003, Eq. 10); beyond it the coefficients of the quartic overflow float64.
 PTFT_MAX = 1e100
 
 
