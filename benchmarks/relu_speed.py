@@ -2,10 +2,10 @@
 
 Run with ``make bench`` or ``python benchmarks/relu_speed.py [--scale smoke] [--steps N] [--n N] [--seeds S] [--json F]``.
 
-The sizes (d, m, m*) are the chapter's: ``notebooks/relu_student_teacher.py`` defines its
-parameters inline (no preset object in :mod:`transferkit.experiments.relu_student_teacher`
-yet), so they are repeated in :data:`SIZES` and ``tests/test_benchmarks.py`` checks them
-against the notebook's source.
+The sizes (d, m, m*) are the chapter's: the preset
+:data:`transferkit.experiments.relu_student_teacher.FIG3` that
+``notebooks/relu_student_teacher.py`` reads (``experiments.relu_student_teacher.FIG3[SCALE]``);
+``tests/test_benchmarks.py`` checks that :data:`PRESETS` is that very object.
 
 Measures iterations per second (one iteration = one loss + gradient evaluation at the
 trial point of the backtracking step; about 80 % of iterations are accepted steps) of
@@ -35,12 +35,16 @@ import numpy as np
 import torch
 
 from transferkit import experiments, models
+from transferkit.experiments.relu_student_teacher import FIG3, fig3_experiment
 
 #: The chapter notebook whose sizes this benchmark uses.
 CHAPTER = "relu_student_teacher"
-#: The chapter's ``P`` at each scale, as far as the trainers' speed depends on it (checked
-#: against the notebook by tests/test_benchmarks.py).
-SIZES = {"paper": dict(d=100, m=1000, m_star=100), "smoke": dict(d=10, m=100, m_star=10)}
+#: The chapter's preset (notebooks/relu_student_teacher.py:
+#: ``experiments.relu_student_teacher.FIG3[SCALE]``); the trainers' speed depends on its
+#: sizes ``d``, ``m`` and ``m_star``.
+PRESETS = FIG3
+#: The experiment of the chapter whose trainers this benchmark times.
+EXPERIMENT = fig3_experiment
 
 
 def _rate(fn, steps):
@@ -51,7 +55,7 @@ def _rate(fn, steps):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", choices=sorted(SIZES), default="paper",
+    ap.add_argument("--scale", choices=sorted(PRESETS), default="paper",
                     help="the chapter's sizes (default paper; smoke checks the plumbing)")
     ap.add_argument("--json", default=None, help="write the results to this JSON file")
     ap.add_argument("--steps", type=int, default=30)
@@ -62,8 +66,8 @@ def main(argv=None):
     ap.add_argument("--max-step", type=float, default=1.0, help="step cap (the chapter's: 1)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    size = SIZES[args.scale]
-    d, m, m_star, S = size["d"], size["m"], size["m_star"], args.seeds
+    preset = PRESETS[args.scale]
+    d, m, m_star, S = preset.d, preset.m, preset.m_star, args.seeds
     rng = np.random.default_rng(0)
     T = models.relu.make_teachers(S, m_star, d, rng)
     src, _ = models.relu.ablate(T, 0.5, rng)

@@ -41,6 +41,7 @@
 # target variance.
 
 # %% tags=["hide-input"]
+import dataclasses
 import time
 
 import numpy as np
@@ -71,19 +72,13 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # standard errors printed and drawn come from these draws, and the loss curves at the end
 # show where each run stopped. The $n$ grid reaches $6400 = 6.4\,m$ because the paper's
 # boundary is a large-$n$ statement (see panel (f)).
+# The values are the presets `FIG3["paper"]` and `FIG3["smoke"]` of
+# `transferkit.experiments.relu_student_teacher`, each with the source of its value.
 
 # %%
-if SCALE == "paper":
-    P = dict(d=100, m=1000, m_star=100, teachers=1, draws=8, scratch_seeds=4,
-             mus=np.array([0.0, 0.1, 0.3, 0.5, 0.7, 0.9]),
-             ns=np.array([100, 200, 400, 800, 1600, 3200, 6400]),
-             pretrain_steps=1200, scratch_steps=1200)
-else:  # smoke: the same pipeline at a small size
-    P = dict(d=10, m=100, m_star=10, teachers=2, draws=4, scratch_seeds=2,
-             mus=np.array([0.0, 0.2, 0.5, 0.8]),
-             ns=np.array([20, 40, 80, 160, 320]),
-             pretrain_steps=1200, scratch_steps=1200)
-P.update(readout_init=1e-7, tol=1e-6, max_time=1000.0, max_step=1.0, seed=0)
+# the preset of this scale (smoke: the same pipeline at a small size), with its grids as arrays
+PRESET = experiments.relu_student_teacher.FIG3[SCALE]
+P = dict(dataclasses.asdict(PRESET), mus=np.array(PRESET.mus), ns=np.array(PRESET.ns))
 print(P)
 
 # %%

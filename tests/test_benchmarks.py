@@ -5,13 +5,11 @@ nothing) names the chapter notebook it times (``CHAPTER``) and the preset dict i
 (``PRESETS``); the notebook's source says which preset it reads
 (``experiments.<module>.<NAME>[SCALE]``), and it must be the very same object.  The
 benchmark's ``EXPERIMENT`` must be defined in that chapter's experiments module and, where the
-benchmark runs the whole grid, be the function the notebook calls.  The ReLU chapter has no
-preset object yet (its parameters are inline in the notebook): its benchmark's sizes are
-checked against the notebook's literals.
+benchmark runs the whole grid, be the function the notebook calls (the ReLU benchmark
+times the trainers of ``fig3_experiment`` at the sizes of ``FIG3``).
 """
 from __future__ import annotations
 
-import ast
 import importlib
 import importlib.util
 import re
@@ -20,6 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from transferkit.experiments.relu_student_teacher import FIG3
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
@@ -61,7 +61,7 @@ def test_import_runs_nothing(name):
     assert 'if __name__ == "__main__":' in (BENCH / f"{name}.py").read_text()
 
 
-@pytest.mark.parametrize("name", ["fig1_grid", "fig2_grid", "speed_record"])
+@pytest.mark.parametrize("name", ["fig1_grid", "fig2_grid", "speed_record", "relu_speed"])
 def test_benchmark_uses_the_chapters_preset(name):
     mod = load(name)
     module, preset = notebook_preset(mod.CHAPTER)
@@ -87,23 +87,12 @@ def test_speed_record_grid_is_the_chapters():
     assert (mod.ALPHA, mod.SIGMA, mod.DEPTH) == (paper.alpha, paper.sigma, paper.depth)
 
 
-def _relu_notebook_sizes():
-    """The literal ``P = dict(...)`` of each branch of ``if SCALE == "paper":`` in the ReLU chapter."""
-    tree = ast.parse((NOTEBOOKS / "relu_student_teacher.py").read_text())
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
-                and ast.unparse(node.test) == "SCALE == 'paper'"):
-            out = {}
-            for scale, body in (("paper", node.body), ("smoke", node.orelse)):
-                call = body[0].value
-                out[scale] = {k.arg: ast.literal_eval(k.value) for k in call.keywords
-                              if k.arg in ("d", "m", "m_star")}
-            return out
-    raise AssertionError("relu_student_teacher.py: no `if SCALE == 'paper':` parameter block")
-
-
-def test_relu_speed_sizes_are_the_chapters():
-    assert load("relu_speed").SIZES == _relu_notebook_sizes()
+def test_relu_speed_sizes_are_the_papers():
+    mod = load("relu_speed")
+    assert mod.PRESETS is FIG3
+    paper = mod.PRESETS["paper"]
+    assert (paper.d, paper.m, paper.m_star) == (100, 1000, 100)   # paper 000, App. D.2
+    assert mod.EXPERIMENT.__name__ == "fig3_experiment"
 
 
 def test_speed_table_round_trip(tmp_path):

@@ -27,9 +27,94 @@ from ..models.relu import (
 from ..stats import kernel_distance
 from ..sweep import Grid, run
 
-__all__ = ["fig3_experiment", "anchored_experiment", "Fig3Result", "AnchoredResult",
+__all__ = ["FIG3", "Fig3Preset", "fig3_experiment", "anchored_experiment", "Fig3Result", "AnchoredResult",
            "fig3_pretrain_cell", "fig3_n_cell", "anchored_pretrain_cell", "anchored_n_cell",
            "skip_normals"]
+
+
+@dataclass(frozen=True)
+class Fig3Preset:
+    r"""Parameters of the ReLU student-teacher experiment of paper 000, Fig. 3, at one scale.
+
+    The presets are :data:`FIG3` (``FIG3["paper"]``, ``FIG3["smoke"]``); the chapter
+    notebook ``notebooks/relu_student_teacher.py`` and the benchmark
+    ``benchmarks/relu_speed.py`` read them from there.  Grids are tuples (immutable);
+    ``np.array(preset.mus)`` is the array the experiment takes.  The fields are keyword
+    arguments of :func:`transferkit.experiments.relu_student_teacher.fig3_experiment`.
+
+    Attributes
+    ----------
+    d : int
+        Input dimension (paper 000, App. D.2 and caption of Fig. 3: 100).
+    m : int
+        Student width :math:`m` (App. D.2, caption of Fig. 3: 1000).
+    m_star : int
+        Teacher width :math:`m_*` (App. D.2, caption of Fig. 3: 100).
+    teachers : int
+        Target teachers drawn (ours; the caption of Fig. 3 averages over 10).
+    draws : int
+        Target sets per :math:`(\mu, n)` and teacher for linear transfer (ours; App. D.2 uses
+        100 realisations of the training data).
+    scratch_seeds : int
+        Scratch runs per :math:`n` and teacher, each with its own data and initialisation
+        (ours; App. D.2 averages over 10 initialisation seeds).
+    mus : tuple of float
+        Ablated fractions :math:`\mu` of Eq. 16 (ours; the paper does not state its grid).
+    ns : tuple of int
+        Target sample sizes :math:`n` (ours; the paper does not state its grid).
+    pretrain_steps, scratch_steps : int
+        Step caps of pretraining and scratch training (ours; App. D.2 trains for
+        :math:`10^5` fixed steps, we use backtracking steps up to ``max_time``).
+    readout_init : float
+        Initial readout :math:`c_i` (App. D.2: :math:`10^{-7}`).
+    tol : float
+        Stopping tolerance on the training loss (App. D.2: :math:`10^{-6}`; ours is relative).
+    max_time : float
+        Gradient-flow time horizon (ours, from App. D.2: :math:`10^5` steps at learning
+        rate :math:`0.01\,m`, i.e. :math:`t = 10^3`).
+    max_step : float
+        Cap of the backtracking step size (ours: 100 times the paper's step).
+    seed : int
+        Seed of the experiment's generator (ours).
+    """
+
+    d: int                      # paper 000, App. D.2 and caption of Fig. 3
+    m: int                      # paper 000, App. D.2 and caption of Fig. 3
+    m_star: int                 # paper 000, App. D.2 and caption of Fig. 3
+    teachers: int               # ours (paper: 10 teachers, caption of Fig. 3)
+    draws: int                  # ours (paper: 100 data realisations, App. D.2)
+    scratch_seeds: int          # ours (paper: 10 initialisation seeds, App. D.2)
+    mus: tuple                  # ours (not stated in the paper)
+    ns: tuple                   # ours (not stated in the paper)
+    pretrain_steps: int         # ours (paper: 1e5 fixed steps, App. D.2)
+    scratch_steps: int          # ours (paper: 1e5 fixed steps, App. D.2)
+    readout_init: float = 1e-7  # paper 000, App. D.2
+    tol: float = 1e-6           # paper 000, App. D.2 (ours: relative to the target norm)
+    max_time: float = 1000.0    # ours, from App. D.2: 1e5 steps x learning rate 0.01 m
+    max_step: float = 1.0       # ours
+    seed: int = 0               # ours
+
+
+#: The Fig. 3 parameters at each ``TRANSFERKIT_SCALE``.
+#:
+#: ``paper``: d = 100, m = 1000, m* = 100 (paper 000, App. D.2 and caption of Fig. 3),
+#: readout initialisation 1e-7 and loss tolerance 1e-6 (App. D.2); the reduced counts
+#: (1 teacher, 8 linear-transfer draws, 4 scratch runs), the mu and n grids, the step caps,
+#: the time horizon and the step-size cap are ours (stated in the chapter).  ``smoke``: the
+#: same pipeline at a small size (all ours).
+FIG3 = {
+    "paper": Fig3Preset(
+        d=100, m=1000, m_star=100,          # paper 000, App. D.2 and caption of Fig. 3
+        teachers=1, draws=8, scratch_seeds=4,                # ours
+        mus=(0.0, 0.1, 0.3, 0.5, 0.7, 0.9),                  # ours
+        ns=(100, 200, 400, 800, 1600, 3200, 6400),           # ours
+        pretrain_steps=1200, scratch_steps=1200),            # ours
+    "smoke": Fig3Preset(
+        d=10, m=100, m_star=10, teachers=2, draws=4, scratch_seeds=2,   # ours
+        mus=(0.0, 0.2, 0.5, 0.8),                                       # ours
+        ns=(20, 40, 80, 160, 320),                                      # ours
+        pretrain_steps=1200, scratch_steps=1200),                       # ours
+}
 
 
 @dataclass(frozen=True)
