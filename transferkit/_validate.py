@@ -145,14 +145,7 @@ def check_grid(name, values, lo, hi, lo_open):
 
 def check_array(name, x, min_ndim):
     """``x`` as a finite float64 array of at least ``min_ndim`` dimensions, else ``ValueError``."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise InputTypeError(f"{name} must be an array of numbers (got {x!r})")
-    try:
-        x = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name} must be an array of real numbers (got {type(x).__name__})") from None
-    if x.ndim < min_ndim:
-        raise ValueError(f"{name} must have at least {min_ndim} dimension(s) (got shape {x.shape})")
+    x = as_array(name, x, min_ndim)
     if not np.isfinite(x).all():
         raise ValueError(f"{name} must be finite (found NaN or inf)")
     return x

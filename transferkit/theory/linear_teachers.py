@@ -32,7 +32,14 @@ import numbers
 
 import numpy as np
 
-from .._validate import MAX_INT, as_array, check_array, check_broadcast, check_int_or_inf, check_positive
+from .._validate import (
+    MAX_INT,
+    as_array,
+    check_array,
+    check_broadcast,
+    check_int_or_inf,
+    check_positive,
+)
 
 __all__ = ["row_space_solution", "null_space_projection", "finetune_predictor", "excess_risk", "finetune_predictor_risk", "g_function", "eq3_bound", "distance_measure", "bartlett_bound", "deep_finetune_scale", "deep_finetune_predictor", "frozen_predictor"]
 
@@ -44,18 +51,9 @@ def _check_xy(X, y):
         raise ValueError(f"X must have at least one row and one column (got shape {X.shape})")
     if y.shape[-1] != X.shape[-2]:
         raise ValueError(f"y must have one entry per row of X: X {X.shape}, y {y.shape}")
-    _broadcast(X=X[..., 0], y=y)
+    check_broadcast(X=X[..., 0], y=y)
     return X, y
 
-
-def _broadcast(**arrays):
-    """``ValueError`` naming the parameters when their (batch) shapes do not broadcast."""
-    try:
-        return np.broadcast_shapes(*(a.shape for a in arrays.values()))
-    except ValueError:
-        shapes = ", ".join(f"{k} {a.shape}" for k, a in arrays.items())
-        raise ValueError(f"{', '.join(arrays)} must have shapes that broadcast together "
-                         f"(got {shapes})") from None
 
 
 def _vectors(a_name, a, b_name, b):
@@ -66,7 +64,7 @@ def _vectors(a_name, a, b_name, b):
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"{b_name} must have the dimension of {a_name}: {a_name} {a.shape}, "
                          f"{b_name} {b.shape}")
-    _broadcast(**{a_name: a, b_name: b})
+    check_broadcast(**{a_name: a, b_name: b})
     return a, b
 
 
@@ -110,7 +108,7 @@ def null_space_projection(X, v):
         raise ValueError(f"X must have at least one row and one column (got shape {X.shape})")
     if v.shape[-1] != X.shape[-1]:
         raise ValueError(f"v must have the input dimension of X: X {X.shape}, v {v.shape}")
-    _broadcast(X=X[..., 0, :], v=v)
+    check_broadcast(X=X[..., 0, :], v=v)
     Xv = (X @ v[..., None])[..., 0]
     return v - _gram_solve(X, Xv)
 
@@ -129,7 +127,7 @@ def finetune_predictor(X, y, theta_s):
     if theta_s.shape[-1] != X.shape[-1]:
         raise ValueError(f"theta_s must have the input dimension of X: X {X.shape}, "
                          f"theta_s {theta_s.shape}")
-    _broadcast(X=X[..., 0, :], theta_s=theta_s)
+    check_broadcast(X=X[..., 0, :], theta_s=theta_s)
     r = y - (X @ theta_s[..., None])[..., 0]
     return theta_s + _gram_solve(X, r)
 
@@ -143,7 +141,7 @@ def excess_risk(beta, theta_t, cov_sqrt=None):
     diff = theta_t - beta
     if cov_sqrt is not None:
         cov_sqrt = _square("cov_sqrt", cov_sqrt, diff.shape[-1])
-        _broadcast(cov_sqrt=cov_sqrt[..., 0], diff=diff)
+        check_broadcast(cov_sqrt=cov_sqrt[..., 0], diff=diff)
         diff = (cov_sqrt @ diff[..., None])[..., 0]
     return (diff ** 2).sum(-1)
 
@@ -159,7 +157,7 @@ def finetune_predictor_risk(X, theta_s, theta_t, cov_sqrt=None):
     delta = theta_t - theta_s
     p = null_space_projection(X, delta)
     if cov_sqrt is not None:
-        _broadcast(cov_sqrt=cov_sqrt[..., 0], theta_t=p)
+        check_broadcast(cov_sqrt=cov_sqrt[..., 0], theta_t=p)
         p = (cov_sqrt @ p[..., None])[..., 0]
     return (p ** 2).sum(-1)
 
@@ -207,7 +205,7 @@ def g_function(lam, delta, n, c=3.0):
     if not (delta >= 1).all():
         raise ValueError(f"delta must be >= 1 (Thm 4.2; got {delta!r})")
     check_positive("c", c)
-    _broadcast(lam=lam[..., 0], n=n, delta=delta)
+    check_broadcast(lam=lam[..., 0], n=n, delta=delta)
     l1 = lam[..., 0]
     r0 = lam.sum(-1) / l1
     terms = np.stack(np.broadcast_arrays(np.sqrt(r0 / n), r0 / n, np.sqrt(delta / n), delta / n))
@@ -236,7 +234,7 @@ def eq3_bound(delta_vec, V, lam, m, n, delta=1.0, c=3.0):
         raise ValueError(f"delta_vec must have the dimension of lam: lam {lam.shape}, "
                          f"delta_vec {delta_vec.shape}")
     V = _square("V", V, d)
-    _broadcast(V=V[..., 0], delta_vec=delta_vec, lam=lam)
+    check_broadcast(V=V[..., 0], delta_vec=delta_vec, lam=lam)
     coords = (np.swapaxes(V, -1, -2) @ delta_vec[..., None])[..., 0]
     top = (coords[..., :m] ** 2).sum(-1)
     bottom = (coords[..., m:] ** 2).sum(-1)

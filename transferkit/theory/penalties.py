@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import InputTypeError, check_axis
+from .._validate import InputTypeError, check_axis, check_broadcast
 
 __all__ = ["q", "q_prime", "relu_ptft_p", "relu_ptft_u_star", "relu_ptft_penalty", "relu_ptft_dlog_penalty", "diagonal_ptft_penalty", "diagonal_dual_beta", "l12_norm"]
 
@@ -50,15 +50,6 @@ def _array(name: str, value, lo=-np.inf, hi=np.inf, lo_open=False) -> np.ndarray
         raise ValueError(f"{name} must be {rng} (got {np.asarray(value)[bad].ravel()[0]!r})")
     return a
 
-
-def _same_shape(**arrays) -> tuple:
-    """Their common shape; ``ValueError`` naming the parameters when they do not broadcast."""
-    try:
-        return np.broadcast_shapes(*(a.shape for a in arrays.values()))
-    except ValueError:
-        shapes = ", ".join(f"{k} {a.shape}" for k, a in arrays.items())
-        raise ValueError(f"{', '.join(arrays)} must have shapes that broadcast together "
-                         f"(got {shapes})") from None
 
 
 def _out(x):
@@ -164,7 +155,7 @@ def relu_ptft_u_star(m, rho, m0, gamma):
     """
     m, rho = _array("m", m), _array("rho", rho, -1.0, 1.0)
     m0, gamma = _array("m0", m0, 0.0), _array("gamma", gamma)
-    _same_shape(m=m, rho=rho, m0=m0, gamma=gamma)
+    check_broadcast(m=m, rho=rho, m0=m0, gamma=gamma)
     for name, v in (("m", m), ("m0", m0), ("gamma", gamma)):
         if np.any(np.abs(v) > PTFT_MAX):   # the quartic's coefficients would overflow
             raise ValueError(f"{name} must lie in [-{PTFT_MAX:g}, {PTFT_MAX:g}] (got "
@@ -324,7 +315,7 @@ def diagonal_ptft_penalty(beta, w1_0, w2_0, axis=-1):
     """
     beta = _array("beta", beta)
     w1, w2 = _array("w1_0", w1_0), _array("w2_0", w2_0)
-    ndim = len(_same_shape(beta=beta, w1_0=w1, w2_0=w2))
+    ndim = len(check_broadcast(beta=beta, w1_0=w1, w2_0=w2))
     axis = check_axis("axis", axis, ndim)
     with np.errstate(over="ignore"):  # c = inf for weights beyond 1e154: its limit below
         c = w1 ** 2 + w2 ** 2
@@ -354,7 +345,7 @@ def diagonal_dual_beta(lam_x, w1_0, w2_0):
     """
     s = _array("lam_x", lam_x)
     w1, w2 = _array("w1_0", w1_0), _array("w2_0", w2_0)
-    _same_shape(lam_x=s, w1_0=w1, w2_0=w2)
+    check_broadcast(lam_x=s, w1_0=w1, w2_0=w2)
     with np.errstate(over="ignore", invalid="ignore"):
         c = w1 ** 2 + w2 ** 2
         out = c * np.sinh(s / 2)
