@@ -77,15 +77,12 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # instead of $n^{-1/(d+1)}$.
 
 # %%
-if SCALE == "paper":
-    D, DRAWS, W1_SAMPLES = 500, 20, 1000
-    THETAS = np.linspace(0, np.pi, 13)
-else:  # smoke: the same pipeline, small enough for the tests
-    D, DRAWS, W1_SAMPLES = 60, 16, 500
-    THETAS = np.linspace(0, np.pi, 9)
-GAMMAS = np.array([0.5, 1.5])
-NORMS = np.array([0.5, 1.0, 2.0])
-DEPTH, SIGMA, ALPHA, SEED = 2, 0.2, 1e-5, 0
+PRESET = experiments.dataset_distances.FIG4[SCALE]  # sources: Fig4Preset, FIG4
+D, DRAWS, W1_SAMPLES = PRESET.d, PRESET.draws, PRESET.w1_samples
+THETAS = np.array(PRESET.thetas)
+GAMMAS = np.array(PRESET.gammas)
+NORMS = np.array(PRESET.norms)
+DEPTH, SIGMA, ALPHA, SEED = PRESET.depth, PRESET.sigma, PRESET.alpha, PRESET.seed
 print(f"L = {DEPTH}, d = {D}, sigma = {SIGMA}, alpha = {ALPHA:g}, {DRAWS} draws per pair, "
       f"{len(NORMS)} x {len(THETAS)} pairs (r, theta), gammas {GAMMAS}, "
       f"W1 from {W1_SAMPLES} samples per law")

@@ -66,16 +66,14 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # Gaussian data, see `teachers.g_function`) and $\delta = \log 100$ (probability 99 %).
 
 # %%
-if SCALE == "paper":
-    D, M_TOP, DRAWS1 = 1000, 50, 20
-    NS1 = np.array([10, 25, 50, 100, 200, 300, 400, 600, 800, 950])
-else:
-    D, M_TOP, DRAWS1 = 200, 10, 10
-    NS1 = np.array([5, 20, 50, 100, 150, 190])
-C_G, DELTA = 3.0, np.log(100)
-LAM = experiments.linear_teachers.spiked_spectrum(D, M_TOP, 1.5, 0.3)
+P1 = experiments.linear_teachers.FIG1_EIGEN_ALIGN[SCALE]  # sources: EigenAlignPreset
+D, M_TOP, DRAWS1 = P1.d, P1.m, P1.draws
+NS1 = np.array(P1.ns)
+C_G, DELTA = P1.c, P1.delta
+LAM = experiments.linear_teachers.spiked_spectrum(D, M_TOP, P1.top, P1.bottom)
 t0 = time.perf_counter()
-fig1 = experiments.linear_teachers.eigen_align_sim(LAM, M_TOP, NS1, DRAWS1, seed=0)
+fig1 = experiments.linear_teachers.eigen_align_sim(LAM, M_TOP, NS1, DRAWS1, seed=P1.seed,
+                                                   norm=P1.norm)
 print(f"d = {D}, m = {M_TOP}, {DRAWS1} draws per n, n = {NS1.tolist()}: "
       f"{time.perf_counter() - t0:.1f} s")
 
@@ -84,7 +82,7 @@ g1 = theory.linear_teachers.g_function(LAM, DELTA, NS1, c=C_G)
 # the bound at ||Delta|| = 1: the top setting has all of Delta in the bottom span and vice versa
 bound1 = np.stack([2 * g1, 2 * g1 ** 3 / LAM[M_TOP - 1] ** 2])
 fig = figures.paper001.eigen_align_figure(fig1, NS1, bound1, M_TOP, D)
-provenance.record(fig, "p001-fig1", seeds=0,
+provenance.record(fig, "p001-fig1", seeds=P1.seed,
                   params=dict(d=D, m=M_TOP, draws=DRAWS1, ns=NS1, c=C_G, delta=DELTA),
                   caption="paper 001 Fig. 1: top vs bottom eigen-align, GD vs Thm 4.1 and the Thm 4.2 bound")
 
@@ -142,25 +140,22 @@ assert diff_last < -3 * np.hypot(se1[0, -1], se1[1, -1])
 # (target scaled) or $\theta_S = a\hat\theta_S$ (source scaled), the other of norm 1.
 
 # %%
-if SCALE == "paper":
-    D2, DRAWS2 = 100, 20
-    DEPTHS = [1, 2, 3, 5, 7]
-    ALPHAS = np.linspace(0.5, 4, 8)
-    SCALES = np.array([0.25, 0.5, 1, 2, 4, 8])
-else:
-    D2, DRAWS2 = 30, 10
-    DEPTHS = [1, 2, 7]
-    ALPHAS = np.array([0.5, 1, 2, 4])
-    SCALES = np.array([0.5, 1, 4])
-N2, DEPTH_B = D2 // 10, 7
+P2 = experiments.linear_teachers.FIG2_DEPTH[SCALE]  # sources: DepthPreset
+D2, DRAWS2 = P2.d, P2.draws
+DEPTHS = list(P2.depths)
+ALPHAS = np.array(P2.alphas)
+SCALES = np.array(P2.scales)
+N2, DEPTH_B = P2.n, P2.depth_b
 t0 = time.perf_counter()
-fig2a = experiments.linear_teachers.depth_alpha_sim(D2, N2, DEPTHS, ALPHAS, DRAWS2, seed=1)
-fig2b = experiments.linear_teachers.scaling_sim(D2, N2, DEPTH_B, SCALES, DRAWS2, seed=2)
+fig2a = experiments.linear_teachers.depth_alpha_sim(D2, N2, DEPTHS, ALPHAS, DRAWS2, seed=P2.seed_a,
+                                                    noise_norm=P2.noise_norm)
+fig2b = experiments.linear_teachers.scaling_sim(D2, N2, DEPTH_B, SCALES, DRAWS2, seed=P2.seed_b,
+                                                angle_dist=P2.angle_dist)
 print(f"d = {D2}, n = {N2}, {DRAWS2} draws, depths {DEPTHS}: {time.perf_counter() - t0:.1f} s")
 
 # %%
 fig = figures.paper001.depth_figure(fig2a, fig2b, DEPTHS, ALPHAS, SCALES, D2, N2, DEPTH_B)
-provenance.record(fig, "p001-fig2", seeds=[1, 2],
+provenance.record(fig, "p001-fig2", seeds=[P2.seed_a, P2.seed_b],
                   params=dict(d=D2, n=N2, draws=DRAWS2, depths=DEPTHS, alphas=ALPHAS, scales=SCALES),
                   caption="paper 001 Fig. 2: fine-tuning risk against alpha by depth; depth 7 with scaled norms")
 
@@ -232,21 +227,18 @@ assert fig2b.risk_gd[1, -1].mean() > 10 * fig2b.risk_eq6[1, -1].mean()
 # The frozen model follows Thm 5.5 up to the $O(10^{-5})$ imbalance of the pretrained weights.
 
 # %%
-if SCALE == "paper":
-    D3, DRAWS3 = 100, 20
-    NS3 = np.array([5, 10, 20, 30, 40, 50, 60, 70])
-else:
-    D3, DRAWS3 = 30, 10
-    NS3 = np.array([3, 10, 15, 20])
-COS3 = 0.7
+P3 = experiments.linear_teachers.FIG3_FROZEN[SCALE]  # sources: FrozenPreset
+D3, DRAWS3 = P3.d, P3.draws
+NS3 = np.array(P3.ns)
+COS3 = P3.cos_angle
 t0 = time.perf_counter()
-fig3 = experiments.linear_teachers.frozen_sim(D3, NS3, COS3, DRAWS3, seed=3)
+fig3 = experiments.linear_teachers.frozen_sim(D3, NS3, COS3, DRAWS3, seed=P3.seed)
 print(f"d = {D3}, {DRAWS3} draws, n = {NS3.tolist()}: {time.perf_counter() - t0:.1f} s; "
       f"rank of the frozen features: {sorted(set(fig3.rank.tolist()))}")
 
 # %%
 fig = figures.paper001.frozen_figure(fig3, NS3, COS3, D3)
-provenance.record(fig, "p001-fig3", seeds=3,
+provenance.record(fig, "p001-fig3", seeds=P3.seed,
                   params=dict(d=D3, ns=NS3, draws=DRAWS3, cos=COS3),
                   caption="paper 001 Fig. 3: frozen, vanilla and fine-tuned two-layer linear networks")
 

@@ -19,7 +19,73 @@ from ..models.deep_linear import (
 from ..theory.distances import kl_linear, w1_bounds_linear, wasserstein1_linear
 from .deep_linear import simulate_grid
 
-__all__ = ["PairsResult", "opposite_sign_pairs", "simulate_pairs"]
+__all__ = ["FIG4", "Fig4Preset", "PairsResult", "opposite_sign_pairs", "simulate_pairs"]
+
+
+@dataclass(frozen=True)
+class Fig4Preset:
+    r"""Parameters of the dataset-distances chapter (paper 000, App. E, Fig. 4) at one scale.
+
+    The presets are :data:`FIG4` (``FIG4["paper"]``, ``FIG4["smoke"]``); the chapter
+    notebook ``notebooks/dataset_distances.py`` reads them from there and passes them to
+    :func:`simulate_pairs`.  Grids are tuples of floats (immutable);
+    ``np.array(preset.thetas)`` is the array the simulation takes.
+
+    Attributes
+    ----------
+    d : int
+        Input dimension (paper 000, caption of Fig. 1 and App. D.1: 500).
+    draws : int
+        Draws of the target set per pair of tasks (caption of Fig. 1 and App. D.1: 20).
+    w1_samples : int
+        Points of each law per :math:`W_1` estimate (ours; the paper does not state it).
+    thetas : tuple of float
+        Angles :math:`\theta\in[0, \pi]` between the source direction and the target
+        teacher (ours; the paper does not list its pairs).
+    gammas : tuple of float
+        Sample ratios :math:`\gamma = n/d` (ours: one over-, one underparameterised).
+    norms : tuple of float
+        Source norms :math:`r` of :math:`\beta_s = r\,u` (ours).
+    depth : int
+        Network depth :math:`L` (caption of Fig. 1, App. D.1: 2).
+    sigma : float
+        Label-noise standard deviation of both tasks (caption of Fig. 1: 0.2).
+    alpha : float
+        Initialisation scale (App. D.1: :math:`10^{-5}`).
+    seed : int
+        Base seed of the random streams (ours).
+    """
+
+    d: int                          # paper 000, caption of Fig. 1, App. D.1
+    draws: int                      # paper 000, caption of Fig. 1, App. D.1
+    w1_samples: int                 # ours (not stated in the paper)
+    thetas: tuple                   # ours (the paper does not list its pairs)
+    gammas: tuple = (0.5, 1.5)      # ours
+    norms: tuple = (0.5, 1.0, 2.0)  # ours
+    depth: int = 2                  # paper 000, caption of Fig. 1, App. D.1
+    sigma: float = 0.2              # paper 000, caption of Fig. 1
+    alpha: float = 1e-5             # paper 000, App. D.1
+    seed: int = 0                   # ours
+
+
+#: The parameters of Fig. 4 at each ``TRANSFERKIT_SCALE``.
+#:
+#: ``paper``: the caption of Fig. 4 (paper 000, App. E) generates the tasks "according to the
+#: setup in Section 3", hence L = 2, d = 500, sigma = 0.2 (caption of Fig. 1), alpha = 1e-5 and
+#: 20 draws of the target set (App. D.1).  The caption of Fig. 4 computes W1 "from finite
+#: samples" without saying how many, and the paper does not list the pairs it plots.  Ours
+#: (stated in the chapter): 13 angles theta on [0, pi] times the source norms r = 0.5, 1, 2, at
+#: gamma = 0.5 and 1.5; both tasks carry the label noise sigma (otherwise the KL is
+#: infinite); W1 from 1000 points of each law (5 estimates, the default of
+#: :func:`simulate_pairs`); seed 0.
+#: ``smoke``: ours, the same pipeline small enough for the tests (d = 60, 16 draws, 9 angles,
+#: W1 from 500 points of each law).
+FIG4 = {
+    "paper": Fig4Preset(d=500, draws=20, w1_samples=1000,
+                        thetas=tuple(np.linspace(0, np.pi, 13).tolist())),
+    "smoke": Fig4Preset(d=60, draws=16, w1_samples=500,
+                        thetas=tuple(np.linspace(0, np.pi, 9).tolist())),
+}
 
 
 # ---------------------------------------------------------------------------

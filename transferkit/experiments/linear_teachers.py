@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .. import models
 from .._validate import check_int, check_positive
@@ -27,9 +28,184 @@ from ..theory.linear_teachers import (
     null_space_projection,
 )
 
-__all__ = ["spiked_spectrum", "eigen_align_sim", "depth_alpha_sim", "scaling_sim", "frozen_sim",
-           "eigen_align_cell", "depth_alpha_cell", "scaling_cell", "frozen_cell",
+__all__ = ["FIG1_EIGEN_ALIGN", "FIG2_DEPTH", "FIG3_FROZEN", "EigenAlignPreset", "DepthPreset",
+           "FrozenPreset", "spiked_spectrum", "eigen_align_sim", "depth_alpha_sim", "scaling_sim",
+           "frozen_sim", "eigen_align_cell", "depth_alpha_cell", "scaling_cell", "frozen_cell",
            "EigenAlignResult", "DepthAlphaResult", "ScalingResult", "FrozenResult"]
+
+
+@dataclass(frozen=True)
+class EigenAlignPreset:
+    r"""Parameters of Fig. 1 of paper 001 (top vs bottom eigen-align) at one scale.
+
+    The presets are :data:`FIG1_EIGEN_ALIGN`; the chapter notebook
+    ``notebooks/linear_teachers.py`` passes them to :func:`spiked_spectrum`,
+    :func:`eigen_align_sim` and :func:`transferkit.theory.linear_teachers.g_function`.
+
+    Attributes
+    ----------
+    d : int
+        Input dimension (paper 001, Sec. 4.2: 1000).
+    m : int
+        Number of large eigenvalues of :math:`\Sigma` (Sec. 4.2, caption of Fig. 1: 50).
+    draws : int
+        Draws (designs and teachers) per sample size (ours; the paper does not state it).
+    ns : tuple of int
+        Target sample sizes :math:`n < d` (ours; the paper does not state its grid).
+    top, bottom : float
+        The :math:`m` large and the :math:`d - m` small eigenvalues of :math:`\Sigma`
+        (Sec. 4.2, caption of Fig. 1: 1.5 and 0.3).
+    norm : float
+        :math:`\|\theta_T-\theta_S\|` of both settings (ours; Sec. 4.2 says only that it is
+        the same in both).
+    c : float
+        The constant of :math:`g` in the bound of Thm 4.2 (ours; the theorem only says that
+        one exists).
+    delta : float
+        The confidence :math:`\delta\ge 1` of Thm 4.2, the bound holding with probability
+        :math:`1-e^{-\delta}` (ours: :math:`\log 100`, probability 99 %).
+    seed : int
+        Base seed of the random streams (ours).
+    """
+
+    d: int                          # paper 001, Sec. 4.2
+    m: int                          # paper 001, Sec. 4.2, caption of Fig. 1
+    draws: int                      # ours (not stated)
+    ns: tuple                       # ours (not stated)
+    top: float = 1.5                # paper 001, Sec. 4.2, caption of Fig. 1
+    bottom: float = 0.3             # paper 001, Sec. 4.2, caption of Fig. 1
+    norm: float = 1.0               # ours (Sec. 4.2: "the same norm" in both settings)
+    c: float = 3.0                  # ours (Thm 4.2: "there exists a constant c > 0")
+    delta: float = float(np.log(100))   # ours (Thm 4.2 holds for every delta >= 1)
+    seed: int = 0                   # ours
+
+
+#: The parameters of Fig. 1 of paper 001 at each ``TRANSFERKIT_SCALE``.
+#:
+#: ``paper``: d = 1000, m = 50 eigenvalues 1.5 and the rest 0.3 (paper 001, Sec. 4.2 and the
+#: caption of Fig. 1).  The paper states neither its draws nor its n grid nor the common norm
+#: of theta_T - theta_S nor the constant c and the confidence delta of Thm 4.2; ours (stated
+#: in the chapter): 20 draws per n, n = 10, ..., 950 (n < d: the
+#: under-determined regression of Sec. 4.1, Assumption 3.1), norm 1, c = 3
+#: (the smallest constant with 3 max(sqrt x, x) >= 2 sqrt x + x, the leading term of the
+#: covariance deviation for Gaussian data) and delta = log 100; seed 0.
+#: ``smoke``: ours, the same pipeline small enough for the tests (d = 200, m = 10, 10 draws,
+#: six sample sizes).
+FIG1_EIGEN_ALIGN = {
+    "paper": EigenAlignPreset(d=1000, m=50, draws=20,
+                              ns=(10, 25, 50, 100, 200, 300, 400, 600, 800, 950)),
+    "smoke": EigenAlignPreset(d=200, m=10, draws=10, ns=(5, 20, 50, 100, 150, 190)),
+}
+
+
+@dataclass(frozen=True)
+class DepthPreset:
+    r"""Parameters of Fig. 2 of paper 001 (fine-tuning deep linear networks) at one scale.
+
+    The presets are :data:`FIG2_DEPTH`; the chapter notebook ``notebooks/linear_teachers.py``
+    passes them to :func:`depth_alpha_sim` (panel a) and :func:`scaling_sim` (panel b).
+
+    Attributes
+    ----------
+    d : int
+        Input dimension and width (ours; the paper does not state it).
+    draws : int
+        Draws (teachers and designs) per point (ours; not stated).
+    depths : tuple of int
+        Depths :math:`L` of panel (a) (ours; the text of the paper does not list them).
+    alphas : tuple of float
+        Scales :math:`\alpha` of :math:`\theta_T = \alpha\theta_S + \epsilon`, panel (a)
+        (ours; not stated).
+    scales : tuple of float
+        Scaling factors :math:`a` of panel (b) (ours; not stated).
+    depth_b : int
+        Depth of panel (b) (caption of Fig. 2: a 7-layer model).
+    noise_norm : float
+        :math:`\|\epsilon\|` in panel (a) (Sec. 5.3: approximately
+        :math:`0.5\|\theta_S\|`, with :math:`\|\theta_S\| = 1`).
+    angle_dist : float
+        :math:`\|\hat\theta_T-\hat\theta_S\|` in panel (b) (Sec. 5.3: approximately 0.1).
+    seed_a, seed_b : int
+        Base seeds of the random streams of panels (a) and (b) (ours).
+    n : int
+        The number of target samples, :math:`d/10` (caption of Fig. 2); a property.
+    """
+
+    d: int                          # ours (not stated)
+    draws: int                      # ours (not stated)
+    depths: tuple                   # ours (not listed)
+    alphas: tuple                   # ours (not stated)
+    scales: tuple                   # ours (not stated)
+    depth_b: int = 7                # paper 001, caption of Fig. 2
+    noise_norm: float = 0.5         # paper 001, Sec. 5.3
+    angle_dist: float = 0.1         # paper 001, Sec. 5.3
+    seed_a: int = 1                 # ours
+    seed_b: int = 2                 # ours
+
+    @property
+    def n(self) -> int:
+        """The number of target samples, ``d // 10`` (paper 001, caption of Fig. 2: d/10)."""
+        return self.d // 10
+
+
+#: The parameters of Fig. 2 of paper 001 at each ``TRANSFERKIT_SCALE``.
+#:
+#: ``paper``: n = d/10 target samples and depth 7 in panel (b) (paper 001, caption of Fig. 2),
+#: the noise norm 0.5 of panel (a) and the distance 0.1 of the unit teachers in panel (b)
+#: (Sec. 5.3, both "approximately").  The paper states neither d nor the draws nor the grids;
+#: ours (stated in the chapter): d = 100, 20 draws, depths 1, 2, 3, 5, 7, alpha = 0.5, ..., 4
+#: (8 values), a = 0.25, 0.5, 1, 2, 4, 8; seeds 1 and 2.
+#: ``smoke``: ours, the same pipeline small enough for the tests (d = 30, 10 draws,
+#: depths 1, 2, 7, four alphas, three scales).
+FIG2_DEPTH = {
+    "paper": DepthPreset(d=100, draws=20, depths=(1, 2, 3, 5, 7),
+                         alphas=tuple(np.linspace(0.5, 4, 8).tolist()),
+                         scales=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0)),
+    "smoke": DepthPreset(d=30, draws=10, depths=(1, 2, 7), alphas=(0.5, 1.0, 2.0, 4.0),
+                         scales=(0.5, 1.0, 4.0)),
+}
+
+
+@dataclass(frozen=True)
+class FrozenPreset:
+    r"""Parameters of Fig. 3 of paper 001 (frozen first layer) at one scale.
+
+    The presets are :data:`FIG3_FROZEN`; the chapter notebook ``notebooks/linear_teachers.py``
+    passes them to :func:`frozen_sim` (two-layer networks, paper 001, Sec. 5.3).
+
+    Attributes
+    ----------
+    d : int
+        Input dimension and width (ours; the paper does not state it).
+    draws : int
+        Draws (teachers and designs) per sample size (ours; not stated).
+    ns : tuple of int
+        Target sample sizes (ours; not stated).
+    cos_angle : float
+        :math:`\cos\angle(\theta_S, \theta_T)` of the unit teachers (ours; not stated).
+    seed : int
+        Base seed of the random streams (ours).
+    """
+
+    d: int                          # ours (not stated)
+    draws: int                      # ours (not stated)
+    ns: tuple                       # ours (not stated)
+    cos_angle: float = 0.7          # ours (not stated)
+    seed: int = 3                   # ours
+
+
+#: The parameters of Fig. 3 of paper 001 at each ``TRANSFERKIT_SCALE``.
+#:
+#: ``paper``: the paper states only the architecture (two-layer linear networks, Sec. 5.3), not
+#: d, the draws, the n grid or the angle of the teachers; ours (stated in the chapter): d = 100,
+#: 20 draws, n = 5, 10, 20, ..., 70 (up to 0.7 d: plain gradient descent slows down like the
+#: condition number of X X^T as n approaches d), cos = 0.7; seed 3.
+#: ``smoke``: ours, the same pipeline small enough for the tests (d = 30, 10 draws, four
+#: sample sizes).
+FIG3_FROZEN = {
+    "paper": FrozenPreset(d=100, draws=20, ns=(5, 10, 20, 30, 40, 50, 60, 70)),
+    "smoke": FrozenPreset(d=30, draws=10, ns=(3, 10, 15, 20)),
+}
 
 
 @dataclass(frozen=True)
@@ -266,7 +442,6 @@ def eigen_align_cell(n, lam, m, draws, seed=0, norm=1.0, loss_tol=1e-12, max_ste
 
 def _cov_deviation(X, lam):
     r""":math:`\|X^\top X/n - \mathrm{diag}(\lambda)\|` per draw (Lanczos on the operator)."""
-    from scipy.sparse.linalg import LinearOperator, eigsh
 
     n, d = X.shape[-2:]
     res = []
