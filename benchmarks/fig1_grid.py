@@ -21,9 +21,6 @@ Prints the time per cell of both and their ratio; ``--json`` writes them for
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import os
 import time
 
 import numpy as np
@@ -31,6 +28,8 @@ import torch
 
 from transferkit.experiments.linear_transfer import FIG1, linear_transfer_grid
 from transferkit.models.device import default_device
+
+from _record import authors_ratio, write_json  # benchmarks/ is on sys.path
 
 #: The chapter's preset (notebooks/linear_transfer.py: ``experiments.linear_transfer.FIG1[SCALE]``).
 PRESETS = FIG1
@@ -112,9 +111,7 @@ def main(argv=None):
           f"phase, lr {LR}, extrapolated from timed epochs):")
     for k, v in ep.items():
         print(f"  {k:9s} {1e3 * v:7.2f} ms/epoch for {P.draws} instances -> {EPOCHS * v:7.1f} s")
-    print(f"  per cell {per_cell:8.1f} s; full {cells}-cell grid {per_cell * cells / 3600:.1f} h")
-    ratio = per_cell / (wall / cells)
-    print(f"\nratio (authors' per cell / transferkit per cell, wall): {ratio:,.0f}x")
+    ratio = authors_ratio(per_cell, cells, wall)
     if args.json:
         write_json(args.json, {
             "benchmark": "fig1_grid", "scale": args.scale, "quick": args.quick, "cells": cells,
@@ -122,15 +119,6 @@ def main(argv=None):
             "wall_s": wall, "compute_s": computed, "per_cell_s": wall / cells,
             "scratch_steps_median": int(np.median(steps)), "scratch_steps_max": int(steps.max()),
             "authors_per_cell_s": per_cell, "authors_grid_s": per_cell * cells, "ratio": ratio})
-
-
-def write_json(path, data):
-    """Write ``data`` with the machine and date to ``path`` (read by benchmarks/speed_table.py)."""
-    data = dict(data, date=datetime.date.today().isoformat(), cores=os.cpu_count(),
-                threads=torch.get_num_threads(), device=str(default_device()))
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump(data, f, indent=1)
 
 
 if __name__ == "__main__":

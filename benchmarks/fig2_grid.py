@@ -23,9 +23,6 @@ for ``benchmarks/speed_table.py`` (the README speed table).
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import os
 import time
 
 import numpy as np
@@ -33,6 +30,8 @@ import torch
 
 from transferkit.experiments.finetuning import FIG2, finetune_grid
 from transferkit.models.device import default_device
+
+from _record import authors_ratio, write_json  # benchmarks/ is on sys.path
 
 #: The chapter's preset (notebooks/finetuning.py: ``experiments.finetuning.FIG2[SCALE]``).
 PRESETS = FIG2
@@ -130,9 +129,7 @@ def main(argv=None):
           f"autograd, extrapolated from timed epochs):")
     for n, v in ep.items():
         print(f"  n = {n:4d}: {1e3 * v:6.2f} ms per epoch per instance")
-    print(f"  per cell {per_cell:8.1f} s; full {cells}-cell grid {per_cell * cells / 3600:.1f} h")
-    ratio = per_cell / (wall / cells)
-    print(f"\nratio (authors' per cell / transferkit per cell, wall): {ratio:,.0f}x")
+    ratio = authors_ratio(per_cell, cells, wall)
     if args.json:
         write_json(args.json, {
             "benchmark": "fig2_grid", "scale": args.scale, "quick": args.quick, "cells": cells,
@@ -142,15 +139,6 @@ def main(argv=None):
             "gamma_at_steps_max": float(gammas[np.unravel_index(np.argmax(steps), steps.shape)[0]]),
             "all_converged": bool(sim.converged("finetune").all()),
             "authors_per_cell_s": per_cell, "authors_grid_s": per_cell * cells, "ratio": ratio})
-
-
-def write_json(path, data):
-    """Write ``data`` with the machine and date to ``path`` (read by benchmarks/speed_table.py)."""
-    data = dict(data, date=datetime.date.today().isoformat(), cores=os.cpu_count(),
-                threads=torch.get_num_threads(), device=str(default_device()))
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump(data, f, indent=1)
 
 
 if __name__ == "__main__":

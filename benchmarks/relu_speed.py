@@ -26,8 +26,6 @@ transfer and the projections are measured separately and are minor).
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
 import time
 
@@ -36,6 +34,8 @@ import torch
 
 from transferkit import experiments, models
 from transferkit.experiments.relu_student_teacher import FIG3, fig3_experiment
+
+from _record import write_json  # benchmarks/ is on sys.path
 
 #: The chapter notebook whose sizes this benchmark uses.
 CHAPTER = "relu_student_teacher"
@@ -104,11 +104,8 @@ def main(argv=None):
                 "m_star": m_star, "seeds": S, "n": args.n, "threads": args.threads,
                 "pretrain_it_s": pre[0], "pretrain_it_s_cpu": pre[1],
                 "scratch_it_s": sc[0], "scratch_it_s_cpu": sc[1],
-                "horizon": args.horizon, "horizon_iterations": its,
-                "date": datetime.date.today().isoformat(), "cores": os.cpu_count()}
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as f:
-            json.dump(data, f, indent=1)
+                "horizon": args.horizon, "horizon_iterations": its}
+        write_json(args.json, data)
     return pre, sc, lt
 
 

@@ -1,6 +1,7 @@
 """Helpers shared by several test modules (imported as ``from _helpers import ...``)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -88,3 +89,28 @@ def check_figure(fig, n_axes: int) -> None:
     assert len(fig.axes) == n_axes
     fig.canvas.draw()
     plt.close(fig)
+
+
+def assert_same(x, y, path="res"):
+    """Bitwise equality of nested results (dataclasses, lists, tuples, arrays, scalars).
+
+    Used to check that a result loaded from the sweep cache is the one computed.
+    """
+    if dataclasses.is_dataclass(x):
+        assert type(x) is type(y), path
+        for f in dataclasses.fields(x):
+            assert_same(getattr(x, f.name), getattr(y, f.name), f"{path}.{f.name}")
+    elif isinstance(x, (list, tuple)):
+        assert type(x) is type(y) and len(x) == len(y), path
+        for i, (u, v) in enumerate(zip(x, y)):
+            assert_same(u, v, f"{path}[{i}]")
+    elif isinstance(x, np.ndarray):
+        assert isinstance(y, np.ndarray) and x.dtype == y.dtype and x.shape == y.shape, path
+        np.testing.assert_array_equal(x, y, err_msg=path)
+    else:
+        assert type(x) is type(y) and x == y, (path, x, y)
+
+
+def trained_again(*args, **kwargs):
+    """Stand-in for a trainer that must not run (monkeypatched in while loading a cache)."""
+    raise AssertionError("trained again instead of loading the cache")

@@ -51,6 +51,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+from scipy import ndimage
 
 __all__ = ["load_mnist", "load_fashion_mnist", "load_digits_28", "binary_task", "clear_memory_cache", "DataIntegrityError", "DataNotFoundError", "RestrictedUnpickler", "MNIST_FILE", "MNIST_SHA256", "FASHION_MNIST_SHA256", "DIGITS_FILE", "DIGITS_SHA256", "MNIST_TRAIN_CLASS_COUNTS", "MNIST_TEST_CLASS_COUNTS", "DIGITS_CLASS_COUNTS"]
 
@@ -530,8 +531,6 @@ def _parse_digits(raw: bytes, file: str, restore: str) -> tuple[np.ndarray, np.n
 
 @functools.lru_cache(maxsize=4)
 def _digits_cached(stamp: tuple) -> tuple[np.ndarray, np.ndarray]:
-    from scipy import ndimage
-
     file = stamp[0][0]
     restore = _digits_restore()
     images, y = _parse_digits(_read_verified(file, DIGITS_SHA256, restore), file, restore)

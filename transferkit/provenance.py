@@ -37,6 +37,8 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import hashlib
+import html
+import io
 import json
 import math
 import os
@@ -44,8 +46,14 @@ import platform
 import re
 import subprocess
 import time
+import warnings
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
 
 from ._version import __version__
 from .config import scale
@@ -128,7 +136,6 @@ def plotly_html(fig, name: str = "figure") -> str:
     ``<div>``, by which the provenance records and the browser test find it; the div
     gets ``data-plotted="true"`` once the figure is drawn.
     """
-    import html
 
     fragment = fig if isinstance(fig, str) else plotly_fragment(fig)
     if "</template>" in fragment:
@@ -156,18 +163,15 @@ def show_plotly(fig, name: str = "figure", metadata: dict | None = None, extra_h
     mime type, which Jupyter front ends with plotly's renderer draw.  Returns the
     :class:`IPython.display.HTML` object that was displayed.
     """
-    import json
-    import os
-
     from IPython.display import HTML, display
 
-    html = HTML(plotly_html(fig, name) + extra_html)
-    bundle = {"text/html": html.data, "text/plain": f"<plotly figure {name}>"}
+    shown = HTML(plotly_html(fig, name) + extra_html)
+    bundle = {"text/html": shown.data, "text/plain": f"<plotly figure {name}>"}
     if not os.environ.get("TRANSFERKIT_BOOK_BUILD") and hasattr(fig, "to_json"):
         # (myst-nb would warn about a mime type it does not know: not in the book)
         bundle["application/vnd.plotly.v1+json"] = json.loads(fig.to_json())
     display(bundle, raw=True, metadata=metadata or {})
-    return html
+    return shown
 
 
 SCHEMA = "transferkit-figure-record/1"
@@ -237,8 +241,6 @@ def git_revision(path=None) -> dict | None:
 
 
 def _versions() -> dict:
-    from importlib import metadata
-
     out = {"python": platform.python_version()}
     for pkg in ("numpy", "scipy", "torch", "matplotlib", "plotly"):
         try:
@@ -250,7 +252,6 @@ def _versions() -> dict:
 
 def _jsonable(value):
     """``value`` as plain JSON: numpy scalars and arrays, tuples, paths; inf as a string."""
-    import numpy as np
 
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
@@ -315,9 +316,6 @@ def _is_plotly(fig) -> bool:
 
 def _png_bytes(fig) -> tuple[bytes, int]:
     """PNG of a matplotlib figure at the style's ``savefig.dpi``; returns (bytes, dpi)."""
-    import io
-
-    import matplotlib as mpl
 
     dpi = mpl.rcParams["savefig.dpi"]
     dpi = fig.dpi if dpi == "figure" else float(dpi)
@@ -334,7 +332,6 @@ def _png_size(png: bytes) -> tuple[int, int]:
 def _render(fig, rec: dict) -> tuple[str, bytes]:
     """(file suffix, content) of the figure; fills ``rec["file"]`` details."""
     if _is_plotly(fig):
-
         content = plotly_fragment(fig).encode("utf-8")  # drawn as is on the page
         rec["kind"] = "plotly"
         suffix = ".plotly.html"
@@ -383,8 +380,6 @@ def save(fig, path, *, params=None, seeds=None, cli=None, wall_time=None, captio
                    if path.suffix.lower() in (".html", ".htm") else fig.to_json().encode("utf-8"))
         rec["kind"] = "plotly"
     else:
-        import io
-
         fmt = path.suffix.lstrip(".").lower() or "png"
         if fmt == "png":  # exactly as record() renders it: the same figure, the same bytes
             content, _ = _png_bytes(fig)
@@ -466,7 +461,6 @@ def record(fig, name: str, *, params=None, seeds=None, cli=None, wall_time=None,
         _write(directory, rec, content)
         files = [directory / rec["file"], directory / (name + ".json")]
     except OSError as exc:  # a read-only checkout must not stop a notebook: say so
-        import warnings
 
         warnings.warn(f"could not write the record of figure {name!r} to {directory}: {exc}",
                       stacklevel=2)
@@ -475,8 +469,6 @@ def record(fig, name: str, *, params=None, seeds=None, cli=None, wall_time=None,
     if display:
         _display(fig, rec, content)
     if rec["kind"] == "png":
-        import matplotlib.pyplot as plt
-
         plt.close(fig)
     return FigureRecord(fig, rec, files)
 
@@ -518,7 +510,6 @@ def _display(fig, rec: dict, content: bytes) -> None:
     meta = {METADATA_KEY: {"figure": rec}}
     marker = marker_html(rec)
     if rec["kind"] == "plotly":
-
         show_plotly(content.decode("utf-8"), name=rec["name"], metadata=meta, extra_html=marker)
         return
     w, h = rec["size_px"]

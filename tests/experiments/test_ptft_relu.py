@@ -1,8 +1,8 @@
 """Paper 003, Fig. 1c (STL against PT+FT, ReLU) through transferkit.sweep: cache, same numbers."""
-import dataclasses
-
 import numpy as np
 import pytest
+
+from _helpers import assert_same, trained_again
 
 from transferkit.experiments import ptft_relu
 
@@ -11,31 +11,6 @@ P = dict(d=6, rho=0.5, magnitude=1.0, ns=[4, 8], draws=2, width=5, units=2, n_au
 
 # tiny budgets: unconverged runs are expected (and flagged in the result)
 pytestmark = pytest.mark.filterwarnings("ignore:.*did not reach:UserWarning")
-
-
-def assert_same(x, y, path="res"):
-    if dataclasses.is_dataclass(x):
-        assert type(x) is type(y), path
-        for f in dataclasses.fields(x):
-            assert_same(getattr(x, f.name), getattr(y, f.name), f"{path}.{f.name}")
-    elif isinstance(x, (list, tuple)):
-        assert type(x) is type(y) and len(x) == len(y), path
-        for i, (u, v) in enumerate(zip(x, y)):
-            assert_same(u, v, f"{path}[{i}]")
-    elif isinstance(x, np.ndarray):
-        assert isinstance(y, np.ndarray) and x.dtype == y.dtype and x.shape == y.shape, path
-        np.testing.assert_array_equal(x, y, err_msg=path)
-    else:
-        assert type(x) is type(y) and x == y, (path, x, y)
-
-
-def _boom(*args, **kwargs):
-    raise AssertionError("trained again instead of loading the cache")
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("cache")
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +26,7 @@ def test_shapes(se):
 
 
 def test_second_run_loads_the_cache(se, cache, monkeypatch):
-    monkeypatch.setattr(ptft_relu, "train_units", _boom)
+    monkeypatch.setattr(ptft_relu, "train_units", trained_again)
     assert_same(ptft_relu.run_sample_efficiency(**P, directory=cache), se)
 
 

@@ -1,35 +1,14 @@
 """Paper 000, Sec. 4, Figs. 3 and 9 through transferkit.sweep: cache, resumption, same numbers."""
-import dataclasses
-
 import numpy as np
 import pytest
+
+from _helpers import assert_same, trained_again
 
 from transferkit.experiments import relu_student_teacher as rst
 from transferkit.models.relu import random_sphere
 
 P = dict(d=4, m=6, m_star=3, mus=[0.0, 0.5], ns=[5, 8], teachers=1, draws=2, scratch_seeds=2,
          pretrain_steps=60, scratch_steps=40, gram_points=7, seed=2, progress=False)
-
-
-def assert_same(x, y, path="res"):
-    """Bitwise equality of nested results (dataclasses, lists, tuples, arrays, scalars)."""
-    if dataclasses.is_dataclass(x):
-        assert type(x) is type(y), path
-        for f in dataclasses.fields(x):
-            assert_same(getattr(x, f.name), getattr(y, f.name), f"{path}.{f.name}")
-    elif isinstance(x, (list, tuple)):
-        assert type(x) is type(y) and len(x) == len(y), path
-        for i, (u, v) in enumerate(zip(x, y)):
-            assert_same(u, v, f"{path}[{i}]")
-    elif isinstance(x, np.ndarray):
-        assert isinstance(y, np.ndarray) and x.dtype == y.dtype and x.shape == y.shape, path
-        np.testing.assert_array_equal(x, y, err_msg=path)
-    else:
-        assert x == y, (path, x, y)
-
-
-def _boom(*args, **kwargs):
-    raise AssertionError("trained again instead of loading the cache")
 
 
 def test_skip_normals_replays_the_draws():
@@ -42,18 +21,13 @@ def test_skip_normals_replays_the_draws():
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("cache")
-
-
-@pytest.fixture(scope="module")
 def fig3(one_thread, cache):
     return rst.fig3_experiment(**P, directory=cache)
 
 
 def test_fig3_second_run_loads_the_cache(fig3, cache, monkeypatch):
-    monkeypatch.setattr(rst, "train_population", _boom)
-    monkeypatch.setattr(rst, "train_samples", _boom)
+    monkeypatch.setattr(rst, "train_population", trained_again)
+    monkeypatch.setattr(rst, "train_samples", trained_again)
     assert_same(rst.fig3_experiment(**P, directory=cache), fig3)
 
 
@@ -77,5 +51,5 @@ def test_anchored_cached_and_uncached_agree(fig3, cache, one_thread, monkeypatch
     first = rst.anchored_experiment(fig3, **kw, directory=cache)
     assert first.R_lt.shape == (2, 2, 1, 2) and first.info.anchor_dist.shape == (2,)
     assert_same(rst.anchored_experiment(fig3, **kw, cache=False), first)
-    monkeypatch.setattr(rst, "train_population", _boom)
+    monkeypatch.setattr(rst, "train_population", trained_again)
     assert_same(rst.anchored_experiment(fig3, **kw, directory=cache), first)

@@ -171,6 +171,27 @@ DIAGNOSTICS = ("scratch_minnorm_dist", "feature_rank", "finetune_thm52", "finetu
                "finetune_chain_residual", "finetune_eq14")
 
 
+def _runs_methods(self) -> tuple:
+    """The methods simulated, in order."""
+    return tuple(self.runs)
+
+
+def _runs_risk(self, method: str) -> np.ndarray:
+    """Risks of ``method`` (``KeyError`` naming the methods present if absent)."""
+    if method not in self.runs:
+        raise KeyError(f"no {method!r} runs in this result (methods: {tuple(self.runs)})")
+    return self.runs[method].risk
+
+
+def _runs_converged(self, method: str) -> np.ndarray:
+    """Convergence flags of a trained method, shaped as its risks."""
+    _runs_risk(self, method)                                # KeyError if absent
+    c = self.runs[method].converged
+    if c is None:
+        raise KeyError(f"{method!r} has no convergence flags (not trained by gradient descent)")
+    return c
+
+
 @dataclass(frozen=True)
 class GridResult:
     r"""A :math:`(\gamma, \theta)` grid of the transfer phase diagram (paper 000, Figs. 1-2).
@@ -241,23 +262,9 @@ class GridResult:
     sweep: object = field(default=None, repr=False)
     scratch_sweep: object = field(default=None, repr=False)
 
-    @property
-    def methods(self) -> tuple:
-        """The methods simulated, in order."""
-        return tuple(self.runs)
-
-    def risk(self, method: str) -> np.ndarray:
-        """Risks ``(G, T, B)`` of ``method`` (``KeyError`` naming the methods present if absent)."""
-        if method not in self.runs:
-            raise KeyError(f"no {method!r} runs in this result (methods: {self.methods})")
-        return self.runs[method].risk
-
-    def converged(self, method: str) -> np.ndarray:
-        """Convergence flags ``(G, T, B)`` of a trained method."""
-        c = self.runs[method].converged
-        if c is None:
-            raise KeyError(f"{method!r} has no convergence flags (not trained by gradient descent)")
-        return c
+    methods = property(_runs_methods)
+    risk = _runs_risk
+    converged = _runs_converged
 
     def replace(self, **changes) -> GridResult:
         """A copy with some fields replaced (:func:`dataclasses.replace`)."""
@@ -303,16 +310,9 @@ class PointResult:
     alpha: float
     runs: dict = field(default_factory=dict)
 
-    @property
-    def methods(self) -> tuple:
-        """The methods simulated, in order."""
-        return tuple(self.runs)
-
-    def risk(self, method: str) -> np.ndarray:
-        """Risks ``(draws,)`` of ``method``."""
-        if method not in self.runs:
-            raise KeyError(f"no {method!r} runs in this result (methods: {self.methods})")
-        return self.runs[method].risk
+    methods = property(_runs_methods)
+    risk = _runs_risk
+    converged = _runs_converged
 
 
 def pretrain(d, depth=2, draws=20, seed=0, alpha=1e-5, rcond=1e-3, loss_tol=1e-12,

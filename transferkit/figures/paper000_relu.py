@@ -12,6 +12,7 @@ The functions draw only: they compute no statistic that the chapter prints or ch
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from .. import theory
@@ -49,7 +50,6 @@ def gram_figure(G_model, G_source, G_init):
     matplotlib.figure.Figure
         Three heat maps on one colour scale, with a shared colour bar.
     """
-    import matplotlib.pyplot as plt
 
     fig, axs = plt.subplots(1, 3, figsize=(11, 3.4))
     vmax = max(G_model.max(), G_source.max())
@@ -83,7 +83,6 @@ def scratch_power_law_figure(ns, risk_mean, risk_se, A: float, nu: float, se_nu:
     matplotlib.figure.Figure
         Markers with error bars and the fitted line, on log-log axes.
     """
-    import matplotlib.pyplot as plt
 
     ns = np.asarray(ns)
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
@@ -115,7 +114,6 @@ def out_of_span_figure(mus, perp_sim, perp_theory, perp_init):
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
 
     ps = np.asarray(perp_sim)
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
@@ -152,7 +150,6 @@ def transfer_map_figure(ns, mus, T, n_star):
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
 
     ns, mus = np.asarray(ns), np.asarray(mus)
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
@@ -215,7 +212,6 @@ def least_squares_factor_figure(ns, mus, ratio, m: int):
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
 
     ns = np.asarray(ns)
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
@@ -255,7 +251,6 @@ def anchored_figure(ns, lambdas, T_lam, T_best, T_best_se):
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
 
     ns = np.asarray(ns)
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
@@ -295,7 +290,6 @@ def convergence_figure(pretrain: dict, ns, scratch: list):
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
 
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
     h = pretrain.history / pretrain.teacher_norm

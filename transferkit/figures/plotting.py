@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from importlib import resources
 
+import matplotlib.pyplot as plt
+import numpy as np
+import plotly.graph_objects as go
+from matplotlib.colors import ListedColormap
+
 __all__ = ["use_style", "plotly_surface", "plotly_heatmap", "phase_surface", "sign_map", "value_map", "theta_label"]
 
 
@@ -23,7 +28,6 @@ def use_style() -> None:
     The style file is read through :mod:`importlib.resources`, so this works
     from a source checkout, an editable install and an installed wheel alike.
     """
-    import matplotlib.pyplot as plt
 
     style = resources.files("transferkit").joinpath(STYLE_NAME)
     with resources.as_file(style) as path:
@@ -42,8 +46,6 @@ def plotly_surface(gammas, thetas, T, *, clip=(-1.0, 1.0), title="", zlabel="T",
     legend): simulated values drawn as markers over the surface (clipped like it).
     Returns a ``plotly.graph_objects.Figure``.
     """
-    import numpy as np
-    import plotly.graph_objects as go
 
     g = np.asarray(gammas, float)
     t = np.asarray(thetas, float)
@@ -83,8 +85,6 @@ def plotly_heatmap(z, x, y, *, xlabel="", ylabel="", zlabel="", title="", zmid=0
     For the transfer heat maps of the book (rows: one axis, columns: the other);
     diverging colours centred at ``zmid`` (``None``: no centre).  Returns a plotly Figure.
     """
-    import numpy as np
-    import plotly.graph_objects as go
 
     z = np.asarray(z, float)
     fig = go.Figure(go.Heatmap(
@@ -104,8 +104,6 @@ NEGATIVE, POSITIVE = "#d6604d", "#4393c3"
 
 
 def _mesh(gammas, thetas):
-    import numpy as np
-
     return np.meshgrid(np.asarray(gammas, float), np.asarray(thetas, float), indexing="ij")
 
 
@@ -116,7 +114,6 @@ def phase_surface(ax, gammas, thetas, T, clip=(-1.0, 1.0), cmap="RdBu"):
     display (the surface diverges at :math:`\gamma = 1`), and the zero level set is
     drawn on the surface.  ``ax`` must be a 3-d axis.
     """
-    import numpy as np
 
     G, Th = _mesh(gammas, thetas)
     Tc = np.clip(np.asarray(T, float), *clip)
@@ -136,8 +133,6 @@ def sign_map(ax, gammas, thetas, T, *, boundaries=(), label_boundaries=True):
     ``boundaries`` is a sequence of ``(gamma_values, theta_values, label)`` curves drawn
     on top (the theoretical phase boundaries).
     """
-    import numpy as np
-    from matplotlib.colors import ListedColormap
 
     G, Th = _mesh(gammas, thetas)
     S = np.sign(np.asarray(T, float))
@@ -155,7 +150,6 @@ def sign_map(ax, gammas, thetas, T, *, boundaries=(), label_boundaries=True):
 def value_map(ax, gammas, thetas, T, clip=(-1.0, 1.0), cmap="RdBu", label=None):
     r"""Heat map of :math:`\mathcal T(\gamma,\theta)` shaded by value (Fig. 8 style); the
     colour bar is labelled ``label`` (default :math:`\mathcal T`)."""
-    import numpy as np
 
     if label is None:
         label = r"$\mathcal{T}$"
@@ -171,7 +165,6 @@ def value_map(ax, gammas, thetas, T, clip=(-1.0, 1.0), cmap="RdBu", label=None):
 
 def theta_label(theta) -> str:
     """``theta`` as a readable multiple of pi (for legends)."""
-    import numpy as np
 
     for num, den in ((0, 1), (1, 12), (1, 8), (1, 6), (1, 4), (1, 3), (3, 8), (5, 12),
                      (1, 2), (2, 3), (3, 4), (1, 1)):
