@@ -114,8 +114,8 @@ for k, lab in enumerate(LABELS):
 t0 = time.perf_counter()
 sim = {s: experiments.lenet_transfer.ntk_similarity(s, *N_SIM, seed=0)
        for s in ("mnist", "mnist_upside_down", "fashion", "scratch")}
-thm1 = np.array([v["thm1"] for v in sim.values()])
-thm2 = np.array([v["thm2"] for v in sim.values()])
+thm1 = np.array([v.thm1 for v in sim.values()])
+thm2 = np.array([v.thm2 for v in sim.values()])
 print(f"{time.perf_counter() - t0:.0f} s, n_P = {N_SIM[0]}, n_Q = {N_SIM[1]}")
 for lab, a, b in zip(LABELS, thm1, thm2):
     print(f"{lab:18s} ||Y_Q - Y_P->Q||^2 / n_Q = {a:.4f}   Eq. 2 leading term = {b:.3f}")

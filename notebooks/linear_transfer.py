@@ -173,7 +173,7 @@ for sigma, ch in AGREE.items():
 LIMIT_DEPARTS = {}
 for sigma, r in sim.items():
     table, LIMIT_DEPARTS[sigma] = experiments.linear_transfer.scratch_limit_table(
-        r, AGREE[sigma]["scratch"])
+        r, AGREE[sigma].scratch)
     print(table)
 
 # %% [markdown]
@@ -181,7 +181,7 @@ for sigma, r in sim.items():
 
 # %%
 provenance.record(
-    figures.paper000.linear_phase_figure(sim[SIGMA], AGREE[SIGMA]["transferability"],
+    figures.paper000.linear_phase_figure(sim[SIGMA], AGREE[SIGMA].transferability,
                                 SLICES, "Fig. 1"),
     "fig1", params=dict(GRID, sigma=SIGMA, slices=SLICES), seeds=SEED,
     cli=fig_cli(SIGMA, "Fig. 1", "fig1.png"),
@@ -209,7 +209,7 @@ provenance.record(
 
 # %%
 G, TH = np.meshgrid(GAMMAS, THETAS, indexing="ij")
-TA = AGREE[SIGMA]["transferability"]
+TA = AGREE[SIGMA].transferability
 g_fine, t_fine = np.linspace(0.01, 2.0, 120), np.linspace(0, np.pi / 2, 61)
 provenance.record(
     figures.plotting.plotly_surface(
@@ -235,7 +235,7 @@ provenance.record(
 
 # %%
 provenance.record(
-    figures.paper000.linear_phase_figure(sim[0.0], AGREE[0.0]["transferability"],
+    figures.paper000.linear_phase_figure(sim[0.0], AGREE[0.0].transferability,
                                 SLICES, "Fig. 7"),
     "fig7", params=dict(GRID, sigma=0.0, slices=SLICES), seeds=SEED,
     cli=fig_cli(0.0, "Fig. 7", "fig7.png"),
@@ -249,7 +249,7 @@ provenance.record(
 
 # %%
 provenance.record(
-    figures.paper000.linear_value_maps(sim[0.0], AGREE[0.0]["transferability"],
+    figures.paper000.linear_value_maps(sim[0.0], AGREE[0.0].transferability,
                               "Fig. 8"),
     "fig8", params=dict(GRID, sigma=0.0), seeds=SEED, cli=NOTEBOOK_CLI,
     caption="transferability shaded by value, sigma = 0")
@@ -276,7 +276,7 @@ provenance.record(
     figures.paper000.feature_spectrum_figure(spec), "thm34-feature-spectrum",
     params=dict(d=D, depth=DEPTH, alphas=ALPHAS, draws=min(DRAWS, 4)), seeds=SEED,
     cli=NOTEBOOK_CLI, caption="Thm 3.4: spectrum of the pretrained features")
-for a, r_, al in zip(ALPHAS, spec["ratio"], spec["align"]):
+for a, r_, al in zip(ALPHAS, spec.ratio, spec.align):
     print(f"alpha = {a:g}: s2/s1 = {r_:.2e}, |<u_1, beta_s>| = {al:.8f}")
 
 # %% [markdown]
@@ -289,7 +289,7 @@ for a, r_, al in zip(ALPHAS, spec["ratio"], spec["align"]):
 # %%
 # Thm 3.4 checks: rank one along beta_s at the paper's alpha, and s2/s1 linear in alpha
 # for small alpha (the bulk is the O(alpha) initialisation, untouched by pretraining).
-ratio, align = spec["ratio"], spec["align"]
+ratio, align = spec.ratio, spec.align
 assert ratio[0] < 1e-3 and align[0] > 1 - 1e-8, (ratio[0], align[0])
 small = np.array(ALPHAS) <= 1e-2
 slope = np.polyfit(np.log(np.array(ALPHAS)[small]),
@@ -310,13 +310,13 @@ assert abs(slope - 1) < 0.05, slope
 ALPHAS_SC = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
 thm35 = tk.experiments.linear_transfer.scratch_limit_vs_alpha(
     D, 0.5, SIGMA, ALPHAS_SC, depth=DEPTH, draws=min(DRAWS, 4), seed=SEED)
-dist = {m: v.max(axis=1) for m, v in thm35["dist"].items()}
+dist = {m: v.max(axis=1) for m, v in thm35.dist.items()}
 provenance.record(
     figures.paper000.minnorm_distance_figure(thm35), "thm35-minnorm-distance",
     params=dict(d=D, depth=DEPTH, gamma=0.5, sigma=SIGMA, alphas=ALPHAS_SC,
                 draws=min(DRAWS, 4), methods=["gd", "nesterov"]), seeds=SEED,
     cli=NOTEBOOK_CLI, caption="Thm 3.5: scratch limit vs the minimum-norm solution")
-lim = thm35["limits"]
+lim = thm35.limits
 gap = float(np.linalg.norm(lim["gd"][0] - lim["nesterov"][0],
                            axis=-1).max())
 print(f"distance to X^+ y at alpha = 1e-5: gd {dist['gd'][0]:.2e}, "

@@ -37,7 +37,7 @@
 # negative of paper 000's $\mathcal T$). A good predictor has a large positive Spearman
 # $\rho$ with the outcome. We report $\rho$ and $R^2$ (squared Pearson correlation, paper
 # 001's statistic), each with a 95 % percentile interval from 2000 paired bootstrap
-# resamples of the pairs (`predictors.score`).
+# resamples of the pairs (`stats.score`).
 #
 # ## Protocol
 #
@@ -114,10 +114,10 @@ print("real:", REAL)
 t0 = time.perf_counter()
 syn = experiments.predictors.synthetic_benchmark(SYN["d"], SYN["gammas"], SYN["thetas"], SYN["sigmas"], SYN["norms"],
                              depth=DEPTH, draws=SYN["draws"], seed=SEED, alpha=ALPHA)
-print(f"wall time {time.perf_counter() - t0:.0f} s; {len(syn['tasks'])} tasks "
-      f"({len(syn['gammas'])} gamma x {len(syn['thetas'])} theta x {len(syn['sigmas'])} sigma x "
-      f"{len(syn['norms'])} r), {syn['draws']} draws each; pretrained feature rank "
-      f"{syn['feature_rank']}")
+print(f"wall time {time.perf_counter() - t0:.0f} s; {len(syn.tasks)} tasks "
+      f"({len(syn.gammas)} gamma x {len(syn.thetas)} theta x {len(syn.sigmas)} sigma x "
+      f"{len(syn.norms)} r), {syn.draws} draws each; pretrained feature rank "
+      f"{syn.feature_rank}")
 
 # %% [markdown]
 # **Agreement with theory.** Linear transfer has an exact finite-size risk (paper 000,
@@ -125,20 +125,20 @@ print(f"wall time {time.perf_counter() - t0:.0f} s; {len(syn['tasks'])} tasks "
 # at the Bonferroni-corrected 1 % level.
 
 # %%
-tasks = syn["tasks"]
+tasks = syn.tasks
 lt_theory = theory.deep_linear.linear_transfer_risk(tasks["n"], tasks["theta"], tasks["sigma"])
 lt_std = theory.deep_linear.linear_transfer_risk_std(tasks["n"], tasks["theta"], tasks["sigma"])
-AGREE = stats.agreement(syn["linear"], lt_theory, std=lt_std)
+AGREE = stats.agreement(syn.linear, lt_theory, std=lt_std)
 print(AGREE.summary("linear-transfer risk"))
 assert AGREE.ok, AGREE.summary("linear-transfer risk")
 
 # %%
 SYN_ROWS, SYN_SETTINGS = {}, []
 for method in ("linear", "finetune"):
-    for g in syn["gammas"]:
+    for g in syn.gammas:
         sel = tasks["gamma"] == g
-        tr = syn[method][sel].mean(-1)
-        ex = (syn[method][sel] - syn["scratch"][sel]).mean(-1)
+        tr = syn.risk(method)[sel].mean(-1)
+        ex = (syn.risk(method)[sel] - syn.scratch[sel]).mean(-1)
         if method == "finetune" and g > 1:
             # n > d: fine-tuning and scratch training reach the same least-squares solution
             # (the interpolant is unique), so there is no transfer effect to predict
@@ -149,7 +149,7 @@ for method in ("linear", "finetune"):
             continue
         key = f"{method}, γ = {g:g}"
         SYN_SETTINGS.append(key)
-        SYN_ROWS[key] = stats.score_table({p: v[sel] for p, v in syn["pred"].items()},
+        SYN_ROWS[key] = stats.score_table({p: v[sel] for p, v in syn.pred.items()},
                                        {"excess": ex, "transferred": tr}, n_boot=N_BOOT,
                                        seed=SEED)
 display(Markdown("**Synthetic, outcome: excess risk (transferred − scratch).** "
@@ -160,10 +160,10 @@ display(Markdown("**Synthetic, outcome: transferred risk.**\n\n"
 
 # %%
 for method in ("linear", "finetune"):
-    g = syn["gammas"][0]
+    g = syn.gammas[0]
     sel = tasks["gamma"] == g
-    ex = (syn[method][sel] - syn["scratch"][sel]).mean(-1)
-    fig = figures.predictors.scatter_figure({p: v[sel] for p, v in syn["pred"].items()}, ex,
+    ex = (syn.risk(method)[sel] - syn.scratch[sel]).mean(-1)
+    fig = figures.predictors.scatter_figure({p: v[sel] for p, v in syn.pred.items()}, ex,
                             f"synthetic, {method}, γ = {g:g}: excess risk against each predictor",
                             "transferred − scratch", color=tasks["norm"][sel], clabel="source norm r")
     provenance.record(fig, f"predictors-synthetic-{method}", seeds=SEED,
@@ -192,12 +192,12 @@ print(f"wall time {time.perf_counter() - t0:.0f} s")
 
 # %%
 REAL_ROWS, REAL_SETTINGS = {}, []
-for j, n in enumerate(real["ns"]):
-    tr = real["finetune"][j].mean(-1)
-    ex = (real["finetune"][j] - real["scratch"][j]).mean(-1)
+for j, n in enumerate(real.ns):
+    tr = real.finetune[j].mean(-1)
+    ex = (real.finetune[j] - real.scratch[j]).mean(-1)
     key = f"n = {n}"
     REAL_SETTINGS.append(key)
-    REAL_ROWS[key] = stats.score_table({p: v[j] for p, v in real["pred"].items()},
+    REAL_ROWS[key] = stats.score_table({p: v[j] for p, v in real.pred.items()},
                                     {"excess": ex, "transferred": tr}, n_boot=N_BOOT, seed=SEED)
 display(Markdown("**MNIST / Fashion-MNIST pairs, outcome: excess 0-1 error (fine-tuned − "
                  "scratch).** Spearman ρ [95 % bootstrap interval]; R²\n\n"
@@ -205,21 +205,21 @@ display(Markdown("**MNIST / Fashion-MNIST pairs, outcome: excess 0-1 error (fine
 display(Markdown("**MNIST / Fashion-MNIST pairs, outcome: fine-tuned 0-1 error.**\n\n"
                  + figures.predictors.markdown_table(REAL_ROWS, REAL_SETTINGS, "transferred")))
 print("mean test error, fine-tuned / scratch, per n:",
-      {int(n): (round(float(real["finetune"][j].mean()), 3), round(float(real["scratch"][j].mean()), 3))
-       for j, n in enumerate(real["ns"])})
+      {int(n): (round(float(real.finetune[j].mean()), 3), round(float(real.scratch[j].mean()), 3))
+       for j, n in enumerate(real.ns)})
 
 # %%
 kind = np.array([{"mnist": 0, "fashion": 1}[s] + 2 * {"mnist": 0, "fashion": 1}[t]
                  for s, _, _, t, _, _ in PAIRS], float)
 j = 0
-fig = figures.predictors.scatter_figure({p: v[j] for p, v in real["pred"].items()},
-                        (real["finetune"][j] - real["scratch"][j]).mean(-1),
-                        f"MNIST / Fashion-MNIST pairs, n = {real['ns'][j]}: excess error "
+fig = figures.predictors.scatter_figure({p: v[j] for p, v in real.pred.items()},
+                        (real.finetune[j] - real.scratch[j]).mean(-1),
+                        f"MNIST / Fashion-MNIST pairs, n = {real.ns[j]}: excess error "
                         "against each predictor", "fine-tuned − scratch error", color=kind,
                         clabel="kind (0 M→M, 1 F→M, 2 M→F, 3 F→F)")
-provenance.record(fig, "predictors-real", seeds=SEED, params=dict(REAL, n=int(real["ns"][j])),
+provenance.record(fig, "predictors-real", seeds=SEED, params=dict(REAL, n=int(real.ns[j])),
                   caption="predictor benchmark: binary MNIST / Fashion-MNIST pairs, "
-                  f"n = {real['ns'][j]}")
+                  f"n = {real.ns[j]}")
 
 # %% [markdown]
 # *Figure.* Excess 0-1 test error of fine-tuning over scratch training (mean over the
@@ -231,17 +231,17 @@ provenance.record(fig, "predictors-real", seeds=SEED, params=dict(REAL, n=int(re
 # bootstrap intervals contain their point estimates; the known ranking of the synthetic
 # tasks (linear transfer: risk increasing in sin^2 theta at fixed sigma, Eq. 10) is found
 # by the feature-space measure with an interval above zero.
-assert all(np.isfinite(v).all() for v in real["pred"].values())
-assert all(np.isfinite(v).all() for v in syn["pred"].values())
+assert all(np.isfinite(v).all() for v in real.pred.values())
+assert all(np.isfinite(v).all() for v in syn.pred.values())
 assert len(PAIRS) >= (20 if SCALE == "paper" else 8)
 for rows in (*SYN_ROWS.values(), *REAL_ROWS.values()):
     for r in rows:
-        if not r["constant"]:
-            assert r["rho_lo"] <= r["rho"] + 1e-12 and r["rho"] <= r["rho_hi"] + 1e-12, r
-for g in syn["gammas"]:
+        if not r.constant:
+            assert r.rho_lo <= r.rho + 1e-12 and r.rho <= r.rho_hi + 1e-12, r
+for g in syn.gammas:
     r = next(r for r in SYN_ROWS[f"linear, γ = {g:g}"]
-             if r["predictor"] == "feature" and r["outcome"] == "transferred")
-    assert r["rho_lo"] > 0, r
+             if r.predictor == "feature" and r.outcome == "transferred")
+    assert r.rho_lo > 0, r
 
 # %% [markdown]
 # ## Which predictor wins where

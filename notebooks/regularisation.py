@@ -61,23 +61,18 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # $\theta = \pi/2$ transfer risk ($\approx 1$) only for $|\gamma - 1| \lesssim \sigma^2 = 0.04$
 # (Eq. 8: $\sigma^2/(1-\gamma) > 1$ and $\sigma^2/(\gamma - 1) > 1$). The ridge grid is
 # $\lambda \in \{0\} \cup \{4^k\}$, so that scaling the features by $s = 2$ maps it onto itself.
+#
+# The values live in `experiments.regularisation.FIG56` (one preset per scale, with the
+# source of each value).
 
 # %%
-if SCALE == "paper":
-    D6, D5, DRAWS = 500, 200, 20
-    GAMMAS = np.round(np.r_[np.arange(1, 10) / 10, 0.95, 0.97, 1.03, 1.05,
-                            np.arange(11, 21) / 10], 3)
-    THETAS = np.linspace(0, np.pi / 2, 19)
-    LAMS = np.r_[0.0, 4.0 ** np.arange(-5, 3)]
-else:  # smoke: the same pipeline, small enough for the tests
-    D6, D5, DRAWS = 60, 40, 16
-    GAMMAS = np.array([0.25, 0.5, 0.75, 1.25, 1.5, 2.0])
-    THETAS = np.linspace(0, np.pi / 2, 7)
-    LAMS = np.r_[0.0, 4.0 ** np.arange(-3, 2)]
-DEPTH, SIGMA, ALPHA, SEED, GAMMA6 = 2, 0.2, 1e-5, 0, 0.5
-SLICES = [0.0, np.pi / 6, np.pi / 3, np.pi / 2]
-SCALES = (0.5, 1.0, 2.0)
-WDS = experiments.regularisation.WEIGHT_DECAYS
+PRESET = experiments.regularisation.FIG56[SCALE]  # smoke: the same pipeline, small enough for the tests
+D6, D5, DRAWS = PRESET.ridge_d, PRESET.wd_d, PRESET.draws
+GAMMAS, THETAS, LAMS = np.array(PRESET.gammas), np.array(PRESET.thetas), np.array(PRESET.lams)
+DEPTH, SIGMA, ALPHA, SEED, GAMMA6 = PRESET.depth, PRESET.sigma, PRESET.alpha, PRESET.seed, PRESET.ridge_gamma
+SLICES = list(PRESET.slices)
+SCALES = PRESET.feature_scales
+WDS = PRESET.weight_decays
 print(f"Fig. 6: d = {D6}, gamma = {GAMMA6}; Fig. 5: d = {D5}, "
       f"{len(GAMMAS)} x {len(THETAS)} grid; {DRAWS} draws; weight decays {WDS}")
 
@@ -106,15 +101,15 @@ t0 = time.perf_counter()
 curve = experiments.regularisation.ridge_transfer_curve(D6, GAMMA6, LAMS, SLICES, SIGMA, depth=DEPTH,
                                             draws=DRAWS, seed=SEED, alpha=ALPHA,
                                             feature_scales=SCALES)
-n6 = curve["n"]
+n6 = curve.n
 lam_eff = LAMS[None, :, None] / np.array(SCALES)[:, None, None] ** 2
 exact6 = theory.deep_linear.ridge_linear_transfer_risk_finite(n6, np.array(SLICES)[None, None, :],
                                                   SIGMA, lam_eff)
-AGREE6 = stats.agreement(curve["risk"], exact6)
-limit6 = stats.agreement(curve["risk"],
+AGREE6 = stats.agreement(curve.risk, exact6)
+limit6 = stats.agreement(curve.risk,
                             theory.deep_linear.ridge_linear_transfer_risk(lam_eff, np.array(SLICES)))
 print(f"{time.perf_counter() - t0:.1f} s; n = {n6}; pretrained feature scale s: "
-      f"{curve['feature_scale'].min():.6f} .. {curve['feature_scale'].max():.6f}")
+      f"{curve.feature_scale.min():.6f} .. {curve.feature_scale.max():.6f}")
 print(AGREE6.summary("exact finite-n (Eq. 125)"))
 print(limit6.summary("limit (Eq. 13)"))
 
@@ -164,8 +159,8 @@ for t in SLICES[:-1]:
 # (s = 2 maps the grid 4^k onto 4^(k-1)); Eq. 13 increases with lambda for theta < pi/2, and
 # so does the simulated mean above the finite-n optimum lambda* (beyond 3 lambda*).
 assert AGREE6.ok, AGREE6.summary("Fig. 6")
-assert curve["feature_scale"].min() > 0.999 and curve["feature_scale"].max() < 1.001
-r = curve["risk"]
+assert curve.feature_scale.min() > 0.999 and curve.feature_scale.max() < 1.001
+r = curve.risk
 assert np.allclose(r[SCALES.index(2.0), 2:], r[SCALES.index(1.0), 1:-1], rtol=1e-9, atol=1e-12)
 fine = np.geomspace(1e-4, 100, 400)
 for j, t in enumerate(SLICES[:-1]):
@@ -208,20 +203,20 @@ wd = experiments.regularisation.weight_decay_scratch_grid(D5, GAMMAS, SIGMA, WDS
 lin = experiments.linear_transfer.linear_transfer_grid(D5, GAMMAS, THETAS, SIGMA, depth=DEPTH, draws=DRAWS,
                                  seed=SEED, alpha=ALPHA, methods=("linear",))
 print(f"wall time {time.perf_counter() - t0:.0f} s; weight-decay rows computed "
-      f"{wd['sweep'].computed}, cached {wd['sweep'].cached}; compute time "
-      f"{wd['sweep'].seconds.sum():.0f} s")
-print(f"all converged: {wd['converged'].all()}; largest number of steps {wd['steps'].max()}; "
-      f"largest distance to the exact limit: wd = 0 {np.max(wd['dist'][:, 0]):.1e}, "
-      f"wd > 0 {np.max(wd['dist'][:, 1:]):.1e}")
+      f"{wd.sweep.computed}, cached {wd.sweep.cached}; compute time "
+      f"{wd.sweep.seconds.sum():.0f} s")
+print(f"all converged: {wd.converged.all()}; largest number of steps {wd.steps.max()}; "
+      f"largest distance to the exact limit: wd = 0 {np.max(wd.dist[:, 0]):.1e}, "
+      f"wd > 0 {np.max(wd.dist[:, 1:]):.1e}")
 CHECKS = experiments.regularisation.regularised_checks(wd, lin)
 for name, a in CHECKS.items():
     print(a.summary(name))
 TUNED = experiments.regularisation.tune(wd)
 print(" gamma  chosen wd (sim)  chosen wd (theory)  tuned risk (sim)  theory  optimal ridge")
 for i, g in enumerate(GAMMAS):
-    print(f"{g:6.2f}  {TUNED['weight_decay'][i]:15g}  {WDS[TUNED['theory_index'][i]]:18g}  "
-          f"{TUNED['risk'][i].mean():9.4f} ± {TUNED['risk'][i].std(ddof=1) / np.sqrt(DRAWS):.4f}"
-          f"  {TUNED['theory_of_choice'][i]:6.4f}  {theory.deep_linear.optimal_ridge_risk(g, SIGMA):13.4f}")
+    print(f"{g:6.2f}  {TUNED.weight_decay[i]:15g}  {WDS[TUNED.theory_index[i]]:18g}  "
+          f"{TUNED.risk[i].mean():9.4f} ± {TUNED.risk[i].std(ddof=1) / np.sqrt(DRAWS):.4f}"
+          f"  {TUNED.theory_of_choice[i]:6.4f}  {theory.deep_linear.optimal_ridge_risk(g, SIGMA):13.4f}")
 
 # %%
 provenance.record(
@@ -251,18 +246,18 @@ provenance.record(
 # the tuned risk never beats the optimally tuned ridge by more than its Monte Carlo error.
 for name, a in CHECKS.items():
     assert a.ok, a.summary(name)
-assert wd["converged"].all()
-assert np.max(wd["dist"][:, 1:]) < 1e-4, np.max(wd["dist"][:, 1:])
+assert wd.converged.all()
+assert np.max(wd.dist[:, 1:]) < 1e-4, np.max(wd.dist[:, 1:])
 j = len(THETAS) - 1
-plain_T = (wd["risk"][:, 0][:, None, :] - lin.risk("linear")).mean(-1)
-spike = theory.deep_linear.linear_transferability_finite(wd["n"], D5, np.pi / 2, SIGMA) > 0
+plain_T = (wd.risk[:, 0][:, None, :] - lin.risk("linear")).mean(-1)
+spike = theory.deep_linear.linear_transferability_finite(wd.n, D5, np.pi / 2, SIGMA) > 0
 print("gammas with anomalous positive transfer at theta = pi/2 (exact finite-d theory):",
       GAMMAS[spike], "; simulated T there:", plain_T[spike, j].round(3))
 assert (plain_T[spike, j] > 0).all() and (SCALE != "paper" or spike.any())
-tuned_T = CHECKS["tuned transferability"]
+tuned_T = CHECKS.tuned_transferability
 assert (tuned_T.mean[:, j] < 0).all(), tuned_T.mean[:, j]
 g_fine = np.linspace(0.02, 2, 300)
 R_grid = np.min([theory.deep_linear.weight_decay_scratch_risk(g_fine, SIGMA, w) for w in WDS], axis=0)
 assert np.all(R_grid >= theory.deep_linear.optimal_ridge_risk(g_fine, SIGMA) - 1e-12)
-a_opt = stats.agreement(TUNED["risk"], theory.deep_linear.optimal_ridge_risk(GAMMAS, SIGMA))
+a_opt = stats.agreement(TUNED.risk, theory.deep_linear.optimal_ridge_risk(GAMMAS, SIGMA))
 assert np.all(a_opt.mean > a_opt.theory - a_opt.critical * a_opt.se), a_opt.summary()

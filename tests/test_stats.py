@@ -225,13 +225,14 @@ def _synthetic_result(shift_linear=0.0, seed=0):
 
 def test_linear_transfer_checks_on_synthetic_results():
     good = experiments.linear_transfer.linear_transfer_checks(_synthetic_result())
-    assert all(a.ok for a in good.values()), {k: a.summary(k) for k, a in good.items()}
-    assert good["scratch"].n_compared == 2 and good["linear transfer"].n_compared == 4
+    assert all(a.ok for _, a in good.items()), {k: a.summary(k) for k, a in good.items()}
+    assert good.scratch.n_compared == 2 and good.linear_transfer.n_compared == 4
+    assert good.scratch.mean.shape == (2, 1) and good.transferability.mean.shape == (2, 2)
     # the exact std of linear transfer is used: normal critical value
-    assert good["linear transfer"].critical == pytest.approx(tkstats.critical_value(4, None))
+    assert good.linear_transfer.critical == pytest.approx(tkstats.critical_value(4, None))
     bad = experiments.linear_transfer.linear_transfer_checks(_synthetic_result(shift_linear=0.05))
-    assert bad["scratch"].ok
-    assert not bad["linear transfer"].ok and not bad["transferability"].ok
+    assert bad.scratch.ok
+    assert not bad.linear_transfer.ok and not bad.transferability.ok
 
 
 def test_transferability_draws():
@@ -261,3 +262,101 @@ def test_spearman_is_scipys_and_batched():
         assert spearman(x[i], y[i]) == pytest.approx(sps.spearmanr(x[i], y[i]).statistic, abs=1e-12)
     assert np.allclose(spearman(x, y), [sps.spearmanr(x[i], y[i]).statistic for i in range(3)])
     assert np.isnan(spearman(np.ones(5), np.arange(5.0)))  # constant: no ranking
+
+
+# ---------------------------------------------------------------------------
+# input contract (issue 15): bad input is a ValueError / TypeError naming the parameter,
+# never an OverflowError or a NaN
+# ---------------------------------------------------------------------------
+
+HUGE = 10 ** 400  # an int beyond the float range
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: tkstats.fit_power_law([1, 2, HUGE], [1, 2, 3]), "n"),
+    (lambda: tkstats.fit_power_law([1, 2, 3], [1, HUGE, 3]), "R"),
+    (lambda: tkstats.fit_power_law([1, 2, 3], [1, 2, 3], [1, HUGE, 1]), "R_se"),
+    (lambda: tkstats.fit_power_law("abc", [1, 2, 3]), "n"),
+    (lambda: tkstats.fit_power_law([1, 2, np.nan], [1, 2, 3]), "n"),
+    (lambda: tkstats.fit_power_law([1, 2, 3], [1, 2, 3], [1, -1, 1]), "R_se"),
+    (lambda: tkstats.fit_power_law([1, 2, 3], [1, 2, 3], [1, 1]), "R_se"),
+    (lambda: tkstats.fit_power_law([2, 2, 2], [1, 2, 3]), "n"),             # singular fit
+    (lambda: tkstats.fit_power_law(np.ones((3, 3)), np.ones((3, 3))), "n"),
+    (lambda: tkstats.fit_power_law([1, 2, 3], [5e-324, 5e-324, 1], [1, 1, 1]), "R_se"),
+    (lambda: tkstats.rank_correlation([1, 2, HUGE], [1, 2, 3]), "x"),
+    (lambda: tkstats.rank_correlation([1, 2, 3], [0, 0, 0]), "constant"),
+    (lambda: tkstats.rank_correlation([1, 2, 3], [3, 1, 2], n_boot=10 ** 30), "n_boot"),
+    (lambda: tkstats.score([1, 2, 3], [3, 1, 2], n_boot=2 ** 62), "n_boot"),
+    (lambda: tkstats.score([1, 2, 3], [3, 1, 2], n_boot=1e308), "n_boot"),
+    (lambda: tkstats.critical_value(HUGE, 10), "n_tests"),
+    (lambda: tkstats.critical_value(3, 10 ** 30), "draws"),
+    (lambda: tkstats.critical_value(3, 10, "a"), "fwer"),
+    (lambda: tkstats.critical_value(3, 10, np.array([0.1, 0.2])), "fwer"),
+    (lambda: tkstats.agreement(np.ones((2, 3)), 1.0, fwer=None), "fwer"),
+    (lambda: tkstats.agreement(np.ones((2, 3)), 1.0, std=-1.0), "std"),
+    (lambda: tkstats.ensd(np.ones((2, 3, 2)), np.ones((3, 3, 2))), "X and Y"),
+    (lambda: tkstats.pow2_normalise(np.ones(3), axis=1), "axis"),
+    (lambda: tkstats.r_squared(np.arange(3.0), np.arange(3.0) ** 2, axis=True), "axis"),
+    (lambda: tkstats.table_r2(np.ones((2, 2, 3)), [np.ones(3)]), "measures"),
+    (lambda: tkstats.table_r2(np.ones((2, 2, 3)), {"m": [1, 2, HUGE]}), "measures\\['m'\\]"),
+    (lambda: tkstats.table_r2(np.ones((2, 2, 3)), {"m": np.ones(4)}), "measures\\['m'\\]"),
+    (lambda: tkstats.score_table({"a": [1, 2, 3]}, None), "outcomes"),
+])
+def test_bad_input_names_the_parameter(call, name):
+    with pytest.raises((ValueError, TypeError), match=name) as info:
+        call()
+    assert not isinstance(info.value, OverflowError)
+
+
+def test_fit_power_law_unchanged_and_overflow_is_inf():
+    n = np.array([10.0, 20.0, 40.0, 80.0])
+    R = 3.0 * n ** -0.7 * np.array([1.0, 1.01, 0.99, 1.0])
+    A, nu, se_a, se_nu = tkstats.fit_power_law(n, R)
+    assert A == pytest.approx(3.0, rel=0.05) and nu == pytest.approx(0.7, rel=0.05)
+    assert se_a > 0 and se_nu > 0
+    # integers and a list give the same numbers, bit for bit
+    assert tkstats.fit_power_law([10, 20, 40, 80], list(R)) == (A, nu, se_a, se_nu)
+    # exact error bars: the delta-method weights; zero error bars are allowed
+    assert all(np.isfinite(tkstats.fit_power_law(n, R, 0.01 * R)))
+    assert all(np.isfinite(tkstats.fit_power_law(n, R, np.zeros(4))))
+    # a prefactor beyond the float range is inf, never NaN
+    out = tkstats.fit_power_law([1e296, 1e298, 1e300], [1e302, 1e301, 1e300])
+    assert out[0] == np.inf and out[1] == pytest.approx(0.5) and not np.isnan(out).any()
+
+
+def test_rank_correlation_drops_constant_resamples_instead_of_nan():
+    """Few distinct values: some bootstrap resamples are constant (no rho); the interval
+    comes from the others, as in score, never NaN."""
+    rho, lo, hi = tkstats.rank_correlation([0.0, 0.0, 1.0, 0.0], [1.0, 2.0, 3.0, 4.0], n_boot=50)
+    assert np.isfinite([rho, lo, hi]).all() and -1 <= lo <= hi <= 1
+    # and where no resample is constant the numbers are scipy's bootstrap, unchanged
+    x, y = np.arange(10.0), np.array([0.0, 2, 1, 3, 5, 4, 6, 8, 7, 9])
+    assert tkstats.rank_correlation(x, y, n_boot=100, seed=1)[0] == pytest.approx(
+        stats.spearmanr(x, y).statistic)
+
+
+def test_score_every_resample_constant_is_a_value_error():
+    """x = [0, 0, 1], 10 resamples: with seed 6581 every resample of x is constant, so no
+    resample has a correlation (the percentiles of nothing were NaN)."""
+    x, y, seed = [0.0, 0.0, 1.0], [1.0, 2.0, 3.0], 6581
+    idx = np.random.default_rng([seed, 8]).integers(0, 3, (10, 3))  # score's resamples
+    assert all(np.ptp(np.asarray(x)[i]) == 0 for i in idx)
+    with pytest.raises(ValueError, match="no bootstrap resample"):
+        tkstats.score(x, y, n_boot=10, seed=seed)
+
+
+@pytest.mark.parametrize("scale", [1e150, 1e-150, 1e100])
+def test_representation_measures_do_not_overflow_to_nan(scale):
+    """Degree-4 (participation ratio) and degree-8 (ENSD) statistics of entries near
+    1e150 overflowed to inf / inf = NaN; they are scale invariant, so an exact power-of-two
+    rescaling gives the answer for the unscaled representation."""
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((2, 6, 3))
+    big = 2.0 ** int(np.log2(scale))
+    assert tkstats.participation_ratio(X * big) == tkstats.participation_ratio(X)
+    assert tkstats.ensd(X * big, Y) == tkstats.ensd(X, Y)
+    assert tkstats.ensd(X * big, Y * big) == tkstats.ensd(X, Y)
+    A, B = X @ X.T, Y @ Y.T
+    assert tkstats.kernel_distance(A * big, B * big) == tkstats.kernel_distance(A, B)
+    assert np.isfinite(tkstats.participation_ratio(X * scale))
+    assert np.isfinite(tkstats.ensd(X * scale, Y))

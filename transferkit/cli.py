@@ -21,16 +21,23 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import shlex
 import sys
 import time
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+from tqdm import tqdm
 
 from . import experiments, figures, provenance, stats, theory
 from ._validate import MAX_INT, check_grid, check_int, check_positive
 from ._version import __version__
 from .config import progress
 from .experiments.deep_linear import sample_size, simulate_grid
+from .sweep import cache_dir
 
 __all__ = ["main", "build_parser", "phase_diagram_command", "simulate_point", "theory_values"]
 
@@ -93,7 +100,6 @@ MAX_GRID = 10**6
 
 def _grid(text: str) -> list:
     """``start:stop:count`` (evenly spaced, both ends included) or ``a,b,c``."""
-    import numpy as np
 
     if ":" in text:
         parts = text.split(":")
@@ -230,7 +236,6 @@ def _cmd_theory(args) -> int:
 # ---------------------------------------------------------------- simulate
 
 def _progress(args) -> bool:
-
     return progress(False if args.no_progress else None)
 
 
@@ -243,8 +248,6 @@ def simulate_point(gamma, theta, sigma, d=100, depth=2, draws=20, seed=0, alpha=
     method to its :class:`~transferkit.experiments.deep_linear.MethodRuns` (per-draw risks and
     convergence flags).
     """
-    from tqdm import tqdm
-
 
     bar = tqdm(total=1 + len(methods), desc="pretraining", disable=not progress, file=sys.stderr,
                unit="stage")
@@ -278,9 +281,6 @@ def _check_sim_args(args, gammas=(), cells=1) -> None:
 
 def check_cache_writable() -> None:
     """``UsageError`` (before any work) when the sweep cache folder cannot be written."""
-    import os
-
-    from .sweep import cache_dir
 
     where = cache_dir()
     fix = ("set TRANSFERKIT_CACHE to a writable folder, or pass --no-cache")
@@ -296,9 +296,6 @@ def check_cache_writable() -> None:
 
 
 def _cmd_simulate(args) -> int:
-    import numpy as np
-
-
     methods = tuple(dict.fromkeys(m.strip() for m in args.methods.split(",") if m.strip()))
     bad = [m for m in methods if m not in ("scratch", "linear", "finetune")]
     if bad or not methods:
@@ -366,9 +363,6 @@ def _interactive() -> bool:
 
 
 def _cmd_phase_diagram(args) -> int:
-    import numpy as np
-
-
     theory.deep_linear.linear_transferability(1.0 if args.sigma == 0 else 0.5, 0.0, args.sigma)  # validates sigma
     out = args.out
     if out.suffix.lower() not in (".png", ".pdf", ".svg"):
@@ -395,7 +389,7 @@ def _cmd_phase_diagram(args) -> int:
                                                 depth=args.depth, draws=args.draws,
                                                 seed=args.seed, alpha=args.alpha,
                                                 progress=_progress(args), cache=not args.no_cache)
-            check = experiments.linear_transfer.linear_transfer_checks(result)["transferability"]
+            check = experiments.linear_transfer.linear_transfer_checks(result).transferability
         else:
             result = simulate_grid(args.d, gammas, thetas, args.sigma, depth=args.depth,
                                    draws=args.draws, seed=args.seed, alpha=args.alpha,
@@ -403,8 +397,6 @@ def _cmd_phase_diagram(args) -> int:
             fin = theory.deep_linear.finetune_transferability_finite(result.n[:, None], args.d,
                                                                      thetas[None, :])
             check = stats.agreement(experiments.linear_transfer.transferability_draws(result, "finetune"), fin)
-    import matplotlib
-
 
     if not _interactive():
         matplotlib.use("Agg")  # a file is written, no window opened
@@ -467,9 +459,6 @@ def phase_diagram_command(out, *, method="linear", sigma=0.2, simulate=False, d=
 # ---------------------------------------------------------------- notebook
 
 def _cmd_notebook(args) -> int:
-    import os
-    from pathlib import Path
-
     path = Path(args.path)
     if not path.is_file():
         raise UsageError(f"no notebook at {str(path)!r}")
@@ -512,7 +501,6 @@ def _cmd_notebook(args) -> int:
 # ---------------------------------------------------------------- parser
 
 def build_parser() -> argparse.ArgumentParser:
-
     p = _Parser(prog=PROG, description="Closed forms, simulations and phase diagrams of "
                 "transfer learning (paper 000, Features are Fate).")
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -590,8 +578,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _path(text: str):
-    from pathlib import Path
-
     if not text.strip():
         raise argparse.ArgumentTypeError("empty path")
     return Path(text)
@@ -635,7 +621,6 @@ def main(argv=None) -> int:
         print(f"{PROG}: error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
         return 1
     except Exception as exc:  # never a traceback; TRANSFERKIT_DEBUG=1 shows it
-        import os
 
         if os.environ.get("TRANSFERKIT_DEBUG", "").strip() not in ("", "0"):
             raise

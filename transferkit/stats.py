@@ -9,15 +9,28 @@ representations used by papers 003/004 (participation ratio, ENSD, clustering of
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from ._validate import (as_array, check_array, check_broadcast, check_int, check_seed,
-                        InputTypeError)
+from ._validate import (MAX_INT, as_array, check_array, check_axis, check_broadcast,
+                        check_budget, check_int, check_seed, InputTypeError)
 
-__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "alignment_score", "r_squared", "table_r2", "pow2_normalise"]
+__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "Score", "ScoreRow", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "alignment_score", "r_squared", "table_r2", "pow2_normalise"]
+
+
+def _open_unit(name: str, value) -> float:
+    """``value`` as a ``float`` in the open interval (0, 1), else ``ValueError`` naming ``name``
+    (an :class:`~transferkit._validate.InputTypeError` for a value that is not a number)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputTypeError(f"{name} must be a number in (0, 1) (got {value!r})")
+    if not 0 < value < 1:  # NaN fails too
+        raise ValueError(f"{name} must be in (0, 1) (got {value!r})")
+    return float(value)
 
 
 def critical_value(n_tests: int, draws: int | None, fwer: float = 0.01) -> float:
@@ -26,18 +39,17 @@ def critical_value(n_tests: int, draws: int | None, fwer: float = 0.01) -> float
     Parameters
     ----------
     n_tests : int
-        Number ``k`` of cells compared (>= 1).
+        Number ``k`` of cells compared (>= 1, at most :math:`2^{53}`).
     draws : int or None
-        Draws ``m`` per cell (>= 2); ``None`` when the standard deviation is known
-        exactly, which gives the normal quantile instead of Student's.
+        Draws ``m`` per cell (>= 2, at most :math:`2^{53}`); ``None`` when the standard
+        deviation is known exactly, which gives the normal quantile instead of Student's.
     fwer : float in (0, 1)
         Family-wise false-alarm probability.
     """
-    check_int("n_tests", n_tests, 1)
+    n_tests = check_int("n_tests", n_tests, 1, MAX_INT)
     if draws is not None:
-        check_int("draws", draws, 2)
-    if not 0 < fwer < 1:
-        raise ValueError(f"fwer must be in (0, 1) (got {fwer!r})")
+        draws = check_int("draws", draws, 2, MAX_INT)
+    fwer = _open_unit("fwer", fwer)
     q = 1 - fwer / (2 * n_tests)
     return float(stats.norm.ppf(q) if draws is None else stats.t.ppf(q, df=draws - 1))
 
@@ -110,7 +122,7 @@ def agreement(draws: np.ndarray, theory, mask=None, fwer: float = 0.01, atol=0.0
         It comes from the trainer's convergence certificate
         (:func:`risk_error_bound`), never from the observed discrepancy.
     std : array, optional
-        The exact standard deviation of one draw, when theory provides it (e.g.
+        The exact standard deviation (>= 0) of one draw, when theory provides it (e.g.
         :func:`transferkit.theory.deep_linear.linear_transfer_risk_std`).  Then the standard error is
         ``std / sqrt(m)`` and the critical value is normal; otherwise both are estimated
         from the draws (Student's t).  Small samples of skewed risks can have a sample
@@ -123,6 +135,7 @@ def agreement(draws: np.ndarray, theory, mask=None, fwer: float = 0.01, atol=0.0
     unreliable, so callers exclude those cells through ``mask`` and say so.
     """
     draws = as_array("draws", draws)
+    _open_unit("fwer", fwer)
     if draws.ndim < 1 or draws.shape[-1] < 2:
         raise ValueError("draws must have at least 2 entries along its last axis")
     cells = draws.shape[:-1]
@@ -132,6 +145,8 @@ def agreement(draws: np.ndarray, theory, mask=None, fwer: float = 0.01, atol=0.0
         raise ValueError("atol must be finite and >= 0")
     if std is not None:
         std = _to_cells("std", as_array("std", std), cells)
+        if np.any(std < 0):
+            raise ValueError("std must be >= 0 (inf and NaN mark cells without a finite std)")
     if mask is not None:
         mask = np.asarray(mask) if not isinstance(mask, (str, bytes)) else None
         if mask is None or mask.dtype != bool:
@@ -168,7 +183,8 @@ def _to_cells(name, a, cells):
 def _pow2_tame(a, axes, limit=500):
     """``a`` scaled, per slice over ``axes``, by the power of two that brings its largest
     entry into [0.5, 1) -- only in slices whose largest entry is beyond ``2**limit`` or below
-    ``2**-limit`` (where squares and products would overflow or underflow).  Other slices
+    ``2**-limit`` (where squares and products would overflow or underflow; a statistic of
+    degree ``k`` in the entries needs ``limit`` below about ``1000 / k``).  Other slices
     are returned untouched, bit for bit; for scale-invariant statistics the result is
     exact wherever it is applied."""
     if a.size == 0:
@@ -201,11 +217,12 @@ def risk_error_bound(risk, dist):
 # ---------------------------------------------------------------------------
 
 
-def _centred(X, name):
+def _centred(X, name, limit):
     X = as_array(name, X)
     if X.ndim < 2 or X.shape[-2] < 2 or not np.all(np.isfinite(X)):
         raise ValueError(f"{name} must be a finite (..., n, p) array with n >= 2")
-    X = _pow2_tame(X, (-2, -1))  # entries near 1e308 (or 1e-308): exact rescaling
+    # entries beyond 2**+-limit (e.g. near 1e308 or 1e-308): exact power-of-two rescaling
+    X = _pow2_tame(X, (-2, -1), limit)
     return X - X.mean(-2, keepdims=True)
 
 
@@ -217,10 +234,11 @@ def participation_ratio(X):
 
     with :math:`C_X` the covariance of the (mean-centred) rows.  Between 1 and
     :math:`\min(n-1, p)`; ``nan``-free: a constant representation has PR 0 by convention.
-    Scale invariant: a representation whose entries are beyond :math:`2^{\pm 500}` is first
-    rescaled by a power of two (exact), so entries near 1e308 do not overflow.
+    Scale invariant: a representation whose entries are beyond :math:`2^{\pm 200}` (the
+    statistic is of degree 4 in them) is first rescaled by a power of two (exact), so
+    entries near 1e308 do not overflow.
     """
-    X = _centred(X, "X")
+    X = _centred(X, "X", 200)
     G = X.swapaxes(-1, -2) @ X
     tr = np.trace(G, axis1=-2, axis2=-1)
     tr2 = (G * G).sum((-2, -1))
@@ -234,10 +252,21 @@ def ensd(X, Y):
     .. math:: \mathrm{ENSD}(X,Y) = \frac{\operatorname{tr}(Y^\top XX^\top Y)\,
               \operatorname{tr}(X^\top X)\,\operatorname{tr}(Y^\top Y)}
               {\operatorname{tr}(X^\top XX^\top X)\,\operatorname{tr}(Y^\top YY^\top Y)}.
+
+    ``X`` ``(..., n, p)`` and ``Y`` ``(..., n, q)``, finite, with the same ``n`` and leading
+    axes that broadcast; 0 where either is constant.  Scale invariant in each: entries
+    beyond :math:`2^{\pm 100}` (the statistic is of degree 8) are first rescaled by a
+    power of two (exact).
     """
-    X, Y = _centred(X, "X"), _centred(Y, "Y")
+    X, Y = _centred(X, "X", 100), _centred(Y, "Y", 100)
     if X.shape[-2] != Y.shape[-2]:
-        raise ValueError("X and Y must have the same number of samples (rows)")
+        raise ValueError(f"X and Y must have the same number of samples (rows) "
+                         f"(got X {X.shape}, Y {Y.shape})")
+    try:
+        np.broadcast_shapes(X.shape[:-2], Y.shape[:-2])
+    except ValueError:
+        raise ValueError(f"X and Y must have leading (batch) axes that broadcast together "
+                         f"(got X {X.shape}, Y {Y.shape})") from None
     # feature-space forms (p x p), never the n x n Gram matrices:
     # tr(Y'XX'Y) = ||X'Y||_F^2, tr(X'XX'X) = ||X'X||_F^2
     xy = X.swapaxes(-1, -2) @ Y
@@ -257,25 +286,52 @@ def rank_correlation(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 
     r"""Spearman's :math:`\rho` between ``x`` and ``y`` with a paired bootstrap interval.
 
     The interval resamples the *pairs* (``scipy.stats.bootstrap``, percentile method,
-    ``n_boot`` resamples).  Returns ``(rho, low, high)``.
+    ``n_boot`` resamples).  Returns ``(rho, low, high)``.  ``ValueError`` when ``x`` or
+    ``y`` is constant (no ranking); resamples in which one of them is constant have no
+    correlation and are left out of the interval (as in :func:`score`).
     """
     x = check_array("x", x, 0).ravel()
     y = check_array("y", y, 0).ravel()
     if x.shape != y.shape or x.size < 3:
-        raise ValueError("x and y must have the same length >= 3")
+        raise ValueError(f"x and y must have the same length >= 3 (got {x.size} and {y.size})")
     n_boot = check_int("n_boot", n_boot, 10)
     _level(level)
     seed = check_seed("seed", seed, allow_generator=True)
+    _boot_budget(n_boot, x.size)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        raise ValueError("x and y must not be constant (a rank correlation needs variation)")
     rho = float(stats.spearmanr(x, y).statistic)
 
     def stat(a, b):
         return stats.spearmanr(a, b).statistic
 
-    res = stats.bootstrap((x, y), stat, paired=True, vectorized=False, n_resamples=n_boot,
-                          confidence_level=level, method="percentile",
-                          random_state=np.random.default_rng(seed))
-    ci = res.confidence_interval
-    return rho, float(ci.low), float(ci.high)
+    with warnings.catch_warnings():  # resamples in which x or y is constant: handled below
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap((x, y), stat, paired=True, vectorized=False, n_resamples=n_boot,
+                              confidence_level=level, method="percentile",
+                              random_state=np.random.default_rng(seed))
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if not (math.isfinite(low) and math.isfinite(high)):  # constant resamples: no rho
+        low, high = (float(v) for v in _percentiles(res.bootstrap_distribution, level, "x, y"))
+    return rho, low, high
+
+
+def _boot_budget(n_boot, n):
+    """Refuse, before drawing, ``n_boot`` resamples of ``n`` pairs that would not fit in memory
+    (indices and two resampled arrays, 8 bytes each)."""
+    check_budget("n_boot", n_boot, 3 * 8 * n_boot * n)
+
+
+def _percentiles(values, level, names):
+    """The two-sided percentile interval at ``level`` of the finite ``values`` (the statistic
+    of the bootstrap resamples that have one); ``ValueError`` naming ``names`` when none has."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        raise ValueError(f"{names}: no bootstrap resample has a correlation (every one is "
+                         "without variation); give more, or more varied, data")
+    return np.percentile(values, [(1 - level) / 2 * 100, (1 + level) / 2 * 100])
 
 
 # ---------------------------------------------------------------------------------------
@@ -296,9 +352,7 @@ def pow2_normalise(a, axis=None):
     nothing overflowed before, and scale invariant where something did (the R^2 of a
     predictor times 1e200 is the R^2 of the predictor)."""
     a = check_array("a", a, 0)
-    if axis is not None and (isinstance(axis, bool) or not isinstance(axis, (int, np.integer))
-                             or not -a.ndim <= axis < a.ndim):
-        raise ValueError(f"axis must be None or an axis of a (got {axis!r} for {a.ndim} dimensions)")
+    axis = check_axis("axis", axis, a.ndim)
     if a.size == 0:
         return a
     top = np.max(np.abs(a), axis=axis, keepdims=axis is not None)
@@ -307,11 +361,7 @@ def pow2_normalise(a, axis=None):
 
 
 def _level(level) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating, np.integer)):
-        raise InputTypeError(f"level must be a number in (0, 1) (got {level!r})")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1) (got {level!r})")
-    return float(level)
+    return _open_unit("level", level)
 
 
 def _ranks(a):
@@ -340,7 +390,55 @@ def spearman(x, y):
     return _pearson(_ranks(x), _ranks(y))
 
 
-def score(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict:
+@dataclass(frozen=True)
+class Score:
+    r"""Spearman's :math:`\rho` and :math:`R^2` of a predictor against an outcome, with
+    bootstrap intervals: the result of :func:`score`.
+
+    Attributes
+    ----------
+    rho, rho_lo, rho_hi : float
+        Spearman's :math:`\rho` and its percentile interval.
+    r2, r2_lo, r2_hi : float
+        :math:`R^2`, the squared Pearson correlation, and its percentile interval.
+    n : int
+        Number of tasks (pairs of predictor and outcome values).
+    dropped : int
+        Bootstrap resamples left out because ``x`` or ``y`` was constant in them.
+    """
+
+    rho: float
+    rho_lo: float
+    rho_hi: float
+    r2: float
+    r2_lo: float
+    r2_hi: float
+    n: int
+    dropped: int
+
+
+@dataclass(frozen=True)
+class ScoreRow(Score):
+    r"""One row of :func:`score_table`: the :class:`Score` of one predictor against one
+    outcome, with their names.
+
+    Attributes
+    ----------
+    rho, rho_lo, rho_hi, r2, r2_lo, r2_hi, n, dropped
+        As in :class:`Score`; the six statistics are ``nan`` for a constant predictor.
+    predictor, outcome : str
+        The keys of the predictor and the outcome in the dicts given to :func:`score_table`.
+    constant : bool
+        Whether the predictor (or the outcome) is constant over the tasks, so that it has no
+        correlation.
+    """
+
+    predictor: str
+    outcome: str
+    constant: bool
+
+
+def score(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> Score:
     r"""Spearman's :math:`\rho` and :math:`R^2` of predictor ``x`` against outcome ``y``.
 
     .. math:: \rho = \mathrm{corr}(\mathrm{rank}\,x, \mathrm{rank}\,y), \qquad
@@ -350,14 +448,16 @@ def score(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict:
     least-squares line), with percentile intervals from ``n_boot`` paired bootstrap
     resamples of the tasks at confidence ``level``. A resample in which ``x`` or ``y`` is
     constant has no correlation; such resamples are dropped (their number is returned as
-    ``dropped``). ``ValueError`` when ``x`` or ``y`` itself is constant.
+    ``dropped``). ``ValueError`` when ``x`` or ``y`` itself is constant, or when every
+    resample is.
 
-    Returns dict ``rho, rho_lo, rho_hi, r2, r2_lo, r2_hi, n, dropped``.
+    Returns a :class:`Score` (``rho, rho_lo, rho_hi, r2, r2_lo, r2_hi, n, dropped``).
     """
     x, y = _pair(x, y)
     n_boot = check_int("n_boot", n_boot, 10)
     _level(level)
     seed = check_seed("seed", seed)
+    _boot_budget(n_boot, x.size)
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         raise ValueError("x and y must not be constant (a correlation needs variation)")
     rho = float(spearman(x, y))
@@ -367,32 +467,37 @@ def score(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict:
     rb = spearman(xb, yb)
     pb = _pearson(xb, yb) ** 2
     ok = np.isfinite(rb) & np.isfinite(pb)
-    q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
-    lo_r, hi_r = np.percentile(rb[ok], q)
-    lo_2, hi_2 = np.percentile(pb[ok], q)
-    return {"rho": rho, "rho_lo": float(lo_r), "rho_hi": float(hi_r), "r2": r * r,
-            "r2_lo": float(lo_2), "r2_hi": float(hi_2), "n": int(x.size),
-            "dropped": int((~ok).sum())}
+    lo_r, hi_r = _percentiles(rb[ok], level, "x, y")
+    lo_2, hi_2 = _percentiles(pb[ok], level, "x, y")
+    return Score(rho=rho, rho_lo=float(lo_r), rho_hi=float(hi_r), r2=r * r,
+                 r2_lo=float(lo_2), r2_hi=float(hi_2), n=int(x.size),
+                 dropped=int((~ok).sum()))
 
 
 def score_table(preds: dict, outcomes: dict, n_boot: int = 2000, level: float = 0.95,
-                seed: int = 0) -> list[dict]:
+                seed: int = 0) -> list[ScoreRow]:
     """:func:`score` for every predictor in ``preds`` against every outcome in ``outcomes``
-    (dicts name -> array over the same tasks). Returns a list of rows (dicts with
-    ``predictor`` and ``outcome`` added), predictors in the order of ``preds``. A
-    predictor that is constant over the tasks gets ``nan`` scores (``constant=True``)."""
+    (dicts name -> array over the same tasks). Returns a list of :class:`ScoreRow`, outcome
+    by outcome, predictors in the order of ``preds``. A predictor (or an outcome) that is
+    constant over the tasks gets ``nan`` scores and ``constant=True``; any other bad value
+    is a ``ValueError`` naming its predictor and outcome."""
+    for name, d in (("preds", preds), ("outcomes", outcomes)):
+        if not isinstance(d, Mapping):
+            raise InputTypeError(f"{name} must be a dict of name -> array (got {type(d).__name__})")
     rows = []
     for o, y in outcomes.items():
         for p, x in preds.items():
             try:
                 s = score(x, y, n_boot, level, seed)
-                s["constant"] = False
+                row = ScoreRow(**vars(s), predictor=p, outcome=o, constant=False)
             except ValueError as err:
-                if "constant" not in str(err):
-                    raise
-                s = {k: math.nan for k in ("rho", "rho_lo", "rho_hi", "r2", "r2_lo", "r2_hi")}
-                s.update(n=int(np.size(x)), dropped=0, constant=True)
-            rows.append({"predictor": p, "outcome": o, **s})
+                if "must not be constant" not in str(err):
+                    raise type(err)(f"predictor {p!r}, outcome {o!r}: {err}") from err
+                nan = math.nan
+                row = ScoreRow(rho=nan, rho_lo=nan, rho_hi=nan, r2=nan, r2_lo=nan, r2_hi=nan,
+                               n=int(np.size(x)), dropped=0, predictor=p, outcome=o,
+                               constant=True)
+            rows.append(row)
     return rows
 
 
@@ -400,7 +505,7 @@ def kernel_distance(A, B) -> float:
     r"""Relative Frobenius distance :math:`\|A - B\|_F / \|B\|_F` of two Gram matrices.
 
     ``A`` and ``B`` are finite arrays of the same shape, ``B`` not zero.  Scale invariant:
-    when the entries are beyond :math:`2^{\pm 500}` both are first rescaled by the same power
+    when the entries are beyond :math:`2^{\pm 200}` both are first rescaled by the same power
     of two (exact), so entries near 1e308 do not overflow.
     """
     A, B = check_array("A", A, 0), check_array("B", B, 0)
@@ -408,7 +513,7 @@ def kernel_distance(A, B) -> float:
         raise ValueError(f"A and B must have the same shape (got {A.shape} and {B.shape})")
     if not np.any(B != 0):
         raise ValueError("B must not be zero (the distance is relative to ||B||)")
-    AB = _pow2_tame(np.stack([A, B]), None)
+    AB = _pow2_tame(np.stack([A, B]), None, 200)
     A, B = AB[0], AB[1]
     return float(np.linalg.norm(A - B) / np.linalg.norm(B))
 
@@ -416,16 +521,42 @@ def kernel_distance(A, B) -> float:
 def fit_power_law(n, R, R_se=None):
     r"""Weighted least-squares fit of :math:`\log R = \log A - \nu\log n`; returns
     ``(A, nu, se_logA, se_nu)`` with standard errors from the residuals (or from the
-    standard errors ``R_se`` of the means, by the delta method, when given)."""
-    n = np.asarray(n, dtype=float)
-    R = np.asarray(R, dtype=float)
-    if n.shape != R.shape or n.size < 3 or np.any(n <= 0) or np.any(R <= 0):
-        raise ValueError("n, R must be positive arrays of the same shape with >= 3 points")
+    standard errors ``R_se`` of the means, by the delta method, when given).
+
+    ``n`` and ``R``: finite positive 1-d arrays of the same length >= 3, ``n`` with at least
+    two distinct values; ``R_se``: finite, >= 0, broadcastable to ``R`` (relative errors
+    below :math:`10^{-12}` count as :math:`10^{-12}`).  ``A`` is ``inf`` where it overflows.
+    """
+    n = check_array("n", n, 0)
+    R = check_array("R", R, 0)
+    for name, v in (("n", n), ("R", R)):
+        if v.ndim != 1 or v.size < 3 or not np.all(v > 0):
+            raise ValueError(f"{name} must be a 1-d array of >= 3 positive numbers "
+                             f"(got shape {v.shape})")
+    if n.shape != R.shape:
+        raise ValueError(f"n and R must have the same length (got {n.size} and {R.size})")
+    if np.ptp(n) == 0:
+        raise ValueError("n must have at least two distinct values (a slope needs them)")
     x, yv = np.log(n), np.log(R)
-    w = np.ones_like(x) if R_se is None else 1.0 / np.maximum(np.asarray(R_se) / R, 1e-12) ** 2
+    if R_se is None:
+        w = np.ones_like(x)
+    else:
+        R_se = check_array("R_se", R_se, 0)
+        if check_broadcast(R=R, R_se=R_se) != R.shape or not np.all(R_se >= 0):
+            raise ValueError(f"R_se must be >= 0 and broadcast to the shape of R {R.shape} "
+                             f"(got shape {R_se.shape})")
+        with np.errstate(over="ignore", under="ignore"):
+            w = 1.0 / np.maximum(R_se / R, 1e-12) ** 2
+        if np.count_nonzero(w > 0) < 2 or not np.all(np.isfinite(w)):
+            raise ValueError("R_se must be finite relative to R at two points at least "
+                             "(R_se / R overflows)")
     Xd = np.stack([np.ones_like(x), -x], axis=1)
     WX = Xd * w[:, None]
-    cov = np.linalg.inv(Xd.T @ WX)
+    try:
+        cov = np.linalg.inv(Xd.T @ WX)
+    except np.linalg.LinAlgError:
+        raise ValueError("n must have at least two distinct values with a finite, non-zero "
+                         "weight (the fit is singular)") from None
     beta = cov @ (WX.T @ yv)
     resid = yv - Xd @ beta
     dof = max(n.size - 2, 1)
@@ -434,7 +565,13 @@ def fit_power_law(n, R, R_se=None):
         cov = cov * scale
     else:
         cov = cov * max(scale, 1.0)  # inflate when the scatter exceeds the error bars
-    return float(np.exp(beta[0])), float(beta[1]), float(np.sqrt(cov[0, 0])), float(np.sqrt(cov[1, 1]))
+    if not np.all(np.isfinite(cov)) or not np.all(np.isfinite(beta)):
+        raise ValueError("n and R give an ill-conditioned fit (distinct n too close together)")
+    with np.errstate(over="ignore"):
+        A = float(np.exp(beta[0]))  # inf beyond the float range
+    # rounding can leave a variance a hair below 0 in an ill-conditioned fit
+    return (A, float(beta[1]), float(np.sqrt(max(cov[0, 0], 0.0))),
+            float(np.sqrt(max(cov[1, 1], 0.0))))
 
 
 # ---------------------------------------------------------------------------
@@ -485,7 +622,7 @@ def kmeans_inertia(W, a, K: int, *, restarts: int = 5, seed: int = 0):
         raise ValueError("W and a must have at least one unit with a_h != 0 and w_h != 0")
     # the inertia and the centres are invariant to scaling W and a: exact power-of-two
     # rescaling where entries are extreme (norms and weights would overflow or underflow)
-    W, a = _pow2_tame(W, None), _pow2_tame(a, None)
+    W, a = _pow2_tame(W, None, 200), _pow2_tame(a, None, 200)
     norms = np.linalg.norm(W, axis=1)
     w = np.abs(a) * norms
     keep = w > 1e-12 * max(w.max(), 1e-300)
@@ -504,7 +641,7 @@ def alignment_score(centres, teacher_dirs):
     r"""Mean over teacher units of the largest cosine with a cluster centre (App. E.2).
 
     ``centres`` ``(K, d)`` and ``teacher_dirs`` ``(m, d)``, finite, no teacher direction zero
-    (a zero centre has cosine 0).  Rows with entries beyond :math:`2^{\pm 500}` are first
+    (a zero centre has cosine 0).  Rows with entries beyond :math:`2^{\pm 200}` are first
     rescaled by a power of two (exact; cosines are scale invariant).
     """
     C = check_array("centres", centres, 2)
@@ -514,7 +651,7 @@ def alignment_score(centres, teacher_dirs):
                          f"with the same d (got {C.shape} and {T.shape})")
     if not np.all(np.any(T != 0, axis=1)):
         raise ValueError("teacher_dirs must not contain a zero direction")
-    C, T = _pow2_tame(C, 1), _pow2_tame(T, 1)
+    C, T = _pow2_tame(C, 1, 200), _pow2_tame(T, 1, 200)
     C = C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-300)
     T = T / np.linalg.norm(T, axis=1, keepdims=True)
     return float((T @ C.T).max(1).mean())
@@ -532,9 +669,7 @@ def r_squared(x, y, axis=-1):
     except ValueError:
         raise ValueError(f"y must have a shape that broadcasts with x's: x {x.shape}, "
                          f"y {y.shape}") from None
-    if (isinstance(axis, bool) or not isinstance(axis, (int, np.integer))
-            or not -x.ndim <= axis < x.ndim):
-        raise ValueError(f"axis must be an axis of x (got {axis!r} for {x.ndim} dimensions)")
+    axis = check_axis("axis", axis, x.ndim, allow_none=False)
     # exact power-of-two scaling per slice: bit for bit the same where nothing overflows
     x, y = pow2_normalise(x, axis), pow2_normalise(y, axis)
     xc = x - x.mean(axis, keepdims=True)
@@ -555,9 +690,21 @@ def table_r2(errors, measures):
     sample standard deviation (ddof = 1, 0 for one repetition).
     """
     errors = check_array("errors", errors, 3)
+    if errors.ndim != 3:
+        raise ValueError(f"errors must have shape (reps, n_values, K) (got {errors.shape})")
+    if not isinstance(measures, Mapping):
+        raise InputTypeError(f"measures must be a dict of name -> array "
+                             f"(got {type(measures).__name__})")
     out = {}
     for name, m in measures.items():
-        r2 = r_squared(np.broadcast_to(np.asarray(m, dtype=float), errors.shape), errors, axis=-1)
+        label = f"measures[{name!r}]"
+        m = check_array(label, m, 0)
+        try:
+            m = np.broadcast_to(m, errors.shape)
+        except ValueError:
+            raise ValueError(f"{label} must broadcast to the shape of errors {errors.shape} "
+                             f"(got shape {m.shape})") from None
+        r2 = r_squared(m, errors, axis=-1)
         sd = r2.std(0, ddof=1) if r2.shape[0] > 1 else np.zeros(r2.shape[1:])
         out[name] = (r2.mean(0), sd)
     return out

@@ -6,6 +6,7 @@ agreement of the simulated risks with the closed forms of :mod:`transferkit.theo
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -231,12 +232,18 @@ def test_monte_carlo_finetune_matches_theorem_3_9(mc_grid):
 
 def test_linear_transfer_checks_agree_on_the_simulation(mc_grid):
     checks = experiments.linear_transfer.linear_transfer_checks(mc_grid, fwer=0.01)
-    assert set(checks) == {"scratch", "linear transfer", "transferability"}
+    assert isinstance(checks, experiments.linear_transfer.LinearTransferChecks)
+    assert [f.name for f in dataclasses.fields(checks)] == ["scratch", "linear_transfer",
+                                                            "transferability"]
+    assert [name for name, _ in checks.items()] == ["scratch", "linear transfer", "transferability"]
+    G = len(GAMMAS)
+    assert checks.scratch.mean.shape == (G, 1)
+    assert checks.linear_transfer.mean.shape == checks.transferability.mean.shape == (G, 1)
     ns = mc_grid.n
-    np.testing.assert_allclose(checks["linear transfer"].theory[:, 0],
+    np.testing.assert_allclose(checks.linear_transfer.theory[:, 0],
                                theory.deep_linear.linear_transfer_risk(ns, THETA, SIGMA))
-    np.testing.assert_allclose(checks["scratch"].theory[:, 0], theory.deep_linear.scratch_risk_finite(ns, D, SIGMA))
-    np.testing.assert_allclose(checks["transferability"].theory[:, 0],
+    np.testing.assert_allclose(checks.scratch.theory[:, 0], theory.deep_linear.scratch_risk_finite(ns, D, SIGMA))
+    np.testing.assert_allclose(checks.transferability.theory[:, 0],
                                theory.deep_linear.scratch_risk_finite(ns, D, SIGMA)
                                - theory.deep_linear.linear_transfer_risk(ns, THETA, SIGMA))
     for name, agr in checks.items():
@@ -250,21 +257,37 @@ def test_linear_transfer_checks_agree_on_the_simulation(mc_grid):
 
 def test_scratch_limit_vs_alpha_is_linear_in_alpha():
     r = experiments.linear_transfer.scratch_limit_vs_alpha(30, 0.4, 0.2, [1e-3, 1e-2], draws=3, seed=1, device=CPU)
-    assert r["n"] == 12
+    assert isinstance(r, experiments.linear_transfer.ScratchLimitResult)
+    assert r.n == 12
+    np.testing.assert_array_equal(r.alphas, [1e-3, 1e-2])
+    assert list(r.dist) == list(r.limits) == ["gd", "nesterov"]
     for m in ("gd", "nesterov"):
-        dist = r["dist"][m]
-        assert dist.shape == (2, 3) and r["limits"][m].shape == (2, 3, 30)
+        dist = r.dist[m]
+        assert dist.shape == (2, 3) and r.limits[m].shape == (2, 3, 30)
         assert (dist[1] < 0.1).all()
         # O(alpha) for both optimisers ...
         assert (dist[0] / 1e-3 < 2).all() and (dist[1] / 1e-2 < 2).all()
     # ... and exactly proportional to alpha along the gradient-flow path (plain GD); the
     # restarts of Nesterov's method make its O(alpha) coefficient path dependent
-    np.testing.assert_allclose(r["dist"]["gd"][1] / r["dist"]["gd"][0], 10.0, rtol=0.02)
+    np.testing.assert_allclose(r.dist["gd"][1] / r.dist["gd"][0], 10.0, rtol=0.02)
     # both optimisers reach X^+ y + O(alpha): their limits differ by at most O(alpha)
-    gap = np.linalg.norm(r["limits"]["gd"] - r["limits"]["nesterov"], axis=2)
+    gap = np.linalg.norm(r.limits["gd"] - r.limits["nesterov"], axis=2)
     assert (gap[0] < 10 * 1e-3).all() and (gap[1] < 10 * 1e-2).all()
     with pytest.raises(ValueError, match="alpha"):
         experiments.linear_transfer.scratch_limit_vs_alpha(30, 0.4, 0.2, [0.0], draws=2, device=CPU)
+
+
+def test_feature_spectrum_is_a_dataclass():
+    # Thm 3.4: after pretraining from small alpha the features are rank one along beta_s
+    s = experiments.linear_transfer.feature_spectrum(10, [1e-4, 1e-2], draws=2, seed=1, device=CPU)
+    assert isinstance(s, experiments.linear_transfer.FeatureSpectrum)
+    assert [f.name for f in dataclasses.fields(s)] == ["alphas", "svals", "ratio", "align"]
+    np.testing.assert_array_equal(s.alphas, [1e-4, 1e-2])
+    assert s.svals.shape == (2, 10) and s.ratio.shape == s.align.shape == (2,)
+    assert np.all(s.ratio < 0.1) and s.ratio[0] < s.ratio[1]
+    assert np.all(s.align > 1 - 1e-3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.ratio = None
 
 
 # ---------------------------------------------------------------------------

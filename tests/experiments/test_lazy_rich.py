@@ -141,3 +141,19 @@ def test_sweep_bad_input():
         experiments.lazy_rich.init_scale_sweep(4, 5, 2, 0.5, [1.0], [0], draws=1)
     with pytest.raises(ValueError, match="m must"):
         models.relu.pretrain_init_scale(models.relu.draw_init_scale_teachers(4, 2, 0.5, 1), 0, [1.0])
+
+
+def test_monte_carlo_check_is_a_frozen_record(one_thread):
+    """monte_carlo_check returns a MonteCarloCheck: the exact risk per draw and the squared
+    errors on fresh test inputs, whose mean agrees with it (paper 000, Sec. 4 model)."""
+    import dataclasses
+
+    mc = experiments.lazy_rich.monte_carlo_check(4, 6, 3, 0.5, n=8, draws=2, max_steps=300,
+                                                 test=5_000)
+    assert isinstance(mc, experiments.lazy_rich.MonteCarloCheck)
+    assert mc.exact.shape == (2,) and mc.sq_err.shape == (2, 5_000)
+    assert np.all(mc.sq_err >= 0)
+    chk = stats.agreement(mc.sq_err, mc.exact)
+    assert chk.ok, chk.summary()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        mc.exact = None

@@ -1,5 +1,7 @@
 """tests for transferkit.experiments.predictors: scores, the predictors' closed forms, the benchmark
 on a tiny case whose ranking is known."""
+import dataclasses
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -12,11 +14,23 @@ from transferkit import stats as tkstats
 def test_score_perfect_monotone_and_reversed():
     x = np.arange(10.0)
     s = tkstats.score(x, x ** 3, n_boot=200)
-    assert s["rho"] == pytest.approx(1.0)
-    assert s["rho_lo"] == pytest.approx(1.0) and s["rho_hi"] == pytest.approx(1.0)
-    assert 0.7 < s["r2"] < 1.0                              # monotone but not linear
-    assert tkstats.score(x, 2 * x + 1, n_boot=200)["r2"] == pytest.approx(1.0)
-    assert tkstats.score(x, -x, n_boot=200)["rho"] == pytest.approx(-1.0)
+    assert s.rho == pytest.approx(1.0)
+    assert s.rho_lo == pytest.approx(1.0) and s.rho_hi == pytest.approx(1.0)
+    assert 0.7 < s.r2 < 1.0                                 # monotone but not linear
+    assert tkstats.score(x, 2 * x + 1, n_boot=200).r2 == pytest.approx(1.0)
+    assert tkstats.score(x, -x, n_boot=200).rho == pytest.approx(-1.0)
+
+
+def test_score_is_a_frozen_dataclass():
+    x = np.arange(8.0)
+    s = tkstats.score(x, x ** 2 + np.sin(x), n_boot=100)
+    assert isinstance(s, tkstats.Score)
+    assert [f.name for f in dataclasses.fields(s)] == [
+        "rho", "rho_lo", "rho_hi", "r2", "r2_lo", "r2_hi", "n", "dropped"]
+    assert s.n == 8 and type(s.n) is int and type(s.dropped) is int
+    assert all(type(getattr(s, k)) is float for k in ("rho", "rho_lo", "rho_hi", "r2", "r2_lo", "r2_hi"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.rho = 0.0
 
 
 def test_score_matches_scipy_and_interval_covers():
@@ -24,10 +38,10 @@ def test_score_matches_scipy_and_interval_covers():
     x = rng.standard_normal(40)
     y = x + rng.standard_normal(40)
     s = tkstats.score(x, y, n_boot=500, seed=3)
-    assert s["rho"] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
-    assert s["r2"] == pytest.approx(stats.pearsonr(x, y).statistic ** 2, abs=1e-12)
-    assert s["rho_lo"] <= s["rho"] <= s["rho_hi"]
-    assert s["r2_lo"] <= s["r2"] <= s["r2_hi"]
+    assert s.rho == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert s.r2 == pytest.approx(stats.pearsonr(x, y).statistic ** 2, abs=1e-12)
+    assert s.rho_lo <= s.rho <= s.rho_hi
+    assert s.r2_lo <= s.r2 <= s.r2_hi
     assert tkstats.score(x, y, n_boot=500, seed=3) == s          # same seed, same numbers
 
 
@@ -40,7 +54,7 @@ def test_score_interval_coverage_under_the_null_is_honest():
     for t in range(200):
         x, y = rng.standard_normal((2, 30))
         s = tkstats.score(x, y, n_boot=300, level=0.9, seed=t)
-        cover += s["rho_lo"] <= 0 <= s["rho_hi"]
+        cover += s.rho_lo <= 0 <= s.rho_hi
     assert cover >= 160, cover
 
 
@@ -60,9 +74,30 @@ def test_score_bad_input(kw, match):
 def test_score_table_marks_constant_predictor():
     rows = tkstats.score_table({"a": np.arange(5.0), "b": np.ones(5)}, {"y": np.arange(5.0) ** 2},
                           n_boot=50)
-    assert [r["predictor"] for r in rows] == ["a", "b"]
-    assert rows[0]["rho"] == pytest.approx(1.0) and not rows[0]["constant"]
-    assert rows[1]["constant"] and np.isnan(rows[1]["rho"])
+    assert [r.predictor for r in rows] == ["a", "b"]
+    assert all(isinstance(r, tkstats.ScoreRow) and r.outcome == "y" for r in rows)
+    assert rows[0].rho == pytest.approx(1.0) and not rows[0].constant
+    assert rows[1].constant and np.isnan(rows[1].rho) and rows[1].n == 5
+
+
+def test_score_table_rows_are_the_scores_with_names():
+    """A row of score_table holds exactly score's numbers, plus the names; frozen."""
+    x, y = np.arange(6.0), np.array([0.0, 2.0, 1.0, 5.0, 3.0, 4.0])
+    (row,) = tkstats.score_table({"a": x}, {"y": y}, n_boot=50, seed=2)
+    s = tkstats.score(x, y, n_boot=50, seed=2)
+    assert isinstance(row, tkstats.Score)
+    assert {f.name: getattr(row, f.name) for f in dataclasses.fields(s)} == dataclasses.asdict(s)
+    assert (row.predictor, row.outcome, row.constant) == ("a", "y", False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.constant = True
+
+
+def test_score_table_names_the_bad_predictor():
+    with pytest.raises(ValueError, match="predictor 'b', outcome 'y'.*finite"):
+        tkstats.score_table({"a": np.arange(5.0), "b": [1.0, 2.0, np.nan, 3.0, 4.0]},
+                            {"y": np.arange(5.0)}, n_boot=50)
+    with pytest.raises(TypeError, match="preds"):
+        tkstats.score_table([np.arange(5.0)], {"y": np.arange(5.0)})
 
 
 # ----------------------------------------------------------------------- predictors
@@ -154,28 +189,41 @@ def tiny():
 
 
 def test_tiny_benchmark_known_ranking(tiny):
-    pred = tiny["pred"]
-    lin = tiny["linear"].mean(-1)
+    pred = tiny.pred
+    lin = tiny.linear.mean(-1)
     assert np.all(np.diff(lin) > 0), lin                    # the ranking is known
     for name in ("kl", "dist", "bartlett", "eq3", "feature"):
         s = tkstats.score(pred[name], lin, n_boot=100)
-        assert s["rho"] == pytest.approx(1.0), name
-    np.testing.assert_allclose(pred["feature"], np.sin(tiny["thetas"]) ** 2, atol=1e-6)
-    np.testing.assert_allclose(pred["kl"], theory.distances.kl_linear(tiny["thetas"], 0.2))
-    assert tiny["feature_rank"] == 1
+        assert s.rho == pytest.approx(1.0), name
+    np.testing.assert_allclose(pred["feature"], np.sin(tiny.thetas) ** 2, atol=1e-6)
+    np.testing.assert_allclose(pred["kl"], theory.distances.kl_linear(tiny.thetas, 0.2))
+    assert tiny.feature_rank == 1
 
 
 def test_tiny_benchmark_shapes_and_determinism(tiny):
-    T = len(tiny["tasks"])
-    assert T == 5 and tiny["linear"].shape == (5, 60) and tiny["scratch"].shape == (5, 60)
-    assert set(tiny["pred"]) == set(experiments.predictors.PREDICTORS)
-    assert all(v.shape == (T,) and np.isfinite(v).all() for v in tiny["pred"].values())
+    T = len(tiny.tasks)
+    assert T == 5 and tiny.linear.shape == (5, 60) and tiny.scratch.shape == (5, 60)
+    assert set(tiny.pred) == set(experiments.predictors.PREDICTORS)
+    assert all(v.shape == (T,) and np.isfinite(v).all() for v in tiny.pred.values())
     again = experiments.predictors.synthetic_benchmark(20, [2.0], np.linspace(0, np.pi / 2, 5), [0.2], [1.0],
                                    draws=60, methods=("linear",), w1_samples=200, ntk_draws=2,
                                    progress=False)
-    for k in tiny["pred"]:
-        np.testing.assert_array_equal(again["pred"][k], tiny["pred"][k])
-    np.testing.assert_array_equal(again["linear"], tiny["linear"])
+    for k in tiny.pred:
+        np.testing.assert_array_equal(again.pred[k], tiny.pred[k])
+    np.testing.assert_array_equal(again.linear, tiny.linear)
+
+
+def test_synthetic_benchmark_result_is_a_frozen_dataclass(tiny):
+    assert isinstance(tiny, experiments.predictors.SyntheticBenchmarkResult)
+    assert tiny.methods == ("linear",) and tiny.finetune is None
+    assert tiny.risk("linear") is tiny.linear and tiny.risk("scratch") is tiny.scratch
+    with pytest.raises(ValueError, match="method"):
+        tiny.risk("finetune")
+    assert (tiny.d, tiny.depth, tiny.draws, tiny.seed, tiny.ntk_draws) == (20, 2, 60, 0, 2)
+    np.testing.assert_array_equal(tiny.n, [40])
+    assert tiny.tasks.dtype.names == ("gamma", "n", "theta", "sigma", "norm")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tiny.draws = 1
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -209,11 +257,17 @@ def test_real_benchmark_on_synthetic_images():
              ("fake", 0, 2, "fake", 0, 1), ("fake", 4, 5, "fake", 6, 7)]
     res = experiments.predictors.real_benchmark(data, pairs, ns=[5, 10], draws=4, w1_samples=100, kl_dims=5,
                             ntk_source=60, progress=False)
-    p = res["pred"]
+    assert isinstance(res, experiments.predictors.RealBenchmarkResult)
+    assert res.pairs == pairs and res.ns.tolist() == [5, 10] and res.draws == 4
+    assert (res.w1_samples, res.kl_dims, res.ntk_source, res.seed) == (100, 5, 60, 0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.draws = 1
+    p = res.pred
+    assert set(p) == set(experiments.predictors.PREDICTORS)
     assert p["dist"][0, 0] < 1e-20 and p["feature"][0, 0] < 1e-12
     assert p["dist"][0, 1] > 0 and p["feature"][0, 1] > 0.5
-    assert res["finetune"][:, 0].mean() <= res["scratch"][:, 0].mean()
-    assert res["finetune"].shape == (2, 4, 4)
+    assert res.finetune[:, 0].mean() <= res.scratch[:, 0].mean()
+    assert res.finetune.shape == (2, 4, 4) and res.scratch.shape == (2, 4, 4)
     assert all(np.isfinite(v).all() for v in p.values())
     with pytest.raises(ValueError, match="each pair"):
         experiments.predictors.real_benchmark(data, [("nope", 0, 1, "fake", 2, 3)] * 3, ns=[5], draws=2)

@@ -1,12 +1,38 @@
 """Tests for :mod:`transferkit.experiments.regularisation` (paper 000, App. E, Figs. 5-6)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from transferkit import experiments, stats, theory
+from transferkit.experiments.regularisation import (
+    FIG56,
+    Fig56Preset,
+    RegularisedChecks,
+    RidgeTransferCurve,
+    TunedWeightDecay,
+    WeightDecayGrid,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
+
+GAMMAS = [0.5, 1.5]
+WDS = (0.0, 1e-2, 1e-1)
+
+
+@pytest.fixture(scope="module")
+def wd_grid():
+    return experiments.regularisation.weight_decay_scratch_grid(24, GAMMAS, 0.2, WDS, draws=6, seed=2,
+                                                                cache=False, progress=False)
+
+
+@pytest.fixture(scope="module")
+def lin_grid():
+    return experiments.linear_transfer.linear_transfer_grid(
+        24, GAMMAS, [0.0, np.pi / 2], 0.2, draws=6, seed=2, methods=("linear",), cache=False,
+        progress=False)
 
 
 def test_ridge_transfer_curve_agrees_and_scales():
@@ -15,31 +41,103 @@ def test_ridge_transfer_curve_agrees_and_scales():
     c = experiments.regularisation.ridge_transfer_curve(40, 0.75, lams, thetas, 0.2, draws=24, seed=1,
                                feature_scales=(1.0, 2.0))
     lam_eff = lams[None, :, None] / np.array([1.0, 2.0])[:, None, None] ** 2
-    th = theory.deep_linear.ridge_linear_transfer_risk_finite(c["n"], np.array(thetas), 0.2, lam_eff)
-    assert stats.agreement(c["risk"], th).ok
+    th = theory.deep_linear.ridge_linear_transfer_risk_finite(c.n, np.array(thetas), 0.2, lam_eff)
+    assert stats.agreement(c.risk, th).ok
     # features scaled by s = 2 act as lambda / 4: the grid 4^k maps onto 4^(k-1)
-    assert np.allclose(c["risk"][1, 2:], c["risk"][0, 1:-1], rtol=1e-9, atol=1e-12)
-    assert np.all(np.abs(c["feature_scale"] - 1) < 1e-3)
+    assert np.allclose(c.risk[1, 2:], c.risk[0, 1:-1], rtol=1e-9, atol=1e-12)
+    assert np.all(np.abs(c.feature_scale - 1) < 1e-3)
 
 
-def test_weight_decay_cell_matches_linear_grid_and_closed_form():
-    gammas = [0.5, 1.5]
-    out = experiments.regularisation.weight_decay_scratch_grid(24, gammas, 0.2, (0.0, 1e-2, 1e-1), draws=6, seed=2,
-                                      cache=False, progress=False)
-    assert out["risk"].shape == (2, 3, 6) and out["converged"].all()
-    assert np.max(out["dist"][:, 1:]) < 1e-5
+def test_ridge_transfer_curve_is_a_dataclass():
+    lams, thetas = [0.0, 0.25, 1.0], [0.0, np.pi / 2]
+    c = experiments.regularisation.ridge_transfer_curve(10, 0.5, lams, thetas, 0.2, draws=2,
+                                                        feature_scales=(1.0, 2.0))
+    assert isinstance(c, RidgeTransferCurve)
+    assert [f.name for f in dataclasses.fields(c)] == [
+        "lams", "thetas", "feature_scales", "n", "d", "gamma", "sigma", "draws", "risk",
+        "feature_scale", "feature_rank"]
+    assert c.risk.shape == (2, 3, 2, 2) and c.feature_scale.shape == (2,)
+    assert c.feature_rank.shape == (2,)
+    assert (c.n, c.d, c.gamma, c.sigma, c.draws) == (5, 10, 0.5, 0.2, 2)
+    np.testing.assert_array_equal(c.lams, lams)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.n = 3
+
+
+def test_weight_decay_cell_matches_linear_grid_and_closed_form(wd_grid, lin_grid):
+    out = wd_grid
+    assert out.risk.shape == (2, 3, 6) and out.converged.all()
+    assert np.max(out.dist[:, 1:]) < 1e-5
     # the unregularised column is the scratch model of the linear-transfer grid (same draws)
-    lin = experiments.linear_transfer.linear_transfer_grid(24, gammas, [0.0], 0.2, draws=6, seed=2, cache=False,
+    lin = experiments.linear_transfer.linear_transfer_grid(24, GAMMAS, [0.0], 0.2, draws=6, seed=2, cache=False,
                                      progress=False)
-    assert np.allclose(out["risk"][:, 0], lin.risk("scratch")[:, 0], rtol=1e-8)
+    assert np.allclose(out.risk[:, 0], lin.risk("scratch")[:, 0], rtol=1e-8)
     t = experiments.regularisation.tune(out)
-    assert np.array_equal(t["index"], np.argmin(out["risk"].mean(-1), axis=1))
-    assert np.allclose(t["risk"], out["risk"][[0, 1], t["index"]])
-    ch = experiments.regularisation.regularised_checks(out, experiments.linear_transfer.linear_transfer_grid(
-        24, gammas, [0.0, np.pi / 2], 0.2, draws=6, seed=2, methods=("linear",), cache=False,
-        progress=False))
-    assert set(ch) == {"weight decay", "tuned transferability"}
-    assert ch["weight decay"].ok
+    assert np.array_equal(t.index, np.argmin(out.risk.mean(-1), axis=1))
+    assert np.allclose(t.risk, out.risk[[0, 1], t.index])
+    ch = experiments.regularisation.regularised_checks(out, lin_grid)
+    assert [name for name, _ in ch.items()] == ["weight decay", "tuned transferability"]
+    assert ch.weight_decay.ok
+
+
+def test_weight_decay_grid_is_a_dataclass(wd_grid):
+    g = wd_grid
+    assert isinstance(g, WeightDecayGrid)
+    G, W, B = len(GAMMAS), len(WDS), 6
+    for name in ("risk", "dist", "mu", "converged", "steps"):
+        assert getattr(g, name).shape == (G, W, B), name
+    assert g.converged.dtype == bool and np.issubdtype(g.steps.dtype, np.integer)
+    np.testing.assert_array_equal(g.gammas, GAMMAS)
+    np.testing.assert_array_equal(g.weight_decays, WDS)
+    np.testing.assert_array_equal(g.n, [12, 36])
+    assert (g.d, g.sigma, g.depth, g.draws, g.seed, g.alpha) == (24, 0.2, 2, 6, 2, 1e-5)
+    assert g.sweep is not None and "sweep" not in repr(g)
+    assert np.all(g.mu[:, 0] == 0) and np.all(g.mu[:, 1:] > 0)
+    th = experiments.regularisation.theory_risks(g)
+    assert th.shape == (G, W)
+    np.testing.assert_allclose(th[:, 0], theory.deep_linear.scratch_risk_finite(g.n, 24, 0.2))
+
+
+def test_tune_is_a_dataclass(wd_grid):
+    t = experiments.regularisation.tune(wd_grid)
+    assert isinstance(t, TunedWeightDecay)
+    G, B = len(GAMMAS), 6
+    assert t.index.shape == t.weight_decay.shape == t.theory_of_choice.shape == (G,)
+    assert t.theory_index.shape == t.theory_risk.shape == (G,)
+    assert t.risk.shape == (G, B)
+    np.testing.assert_array_equal(t.weight_decay, np.array(WDS)[t.index])
+    th = experiments.regularisation.theory_risks(wd_grid)
+    np.testing.assert_array_equal(t.theory_risk, th.min(axis=1))
+    assert np.all(t.theory_risk <= t.theory_of_choice)
+
+
+def test_regularised_checks_is_a_dataclass(wd_grid, lin_grid):
+    ch = experiments.regularisation.regularised_checks(wd_grid, lin_grid)
+    assert isinstance(ch, RegularisedChecks)
+    assert [f.name for f in dataclasses.fields(ch)] == ["weight_decay", "tuned_transferability"]
+    assert isinstance(ch.weight_decay, stats.Agreement)
+    assert ch.weight_decay.mean.shape == (len(GAMMAS), len(WDS))
+    assert ch.tuned_transferability.mean.shape == (len(GAMMAS), 2)
+    assert dict(ch.items()) == {"weight decay": ch.weight_decay,
+                                "tuned transferability": ch.tuned_transferability}
+
+
+def test_fig56_presets():
+    assert set(FIG56) == {"paper", "smoke"}
+    for p in FIG56.values():
+        assert isinstance(p, Fig56Preset)
+        for name in ("gammas", "thetas", "lams", "slices", "feature_scales", "weight_decays"):
+            assert isinstance(getattr(p, name), tuple), name
+        assert p.weight_decays == experiments.regularisation.WEIGHT_DECAYS
+        assert 0.0 in p.lams and 1.0 not in p.gammas
+        # the ridge grid {0} and 4^k maps onto itself under the feature scale s = 2
+        assert set(np.array(p.lams[2:]) / 4) <= set(p.lams)
+    paper = FIG56["paper"]
+    assert (paper.ridge_d, paper.wd_d, paper.draws, paper.ridge_gamma) == (500, 200, 20, 0.5)
+    assert (paper.depth, paper.sigma, paper.alpha) == (2, 0.2, 1e-5)
+    assert len(paper.gammas) == 23 and len(paper.thetas) == 19
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        paper.draws = 3
 
 
 def test_weight_decay_cell_validates():

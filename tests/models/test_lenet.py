@@ -88,3 +88,21 @@ def test_target_split_is_disjoint():
     assert np.array_equal(both[np.lexsort(both.T)], full[np.lexsort(full.T)])
     a = experiments.lenet_transfer.target_data(600, 0)
     assert all(np.array_equal(u, v) for u, v in zip(a, (x, y, xt, yt)))
+
+
+@needs_data
+def test_ntk_similarity_is_a_pixel_similarity():
+    """experiments.lenet_transfer.ntk_similarity returns a frozen PixelSimilarity: Thm 1's term
+    per target image (paper 002, Eq. 1) and Eq. 2's leading term, both >= 0; for "scratch"
+    Thm 1's term is ||Y_Q||^2 / n_Q = 0.9 (one-hot labels centred by 1/10)."""
+    import dataclasses
+
+    sim = experiments.lenet_transfer.ntk_similarity("mnist", 50, 30, seed=0)
+    assert isinstance(sim, experiments.lenet_transfer.PixelSimilarity)
+    assert [f.name for f in dataclasses.fields(sim)] == ["thm1", "thm2"]
+    assert sim.thm1 >= 0 and sim.thm2 >= 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sim.thm1 = 0.0
+    scratch = experiments.lenet_transfer.ntk_similarity("scratch", 50, 30, seed=0)
+    assert np.isclose(scratch.thm1, 0.9)
+    assert scratch.thm2 > 0

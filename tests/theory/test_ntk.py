@@ -135,3 +135,106 @@ def test_fit_sphere_map():
     assert z.shape == (4, 3) and np.allclose(np.linalg.norm(z, axis=1), 1)
     with pytest.raises(ValueError, match="dim"):
         theory.ntk.fit_sphere_map(ref, 11)
+
+
+def test_similarity_result_holds_the_closed_forms():
+    """theory.ntk.similarity returns a frozen SimilarityResult whose fields are Eq. 1, Eq. 2's
+    leading term, the scratch term and the smallest Gram eigenvalues (paper 002, Sec. 6)."""
+    import dataclasses
+
+    XP, XQ = _sphere(6, 4, 16), _sphere(5, 4, 17)
+    yP, yQ = np.random.default_rng(18).standard_normal(6), np.random.default_rng(19).standard_normal(5)
+    s = theory.ntk.similarity(XP, yP, XQ, yQ)
+    assert isinstance(s, theory.ntk.SimilarityResult)
+    assert [f.name for f in dataclasses.fields(s)] == ["yPQ", "thm1", "thm2", "scratch", "lam_P", "lam_Q"]
+    yPQ = theory.ntk.transformed_labels(XP, yP, XQ)
+    assert np.array_equal(s.yPQ, yPQ)
+    assert s.thm1 == theory.ntk.label_discrepancy(yQ, yPQ)
+    assert s.thm2 == theory.ntk.deviation_bound(XQ, yQ, yPQ)
+    assert s.scratch == theory.ntk.deviation_bound(XQ, yQ)
+    assert s.lam_P == np.linalg.eigvalsh(theory.ntk.gram(XP))[0] > 0
+    assert s.lam_Q == np.linalg.eigvalsh(theory.ntk.gram(XQ))[0] > 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.thm1 = 0.0
+
+
+# ---------------------------------------------------------------- input contract (issue 15)
+
+def _unit(v):
+    v = np.asarray(v, float)
+    return v / np.max(np.abs(v))
+
+
+def test_bad_input_names_the_parameter():
+    X = _sphere(4, 3, 20)
+    y = np.ones(4)
+    cases = [
+        (lambda: theory.ntk.label_discrepancy(np.nan, 10**400), "yQ"),   # found by the contract test
+        (lambda: theory.ntk.label_discrepancy([1.0], 10**400), "yPQ"),
+        (lambda: theory.ntk.label_discrepancy("a", [1.0]), "yQ"),
+        (lambda: theory.ntk.label_discrepancy([1.0, 2.0], [1.0]), "same shape"),
+        (lambda: theory.ntk.check_labels("y", y, "a"), "n must"),
+        (lambda: theory.ntk.gram(np.ones((2, 1, 1)), np.ones((3, 1, 1))), "batch"),
+        (lambda: theory.ntk.transformed_labels(X, y, _sphere(3, 5, 21)), "XQ"),
+        (lambda: theory.ntk.deviation_bound(X, y, np.ones((4, 2))), "yPQ"),
+        (lambda: theory.ntk.deviation_path(np.zeros((0, 0)), [], 0.1, [1]), "HQ"),
+        (lambda: theory.ntk.deviation_path(10**400, y, 0.1, [1]), "HQ"),
+        (lambda: theory.ntk.deviation_path([[np.nan]], [1.0], 0.1, [1]), "HQ"),
+        (lambda: theory.ntk.deviation_path(theory.ntk.gram(X), y, 0.1, [0.5]), "steps"),
+        (lambda: theory.ntk.fit_sphere_map("abc", 2), "x_ref"),
+        (lambda: theory.ntk.fit_sphere_map(np.full((3, 2), np.inf), 1), "x_ref"),
+        (lambda: theory.ntk.fit_sphere_map(np.eye(3), 2)(np.ones((2, 4))), "x must"),
+    ]
+    for call, match in cases:
+        with pytest.raises(ValueError, match=match):
+            call()
+    with pytest.raises(TypeError, match="n must"):
+        theory.ntk.check_labels("y", y, None)
+
+
+def test_overflow_is_inf_not_nan():
+    """Labels near the float range: every closed form is homogeneous in the labels and is
+    computed at an exact power-of-two rescaling, so results are the scaled ones bit for bit
+    (deviation_path: up to rounding), or inf where they leave the float range; never NaN, no
+    numpy OverflowError or warning."""
+    XP, XQ = _sphere(6, 4, 22), _sphere(5, 4, 23)
+    yP = _unit(np.random.default_rng(24).standard_normal(6))
+    yQ = _unit(np.random.default_rng(25).standard_normal(5))
+    big = 2.0 ** 1000
+    assert theory.ntk.label_discrepancy([1e300], [-1e300]) == np.inf
+    s, sb = theory.ntk.similarity(XP, yP, XQ, yQ), theory.ntk.similarity(XP, yP * big, XQ, yQ * big)
+    assert np.array_equal(sb.yPQ, s.yPQ * big)
+    assert sb.thm2 == s.thm2 * big and sb.scratch == s.scratch * big
+    assert sb.thm1 == np.inf                                 # ||.||^2 ~ 2**2000
+    assert np.array_equal(theory.ntk.transformed_labels(XP, yP * big, XQ),
+                          theory.ntk.transformed_labels(XP, yP, XQ) * big)
+    assert theory.ntk.deviation_bound(XQ, yQ * big) == theory.ntk.deviation_bound(XQ, yQ) * big
+    top = 1.7e308
+    assert theory.ntk.deviation_bound(XQ, yQ * top, -yQ * top) == np.inf
+    yPQ = theory.ntk.transformed_labels(XP, yP * top, XQ)    # H_P^-1 y_P leaves the range
+    assert not np.isnan(yPQ).any()
+    si = theory.ntk.similarity(XP, yP * top, XQ, yQ * top)
+    for v in (si.thm1, si.thm2, si.scratch, *np.ravel(si.yPQ)):
+        assert not np.isnan(v)
+    assert si.thm2 == np.inf or si.thm2 > 1e300
+    H = theory.ntk.gram(XQ)
+    eta = 1 / np.linalg.eigvalsh(H)[-1]
+    p = theory.ntk.deviation_path(H, yQ * top, eta, [0, 1, 10, 10**6])
+    assert p[0] == 0 and not np.isnan(p).any() and p[-1] == np.inf
+    # (the fallback sums the same terms in another order: equal up to rounding)
+    np.testing.assert_allclose(theory.ntk.deviation_path(H, yQ * big, eta, [0, 1, 10]),
+                               theory.ntk.deviation_path(H, yQ, eta, [0, 1, 10]) * big, rtol=1e-12)
+    # a tiny eigenvalue: c^2 / lambda overflows, times (1 - decay)^2 = 0 at k = 0
+    assert np.array_equal(theory.ntk.deviation_path([[1e-320]], [1.0], 1.0, [0, 1]), [0.0, 0.0])
+
+
+def test_fit_sphere_map_far_from_the_data_scale():
+    ref = np.random.default_rng(26).random((20, 6))
+    f = theory.ntk.fit_sphere_map(ref, 3)
+    g = theory.ntk.fit_sphere_map(ref * 2.0 ** 600, 3)          # huge data: rescaled exactly
+    assert np.array_equal(g(ref[:3] * 2.0 ** 600), f(ref[:3]))
+    for x in (ref[:2] * 1e305, ref[:2] + 1e-170):               # huge rows, rows near the mean
+        z = f(x)
+        assert np.all(np.isfinite(z)) and np.allclose(np.linalg.norm(z, axis=1), 1)
+    with pytest.raises(ValueError, match="reference mean"):
+        f(ref.mean(0)[None])

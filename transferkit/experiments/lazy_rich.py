@@ -295,7 +295,7 @@ def span_floor(W, V, b, rcond=1e-10) -> np.ndarray:
 
 
 def monte_carlo_check(d, m, m_star, mu, n, draws=4, seed=0, max_steps=20_000, test=20_000,
-                      loss_tol=1e-6, stall_tol=1e-4) -> dict:
+                      loss_tol=1e-6, stall_tol=1e-4) -> MonteCarloCheck:
     r"""The exact risk (:func:`transferkit.models.relu.population_risk`) against a Monte Carlo test set.
 
     Trains the scratch networks of :func:`init_scale_sweep` for one target size ``n`` and returns,

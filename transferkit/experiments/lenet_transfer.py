@@ -2,6 +2,8 @@ r"""LeNet transfer among digit-like data sets (paper 002, Sec. 5, Figs. 8a, 9)."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import data, theory
@@ -18,7 +20,7 @@ from ..models.lenet import (
     train_lenet,
 )
 
-__all__ = ["SOURCES", "ntk_similarity", "source_data", "target_data", "transfer_cell"]
+__all__ = ["SOURCES", "PixelSimilarity", "ntk_similarity", "source_data", "target_data", "transfer_cell"]
 
 
 #: pretraining data sets of Fig. 8a ("scratch" means no pretraining)
@@ -80,7 +82,8 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
     initialisation; the snapshots are then ignored).  Pretraining runs ``max(snapshots)``
     epochs on ``n_pretrain`` images; the network saved after each epoch in ``snapshots``
     is fine-tuned for ``ft_epochs`` epochs on ``n_target`` digits images (all layers, the
-    same 10 labels).  Returns arrays over the snapshots: ``epochs``, ``pre_acc`` (test
+    same 10 labels).  A cell function for :func:`transferkit.sweep.run`, whose cache stores
+    what it returns: a flat dict of arrays over the snapshots, ``epochs``, ``pre_acc`` (test
     accuracy on the source), ``acc`` (test accuracy on the target after fine-tuning),
     ``acc0`` (target accuracy before fine-tuning) and ``dev`` ``(S, len(LAYERS))``, the
     relative deviation of each layer from its starting weights.
@@ -114,15 +117,37 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
             "acc": np.array(acc), "acc0": np.array(acc0), "dev": np.array(devs)}
 
 
-def ntk_similarity(source: str, n_source: int = 500, n_target: int = 300, seed: int = 0) -> dict:
+@dataclass(frozen=True)
+class PixelSimilarity:
+    r"""The result of :func:`ntk_similarity`: paper 002's task-similarity terms (Sec. 6,
+    Thms 1-2) from one source to the digits target, on the pixels (Fig. 8a, panel (c) of the
+    chapter).  Smaller means more similar.
+
+    Attributes
+    ----------
+    thm1 : float
+        :math:`\|Y_Q - Y_{P\to Q}\|^2 / n_Q`, Thm 1's task-dissimilarity term (Eq. 1) per
+        target image; :math:`\|Y_Q\|^2 / n_Q` for ``"scratch"`` (:math:`Y_{P\to Q} = 0`).
+    thm2 : float
+        The leading term of Thm 2 (Eq. 2), :math:`\sqrt{(Y_Q - Y_{P\to Q})^\top
+        H_Q^{\infty\,-1} (Y_Q - Y_{P\to Q})}`, summed over the label columns.
+    """
+
+    thm1: float
+    thm2: float
+
+
+def ntk_similarity(source: str, n_source: int = 500, n_target: int = 300,
+                   seed: int = 0) -> PixelSimilarity:
     r"""Paper 002's task-similarity quantities (Sec. 6, Thms 1-2) from a source set to the
     digits target, computed on the pixels: :func:`transferkit.theory.ntk.similarity` with the rows
     normalised to the unit sphere and the labels one-hot, centred (:math:`e_y - \frac1{10}`).
 
     ``source`` is one of :data:`SOURCES` or ``"scratch"`` (:math:`y_{P\to Q} = 0`).  Returns
-    ``{"thm1": ||Y_Q - Y_{P->Q}||^2 / n_target, "thm2": leading term of Eq. 2}``; smaller
-    means more similar.  The wide two-layer network of the theory is not LeNet: this is the
-    theory's prediction of the *ranking* of the sources, not of LeNet's numbers.
+    a :class:`PixelSimilarity`: ``thm1`` :math:`= \|Y_Q - Y_{P\to Q}\|^2 / n_Q` (Eq. 1) and
+    ``thm2``, the leading term of Eq. 2; smaller means more similar.  The wide two-layer
+    network of the theory is not LeNet: this is the theory's prediction of the *ranking* of
+    the sources, not of LeNet's numbers.
     """
 
     def prep(x, y):
@@ -132,9 +157,10 @@ def ntk_similarity(source: str, n_source: int = 500, n_target: int = 300, seed: 
     xq, yq, _, _ = target_data(n_target, seed)
     XQ, YQ = prep(xq, yq)
     if source == "scratch":
-        return {"thm1": float(np.sum(YQ ** 2)) / len(YQ), "thm2": theory.ntk.deviation_bound(XQ, YQ)}
+        return PixelSimilarity(thm1=float(np.sum(YQ ** 2)) / len(YQ),
+                               thm2=theory.ntk.deviation_bound(XQ, YQ))
     x, y, _, _ = source_data(source, n_source, seed)
     XP, YP = prep(x, y)
     YPQ = theory.ntk.transformed_labels(XP, YP, XQ)
-    return {"thm1": theory.ntk.label_discrepancy(YQ, YPQ) / len(YQ),
-            "thm2": theory.ntk.deviation_bound(XQ, YQ, YPQ)}
+    return PixelSimilarity(thm1=theory.ntk.label_discrepancy(YQ, YPQ) / len(YQ),
+                           thm2=theory.ntk.deviation_bound(XQ, YQ, YPQ))

@@ -3,7 +3,7 @@ r"""Linear transfer in deep linear networks (paper 000, Sec. 3.2, Fig. 1): grids
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
@@ -32,7 +32,8 @@ from .deep_linear import (
     simulate_grid,
 )
 
-__all__ = ["FIG1", "Fig1Preset", "linear_transfer_checks", "scratch_limit_table", "transferability_draws", "feature_spectrum", "scratch_limit_vs_alpha", "linear_transfer_cell", "linear_transfer_grid"]
+__all__ = ["FIG1", "Fig1Preset", "LinearTransferChecks", "ScratchLimitResult", "FeatureSpectrum",
+           "linear_transfer_checks", "scratch_limit_table", "transferability_draws", "feature_spectrum", "scratch_limit_vs_alpha", "linear_transfer_cell", "linear_transfer_grid"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,86 @@ FIG1 = {
 }
 
 
+@dataclass(frozen=True)
+class LinearTransferChecks:
+    r"""Agreement of a linear-transfer grid with paper 000's theory (Fig. 1, Eqs. 8, 10, 11).
+
+    Returned by :func:`linear_transfer_checks`; each field is a
+    :class:`~transferkit.stats.Agreement` over the :math:`(\gamma, \theta)` grid.
+
+    Attributes
+    ----------
+    scratch : transferkit.stats.Agreement
+        Scratch risk against its exact finite-size value (the finite-size form of Eq. 8),
+        shape ``(G, 1)``: one value per :math:`\gamma`, it does not depend on :math:`\theta`.
+    linear_transfer : transferkit.stats.Agreement
+        Linear-transfer risk against Eq. 10 with its exact standard deviation, ``(G, T)``.
+    transferability : transferkit.stats.Agreement
+        Paired per-draw transferability (Eq. 5) against the exact finite-size difference of
+        the two (the finite-size form of Eq. 11), ``(G, T)``.
+    """
+
+    scratch: Agreement
+    linear_transfer: Agreement
+    transferability: Agreement
+
+    def items(self) -> list[tuple[str, Agreement]]:
+        """``(label, check)`` pairs in field order; the label is the field name with spaces
+        (``"linear transfer"``), as the chapter prints it."""
+        return [(f.name.replace("_", " "), getattr(self, f.name)) for f in fields(self)]
+
+
+@dataclass(frozen=True)
+class ScratchLimitResult:
+    r"""Distance of scratch training's limit to :math:`X^+y` against the init scale (paper 000, Thm 3.5).
+
+    Returned by :func:`scratch_limit_vs_alpha`.  ``A = len(alphas)``, ``B = draws``.
+
+    Attributes
+    ----------
+    n : int
+        Target sample size :math:`n = \mathrm{round}(\gamma d)`.
+    alphas : numpy.ndarray
+        Initialisation scales :math:`\alpha`, shape ``(A,)``.
+    dist : dict of str to numpy.ndarray
+        Per optimiser (``"gd"``, ``"nesterov"``), the distance :math:`\|\hat\beta - X^+y\|`,
+        shape ``(A, B)``.
+    limits : dict of str to numpy.ndarray
+        Per optimiser, the end-to-end vectors :math:`\hat\beta` after training, ``(A, B, d)``.
+    """
+
+    n: int
+    alphas: np.ndarray
+    dist: dict
+    limits: dict
+
+
+@dataclass(frozen=True)
+class FeatureSpectrum:
+    r"""Spectrum of the pretrained features against the init scale (paper 000, Thm 3.4).
+
+    Returned by :func:`feature_spectrum`.  ``A = len(alphas)``.
+
+    Attributes
+    ----------
+    alphas : numpy.ndarray
+        Initialisation scales :math:`\alpha`, shape ``(A,)``.
+    svals : numpy.ndarray
+        Singular values of the feature map :math:`\Phi = W_1\cdots W_{L-1}` of the first
+        draw, shape ``(A, min(d, p))``.
+    ratio : numpy.ndarray
+        The largest :math:`s_2/s_1` over draws, shape ``(A,)`` (Thm 3.4: :math:`O(\alpha)`).
+    align : numpy.ndarray
+        The smallest :math:`|u_1^\top\beta_s|` over draws (top left singular vector),
+        shape ``(A,)`` (Thm 3.4: :math:`\to 1`).
+    """
+
+    alphas: np.ndarray
+    svals: np.ndarray
+    ratio: np.ndarray
+    align: np.ndarray
+
+
 def transferability_draws(result: GridResult, method: str = "linear") -> np.ndarray:
     r"""Per-draw transferability :math:`\mathcal R_{sc} - \mathcal R_{tx}` (Eq. 5).
 
@@ -109,7 +190,7 @@ def transferability_draws(result: GridResult, method: str = "linear") -> np.ndar
     return result.risk("scratch") - result.risk(method)
 
 
-def linear_transfer_checks(result: GridResult, fwer: float = 0.01) -> dict:
+def linear_transfer_checks(result: GridResult, fwer: float = 0.01) -> LinearTransferChecks:
     r"""Agreement of a :func:`~transferkit.experiments.deep_linear.simulate_grid` result with paper 000's theory.
 
     Compares, cell by cell, with the **exact finite-size** expectations: the scratch risk
@@ -121,7 +202,8 @@ def linear_transfer_checks(result: GridResult, fwer: float = 0.01) -> dict:
     bounded by its distance to :math:`X^+y` (:func:`~transferkit.stats.risk_error_bound`), is allowed on top of
     the Monte Carlo error.
 
-    Returns a dict ``{"scratch", "linear transfer", "transferability"}`` of :class:`~transferkit.stats.Agreement`.
+    Returns a :class:`LinearTransferChecks` (fields ``scratch``, ``linear_transfer``,
+    ``transferability``, each an :class:`~transferkit.stats.Agreement`).
     """
 
     n = result.n[:, None]
@@ -131,13 +213,13 @@ def linear_transfer_checks(result: GridResult, fwer: float = 0.01) -> dict:
     fin_lt = theory.deep_linear.linear_transfer_risk(n, th, sigma)
     scratch = result.risk("scratch")
     opt = risk_error_bound(scratch, result.scratch_minnorm_dist[:, None, :]).mean(-1)
-    return {
-        "scratch": agreement(scratch[:, :1], fin_sc[:, :1], atol=opt[:, :1], fwer=fwer),
-        "linear transfer": agreement(result.risk("linear"), fin_lt, fwer=fwer,
-                                     std=theory.deep_linear.linear_transfer_risk_std(n, th, sigma)),
-        "transferability": agreement(transferability_draws(result), fin_sc - fin_lt, atol=opt,
-                                     fwer=fwer),
-    }
+    return LinearTransferChecks(
+        scratch=agreement(scratch[:, :1], fin_sc[:, :1], atol=opt[:, :1], fwer=fwer),
+        linear_transfer=agreement(result.risk("linear"), fin_lt, fwer=fwer,
+                                  std=theory.deep_linear.linear_transfer_risk_std(n, th, sigma)),
+        transferability=agreement(transferability_draws(result), fin_sc - fin_lt, atol=opt,
+                                  fwer=fwer),
+    )
 
 
 def scratch_limit_table(result: GridResult, scratch_check: Agreement) -> tuple[str, Agreement]:
@@ -161,7 +243,7 @@ def scratch_limit_table(result: GridResult, scratch_check: Agreement) -> tuple[s
 
 def scratch_limit_vs_alpha(d, gamma, sigma, alphas, depth=2, draws=4, seed=0,
                            methods=("gd", "nesterov"), loss_tol=1e-14, device=None,
-                           dtype=torch.float64) -> dict:
+                           dtype=torch.float64) -> ScratchLimitResult:
     r"""Distance of the scratch-trained solution to :math:`X^+y` against the init scale (Thm 3.5).
 
     Every update of :math:`W_1` lies in the row space of :math:`X`, so the limit of training
@@ -171,9 +253,10 @@ def scratch_limit_vs_alpha(d, gamma, sigma, alphas, depth=2, draws=4, seed=0,
 
     Returns
     -------
-    dict with ``dist[method]``: array ``(len(alphas), draws)`` of
-    :math:`\|\hat\beta - X^+y\|`, ``limits[method]``: the end-to-end vectors
-    ``(len(alphas), draws, d)``, and ``n``.
+    ScratchLimitResult
+        ``dist[method]``: array ``(len(alphas), draws)`` of :math:`\|\hat\beta - X^+y\|`,
+        ``limits[method]``: the end-to-end vectors ``(len(alphas), draws, d)``, ``alphas``
+        and ``n``.
     """
     check_simulation_args(d, sigma, depth, draws, 1.0)
     alphas = check_grid("alpha", alphas, 0.0, np.inf, True)
@@ -186,7 +269,7 @@ def scratch_limit_vs_alpha(d, gamma, sigma, alphas, depth=2, draws=4, seed=0,
     noise = as_tensor(np.stack([sigma * r.standard_normal(n) for r in rngs]), device, dtype)
     obj = empirical_objective(X, (X @ beta[..., None])[..., 0] + noise)
     target = obj.minimiser()
-    out = {"n": n, "alphas": alphas, "dist": {}, "limits": {}}
+    dists, limits = {}, {}
     for m in methods:
         dist, lim = [], []
         for a in alphas:
@@ -197,13 +280,13 @@ def scratch_limit_vs_alpha(d, gamma, sigma, alphas, depth=2, draws=4, seed=0,
             b_hat = end_to_end(Ws)
             dist.append((b_hat - target).norm(dim=1).cpu().numpy())
             lim.append(b_hat.cpu().numpy())
-        out["dist"][m] = np.array(dist)
-        out["limits"][m] = np.array(lim)
-    return out
+        dists[m] = np.array(dist)
+        limits[m] = np.array(lim)
+    return ScratchLimitResult(n=n, alphas=alphas, dist=dists, limits=limits)
 
 
 def feature_spectrum(d, alphas, depth=2, draws=4, seed=0, device=None,
-                     dtype=torch.float64) -> dict:
+                     dtype=torch.float64) -> FeatureSpectrum:
     r"""Singular values of the pretrained features against the init scale (Thm 3.4).
 
     For each ``alpha`` the networks of :func:`~transferkit.experiments.deep_linear.pretrain` are trained and the feature map
@@ -212,20 +295,23 @@ def feature_spectrum(d, alphas, depth=2, draws=4, seed=0, device=None,
 
     Returns
     -------
-    dict with ``alphas``; ``svals`` ``(len(alphas), min(d, p))``, the singular values of
-    the first draw; ``ratio`` ``(len(alphas),)``, the largest :math:`s_2/s_1` over draws;
-    ``align``, the smallest :math:`|u_1^\top\beta_s|` over draws (top left singular vector).
+    FeatureSpectrum
+        ``alphas``; ``svals`` ``(len(alphas), min(d, p))``, the singular values of the first
+        draw; ``ratio`` ``(len(alphas),)``, the largest :math:`s_2/s_1` over draws;
+        ``align``, the smallest :math:`|u_1^\top\beta_s|` over draws (top left singular
+        vector).
     """
     alphas = check_grid("alpha", alphas, 0.0, np.inf, True)
-    out = {"alphas": alphas, "svals": [], "ratio": [], "align": []}
+    svals, ratio, align = [], [], []
     for a in alphas:
         p = pretrain(d, depth, draws, seed, float(a), device=device, dtype=dtype, progress=False)
         sv = p.feature_svals.cpu().numpy()
         U = torch.linalg.svd(feature_map(p.weights), full_matrices=False)[0][:, :, 0]
-        out["svals"].append(sv[0])
-        out["ratio"].append((sv[:, 1] / sv[:, 0]).max())
-        out["align"].append(float((U * p.beta_s).sum(1).abs().min()))
-    return {k: np.asarray(v) for k, v in out.items()}
+        svals.append(sv[0])
+        ratio.append((sv[:, 1] / sv[:, 0]).max())
+        align.append(float((U * p.beta_s).sum(1).abs().min()))
+    return FeatureSpectrum(alphas=np.asarray(alphas), svals=np.asarray(svals),
+                           ratio=np.asarray(ratio), align=np.asarray(align))
 
 
 def linear_transfer_cell(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1e-5,

@@ -42,7 +42,8 @@ class TaskTransfer:
     Attributes
     ----------
     yPQ, thm1, thm2, scratch, lam_P, lam_Q
-        The closed forms of :func:`transferkit.theory.ntk.similarity`: transformed labels
+        The closed forms of :func:`transferkit.theory.ntk.similarity`
+        (:class:`transferkit.theory.ntk.SimilarityResult`): transformed labels
         :math:`y_{P\to Q}`, :math:`\|y_Q - y_{P\to Q}\|^2` (Eq. 1), the leading term of Eq. 2, the same
         with :math:`y_{P\to Q} = 0`, and the smallest Gram eigenvalues.
     dev, dev_scratch : ndarray
@@ -148,13 +149,14 @@ def transfer_experiment(XP, yP, tasks: dict, *, m: int = 4096, kappa: float = 1.
                                      record_every=record_every)
         u_QP = info.outputs0
         out[name] = TaskTransfer(
-            **sim,
+            yPQ=sim.yPQ, thm1=sim.thm1, thm2=sim.thm2, scratch=sim.scratch, lam_P=sim.lam_P,
+            lam_Q=sim.lam_Q,
             dev=torch.linalg.vector_norm(WQ - WP, dim=(-2, -1)).cpu().numpy(),
             dev_scratch=torch.linalg.vector_norm(Ws - W0, dim=(-2, -1)).cpu().numpy(),
             grad2=np.sum((u_QP - yQ) ** 2, axis=-1), flips=info.flips,
             flips_scratch=info_s.flips,
             path_steps=info.path_steps, path=info.path,
-            path_theory=deviation_path(HQ, yQ - sim["yPQ"], eta, info.path_steps),
+            path_theory=deviation_path(HQ, yQ - sim.yPQ, eta, info.path_steps),
             atol=float(max(info.residual.max(), info_s.residual.max())
                        / math.sqrt(lam[0])),
             eta=eta, steps=(info.steps, info_s.steps),

@@ -29,7 +29,10 @@ paper 001's statistic) with paired bootstrap intervals; :func:`synthetic_benchma
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+from tqdm import tqdm
 
 from .. import config, theory
 from .._validate import check_int, check_positive
@@ -38,7 +41,7 @@ from . import mnist_table
 from .dataset_distances import scaled_pretrained
 from .deep_linear import pretrain, simulate_grid
 
-__all__ = ["PREDICTORS", "OUTCOMES", "gaussian_kl", "draw_pairs", "feature_fraction", "isotropic_eq3", "ntk_discrepancy", "synthetic_benchmark", "real_benchmark", "to_sphere"]
+__all__ = ["PREDICTORS", "OUTCOMES", "gaussian_kl", "draw_pairs", "feature_fraction", "isotropic_eq3", "ntk_discrepancy", "SyntheticBenchmarkResult", "synthetic_benchmark", "RealBenchmarkResult", "real_benchmark", "to_sphere"]
 
 
 #: the predictors, in the order of the chapter's table, with a one-line description
@@ -132,7 +135,7 @@ def ntk_discrepancy(XP, yP, XQ, yQ) -> float:
     (:func:`to_sphere`)."""
     XQ = to_sphere(XQ)
     s = theory.ntk.similarity(to_sphere(XP), yP, XQ, yQ)
-    return float(s["thm1"]) / len(XQ)
+    return float(s.thm1) / len(XQ)
 
 
 def gaussian_kl(A, B, k: int = 20, ridge: float = 1e-3) -> float:
@@ -185,9 +188,69 @@ def gaussian_kl(A, B, k: int = 20, ridge: float = 1e-3) -> float:
 # the synthetic benchmark: deep linear tasks of paper 000
 # ---------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class SyntheticBenchmarkResult:
+    r"""The result of :func:`synthetic_benchmark`: predictors and outcomes on deep linear tasks.
+
+    ``N`` is the number of tasks, ``len(gammas) * len(thetas) * len(sigmas) * len(norms)``,
+    flattened in that nested order; ``B = draws``.
+
+    Attributes
+    ----------
+    tasks : numpy.ndarray, structured, shape (N,)
+        The task of each row: fields ``gamma, n, theta, sigma, norm``.
+    pred : dict of str to numpy.ndarray
+        Each predictor of :data:`PREDICTORS` (name -> values ``(N,)``).
+    scratch : numpy.ndarray, shape (N, B)
+        Risks of training from scratch on the target sample.
+    linear, finetune : numpy.ndarray or None
+        Risks ``(N, B)`` of linear transfer and of fine-tuning; ``None`` for a method not
+        in ``methods``.
+    d, depth, draws, seed, alpha
+        Input dimension, network depth, draws per task, base seed and initialisation scale.
+    methods : tuple of str
+        The transfer methods simulated.
+    gammas, thetas, sigmas, norms : numpy.ndarray
+        The grids of target size ratios, angles, noise levels and source norms.
+    n : numpy.ndarray of int
+        Target sample sizes ``round(gamma d)``, one per entry of ``gammas``.
+    w1_samples, ntk_source, ntk_draws : int
+        Points per law of the W1 estimate, source points and draws of the NTK predictor.
+    feature_rank : int
+        Rank of the pretrained feature space of draw 0.
+    """
+
+    tasks: np.ndarray
+    pred: dict
+    scratch: np.ndarray
+    linear: np.ndarray | None
+    finetune: np.ndarray | None
+    d: int
+    depth: int
+    draws: int
+    seed: int
+    alpha: float
+    methods: tuple
+    gammas: np.ndarray
+    thetas: np.ndarray
+    sigmas: np.ndarray
+    norms: np.ndarray
+    n: np.ndarray
+    w1_samples: int
+    ntk_source: int
+    ntk_draws: int
+    feature_rank: int
+
+    def risk(self, method: str) -> np.ndarray:
+        """The risks ``(N, B)`` of ``method`` (``"scratch"`` or one of ``methods``)."""
+        if method != "scratch" and method not in self.methods:
+            raise ValueError(f"method must be 'scratch' or one of {self.methods} (got {method!r})")
+        return getattr(self, method)
+
+
 def synthetic_benchmark(d, gammas, thetas, sigmas, norms, depth=2, draws=20, seed=0,
                         alpha=1e-5, methods=("linear", "finetune"), w1_samples=500,
-                        ntk_source=None, ntk_draws=3, progress=None) -> dict:
+                        ntk_source=None, ntk_draws=3, progress=None) -> SyntheticBenchmarkResult:
     r"""All predictors and the measured outcomes on the deep linear tasks of paper 000.
 
     A task is (angle :math:`\theta`, noise :math:`\sigma`, source norm :math:`r`, target
@@ -207,13 +270,10 @@ def synthetic_benchmark(d, gammas, thetas, sigmas, norms, depth=2, draws=20, see
     (:func:`feature_fraction` of :math:`\beta_t` outside the pretrained features of draw 0,
     the span of the leading left singular vectors of :math:`W_{L-1}\cdots W_1`).
 
-    Returns dict with ``tasks`` (structured: ``gamma, n, theta, sigma, norm``, flattened
-    in that nested order), ``pred`` (name -> ``(tasks,)``), per method ``<method>`` and
-    ``scratch`` risks ``(tasks, draws)``, and the settings.
+    Returns a :class:`SyntheticBenchmarkResult`: ``tasks`` (structured: ``gamma, n, theta,
+    sigma, norm``, flattened in that nested order), ``pred`` (name -> ``(tasks,)``), the
+    risks ``(tasks, draws)`` of ``scratch`` and of each method, and the settings.
     """
-    from tqdm.auto import tqdm
-
-
     d = check_int("d", d, 2)
     gammas = np.atleast_1d(np.asarray(gammas, float))
     thetas = np.atleast_1d(np.asarray(thetas, float))
@@ -294,23 +354,63 @@ def synthetic_benchmark(d, gammas, thetas, sigmas, norms, depth=2, draws=20, see
     tasks["theta"] = thetas[grid[1].ravel()]
     tasks["sigma"] = sigmas[grid[2].ravel()]
     tasks["norm"] = norms[grid[3].ravel()]
-    out = {"tasks": tasks, "pred": {k: np.asarray(v, float).reshape(-1) for k, v in pred.items()},
-           "d": d, "depth": depth, "draws": draws, "alpha": alpha, "methods": methods,
-           "gammas": gammas, "thetas": thetas, "sigmas": sigmas, "norms": norms, "n": ns,
-           "w1_samples": w1_samples, "ntk_source": ntk_source, "ntk_draws": ntk_draws,
-           "feature_rank": int(P.rank[0])}
-    for m, v in risks.items():
-        out[m] = v.reshape(-1, draws)
-    return out
+    flat = {m: v.reshape(-1, draws) for m, v in risks.items()}
+    return SyntheticBenchmarkResult(
+        tasks=tasks, pred={k: np.asarray(v, float).reshape(-1) for k, v in pred.items()},
+        scratch=flat["scratch"], linear=flat.get("linear"), finetune=flat.get("finetune"),
+        d=d, depth=depth, draws=draws, seed=seed, alpha=alpha, methods=methods, gammas=gammas,
+        thetas=thetas, sigmas=sigmas, norms=norms, n=ns, w1_samples=w1_samples,
+        ntk_source=ntk_source, ntk_draws=ntk_draws, feature_rank=int(P.rank[0]))
 
 
 # ---------------------------------------------------------------------------------------
 # the real benchmark: binary tasks of MNIST and Fashion-MNIST (paper 001's protocol)
 # ---------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class RealBenchmarkResult:
+    r"""The result of :func:`real_benchmark`: predictors and fine-tuning outcomes on pairs of
+    real binary tasks.
+
+    ``K = len(pairs)``, ``N = len(ns)``, ``B = draws``.
+
+    Attributes
+    ----------
+    pairs : list of tuple
+        The pairs ``(src_name, a, b, tgt_name, c, d)``.
+    ns : numpy.ndarray of int
+        The target sample sizes.
+    pred : dict of str to numpy.ndarray
+        Each predictor of :data:`PREDICTORS` (name -> values ``(N, K)``).
+    finetune, scratch : numpy.ndarray, shape (N, K, B)
+        0-1 test errors of fine-tuning from the source teacher and of training from scratch.
+    draws, seed : int
+        Draws of the ``n`` target images per pair, and the base seed.
+    m, delta, c : float
+        The parameters of the ``eq3`` and ``bartlett`` bounds (paper 001, Eq. 3).
+    w1_samples, kl_dims, ntk_source : int
+        Points per task of the ``kl`` and ``w1`` predictors, principal directions of ``kl``,
+        and source points of ``ntk``.
+    """
+
+    pairs: list
+    ns: np.ndarray
+    pred: dict
+    finetune: np.ndarray
+    scratch: np.ndarray
+    draws: int
+    seed: int
+    m: float
+    delta: float
+    c: float
+    w1_samples: int
+    kl_dims: int
+    ntk_source: int
+
+
 def real_benchmark(datasets: dict, pairs, ns, draws, seed=0, m=2, delta=1.0, c=3.0,
                    w1_samples=1000, kl_dims=20, ntk_source=500, rcond=1e-6,
-                   progress=None) -> dict:
+                   progress=None) -> RealBenchmarkResult:
     r"""All predictors and the measured fine-tuning outcomes on pairs of real binary tasks.
 
     ``datasets``: name -> ``(x_train, y_train, x_test, y_test)`` (e.g. ``"mnist"``,
@@ -332,11 +432,10 @@ def real_benchmark(datasets: dict, pairs, ns, draws, seed=0, m=2, delta=1.0, c=3
     draw, averaged) and ``feature`` (:func:`feature_fraction` of :math:`\theta_T` outside
     :math:`\mathrm{span}(\theta_S)` under the target second-moment matrix).
 
-    Returns dict ``pairs``, ``ns``, ``pred`` (name -> ``(len(ns), K)``), ``finetune``,
-    ``scratch`` (errors ``(len(ns), K, draws)``) and the settings.
+    Returns a :class:`RealBenchmarkResult`: ``pairs``, ``ns``, ``pred`` (name ->
+    ``(len(ns), K)``), ``finetune``, ``scratch`` (errors ``(len(ns), K, draws)``) and the
+    settings.
     """
-    from tqdm.auto import tqdm
-
     ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
     draws = check_int("draws", draws, 1)
     K = len(pairs)
@@ -385,9 +484,9 @@ def real_benchmark(datasets: dict, pairs, ns, draws, seed=0, m=2, delta=1.0, c=3
             idx = mnist_table.sample_indices(len(xt), n, draws, int(seed) * 1000 + k)
             pred["ntk"][j, k] = np.mean([ntk_discrepancy(xs[iP], ys[iP], xt[i], yt[i])
                                          for i in idx])
-    return {"pairs": list(pairs), "ns": np.array(ns), "pred": pred, "finetune": ft,
-            "scratch": sc, "draws": draws, "m": m, "delta": delta, "c": c,
-            "w1_samples": w1_samples, "kl_dims": kl_dims, "ntk_source": ntk_source}
+    return RealBenchmarkResult(pairs=list(pairs), ns=np.array(ns), pred=pred, finetune=ft,
+                               scratch=sc, draws=draws, seed=seed, m=m, delta=delta, c=c,
+                               w1_samples=w1_samples, kl_dims=kl_dims, ntk_source=ntk_source)
 
 
 # ---------------------------------------------------------------------------------------

@@ -25,6 +25,9 @@ so a draw here is the same draw as in the linear-transfer grids with the same se
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field, fields
+
 import numpy as np
 import torch
 
@@ -39,17 +42,253 @@ from ..models.deep_linear import (
     weight_decay_minimiser,
 )
 from ..models.device import as_tensor, default_device
+from ..stats import Agreement
 from ..streams import keyed_rng
 from . import deep_linear
 from .deep_linear import DATA_STREAM, SCRATCH_STREAM, GridResult, sample_size
 
-__all__ = ["WEIGHT_DECAYS", "ridge_transfer_curve", "weight_decay_scratch_cell", "weight_decay_scratch_grid", "theory_risks", "tune", "regularised_checks"]
+__all__ = ["WEIGHT_DECAYS", "FIG56", "Fig56Preset", "RidgeTransferCurve", "WeightDecayGrid",
+           "TunedWeightDecay", "RegularisedChecks", "ridge_transfer_curve",
+           "weight_decay_scratch_cell", "weight_decay_scratch_grid", "theory_risks", "tune",
+           "regularised_checks"]
 
 
+#: The weight-decay grid of paper 000, App. E, caption of Fig. 5.
 WEIGHT_DECAYS = (0.0, 1e-4, 1e-3, 1e-2, 1e-1)
 
 
-"""The weight-decay grid of paper 000, App. E, Fig. 5."""
+@dataclass(frozen=True)
+class Fig56Preset:
+    r"""Parameters of the regularisation chapter (paper 000, App. E, Figs. 5 and 6) at one scale.
+
+    The presets are :data:`FIG56` (``FIG56["paper"]``, ``FIG56["smoke"]``); the chapter
+    notebook ``notebooks/regularisation.py`` reads them from there.  Grids are tuples of
+    floats (immutable); ``np.array(preset.gammas)`` is the array the simulations take.
+
+    Attributes
+    ----------
+    ridge_d : int
+        Input dimension of Fig. 6 (paper 000, App. D: 500).
+    wd_d : int
+        Input dimension of Fig. 5 (ours: 200; the caption of Fig. 5 has 500).
+    draws : int
+        Draws of the target set per cell, both figures (captions of Figs. 1 and 6, App. D: 20).
+    gammas, thetas : tuple of float
+        The :math:`(\gamma, \theta)` grid of Fig. 5 (ours: the grid of Fig. 1, see
+        :data:`transferkit.experiments.linear_transfer.FIG1`, plus :math:`\gamma = 0.97, 1.03`).
+    lams : tuple of float
+        Ridge strengths :math:`\lambda` of Eq. 12 in Fig. 6 (ours, :math:`\{0\}\cup\{4^k\}`; the
+        paper does not state its grid).
+    ridge_gamma : float
+        Sample ratio :math:`\gamma` of Fig. 6 (caption of Fig. 6: 0.5).
+    depth : int
+        Network depth :math:`L` (captions of Figs. 1 and 5, App. D: 2).
+    sigma : float
+        Label-noise standard deviation (captions of Figs. 1 and 5: 0.2; Fig. 6 does not state it).
+    alpha : float
+        Initialisation scale (App. D: :math:`10^{-5}`).
+    seed : int
+        Base seed of the random streams (ours).
+    slices : tuple of float
+        Angles of Fig. 6 (ours; the paper does not state them).
+    feature_scales : tuple of float
+        Feature scales :math:`s` of Fig. 6 (b) (ours).
+    weight_decays : tuple of float
+        The weight decays :math:`\lambda_{wd}` of Fig. 5 (caption of Fig. 5,
+        :data:`WEIGHT_DECAYS`).
+    """
+
+    ridge_d: int                # paper 000, App. D
+    wd_d: int                   # ours (paper: 500, caption of Fig. 5)
+    draws: int                  # paper 000, captions of Figs. 1 and 6, App. D
+    gammas: tuple               # ours (the Fig. 1 grid plus 0.97, 1.03)
+    thetas: tuple               # ours (the Fig. 1 grid)
+    lams: tuple                 # ours (not stated in the paper)
+    ridge_gamma: float = 0.5    # paper 000, caption of Fig. 6
+    depth: int = 2              # paper 000, captions of Figs. 1 and 5, App. D
+    sigma: float = 0.2          # paper 000, captions of Figs. 1 and 5
+    alpha: float = 1e-5         # paper 000, App. D
+    seed: int = 0               # ours
+    slices: tuple = (0.0, math.pi / 6, math.pi / 3, math.pi / 2)  # ours
+    feature_scales: tuple = (0.5, 1.0, 2.0)                        # ours
+    weight_decays: tuple = WEIGHT_DECAYS                           # paper 000, caption of Fig. 5
+
+
+#: The parameters of Figs. 5 and 6 at each ``TRANSFERKIT_SCALE``.
+#:
+#: ``paper``: L = 2, sigma = 0.2 (paper 000, captions of Figs. 1 and 5), alpha = 1e-5 and
+#: d = 500 for Fig. 6 (App. D), gamma = 0.5 and 20 draws for Fig. 6 (caption of Fig. 6), the
+#: weight decays 0, 1e-4, ..., 1e-1 (caption of Fig. 5).  Ours (stated in the chapter): Fig. 5
+#: at d = 200 instead of 500 (CPU time); its gamma grid is that of Fig. 1 (0.1, ..., 2.0 with
+#: gamma = 1 replaced by 0.95 and 1.05) plus 0.97 and 1.03, which resolve the spike of
+#: anomalous positive transfer, on 19 angles; the ridge grid {0} and 4^k, k = -5, ..., 2 (so
+#: that the feature scale s = 2 maps it onto itself), the four angles of Fig. 6, the feature
+#: scales 0.5, 1, 2 and seed 0.
+#: ``smoke``: ours, the same pipeline small enough for the tests (d = 60 and 40, 16 draws,
+#: 6 x 7 grid, k = -3, ..., 1).
+FIG56 = {
+    "paper": Fig56Preset(
+        ridge_d=500, wd_d=200, draws=20,
+        gammas=tuple(np.round(np.r_[np.arange(1, 10) / 10, 0.95, 0.97, 1.03, 1.05,
+                                    np.arange(11, 21) / 10], 3).tolist()),
+        thetas=tuple(np.linspace(0, np.pi / 2, 19).tolist()),
+        lams=tuple(np.r_[0.0, 4.0 ** np.arange(-5, 3)].tolist())),
+    "smoke": Fig56Preset(
+        ridge_d=60, wd_d=40, draws=16,
+        gammas=(0.25, 0.5, 0.75, 1.25, 1.5, 2.0),
+        thetas=tuple(np.linspace(0, np.pi / 2, 7).tolist()),
+        lams=tuple(np.r_[0.0, 4.0 ** np.arange(-3, 2)].tolist())),
+}
+
+
+@dataclass(frozen=True)
+class RidgeTransferCurve:
+    r"""Risk of ridge linear transfer against :math:`\lambda` (paper 000, Fig. 6, Eqs. 12-13).
+
+    Returned by :func:`ridge_transfer_curve`.  ``S = len(feature_scales)``,
+    ``K = len(lams)``, ``T = len(thetas)``, ``B = draws``.
+
+    Attributes
+    ----------
+    lams, thetas, feature_scales : numpy.ndarray
+        The ridge strengths :math:`\lambda` of Eq. 12, the angles :math:`\theta` and the
+        feature scales :math:`s`.
+    n : int
+        Target sample size :math:`n = \mathrm{round}(\gamma d)`.
+    d : int
+        Input dimension.
+    gamma, sigma : float
+        Sample ratio and label-noise standard deviation.
+    draws : int
+        Draws of the target set (one pretrained network each).
+    risk : numpy.ndarray
+        Risks :math:`\|\hat\beta - \beta_t\|^2`, shape ``(S, K, T, B)``; Eq. 13 (with
+        :math:`\lambda/s^2` for :math:`\lambda`) is their :math:`n\to\infty` mean.
+    feature_scale : numpy.ndarray
+        The pretrained top singular value per draw, ``(B,)`` (1 after balanced pretraining
+        on a unit teacher).
+    feature_rank : numpy.ndarray
+        Effective rank of the pretrained features per draw, ``(B,)`` (Thm 3.4).
+    """
+
+    lams: np.ndarray
+    thetas: np.ndarray
+    feature_scales: np.ndarray
+    n: int
+    d: int
+    gamma: float
+    sigma: float
+    draws: int
+    risk: np.ndarray
+    feature_scale: np.ndarray
+    feature_rank: np.ndarray
+
+
+@dataclass(frozen=True)
+class WeightDecayGrid:
+    r"""The :math:`(\gamma, \lambda_{wd})` grid of weight-decay scratch training (paper 000, Fig. 5).
+
+    Returned by :func:`weight_decay_scratch_grid`.  ``G = len(gammas)``,
+    ``W = len(weight_decays)``, ``B = draws``.
+
+    Attributes
+    ----------
+    gammas, weight_decays : numpy.ndarray
+        Sample ratios :math:`\gamma = n/d` and weight decays :math:`\lambda_{wd}`.
+    n : numpy.ndarray of int
+        Sample sizes ``round(gamma d)``, shape ``(G,)``.
+    d, sigma, depth, draws, seed, alpha
+        Input dimension, label-noise standard deviation, network depth :math:`L`, draws per
+        cell, base seed and initialisation scale.
+    risk : numpy.ndarray
+        Scratch risks :math:`\|\hat\beta - \beta_t\|^2`, shape ``(G, W, B)``; the
+        :math:`\lambda_{wd} = 0` column is the scratch model of Fig. 1 (Eq. 8).
+    dist : numpy.ndarray
+        Distance of the end-to-end vector to the exact limit (:math:`X^+y` for
+        :math:`\lambda_{wd} = 0`, :func:`~transferkit.models.deep_linear.weight_decay_minimiser`
+        otherwise; ``nan`` beyond depth 2), ``(G, W, B)``.
+    mu : numpy.ndarray
+        Effective ridge parameter :math:`\mu = \lambda_{wd}/\|\beta\|` of that limit, ``(G, W, B)``.
+    converged : numpy.ndarray of bool
+        Whether training met its stopping rule, ``(G, W, B)``.
+    steps : numpy.ndarray of int
+        Gradient steps taken, ``(G, W, B)``.
+    sweep : transferkit.sweep.SweepResult
+        The cached sweep behind the grid.
+    """
+
+    gammas: np.ndarray
+    weight_decays: np.ndarray
+    n: np.ndarray
+    d: int
+    sigma: float
+    depth: int
+    draws: int
+    seed: int
+    alpha: float
+    risk: np.ndarray
+    dist: np.ndarray
+    mu: np.ndarray
+    converged: np.ndarray
+    steps: np.ndarray
+    sweep: object = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class TunedWeightDecay:
+    r"""Oracle tuning of the weight decay per :math:`\gamma` (paper 000, Fig. 5 (a)).
+
+    Returned by :func:`tune`.  ``G = len(gammas)``, ``B = draws``.
+
+    Attributes
+    ----------
+    index : numpy.ndarray of int
+        Index into ``weight_decays`` of the weight decay with the smallest mean simulated
+        risk, ``(G,)``.
+    weight_decay : numpy.ndarray
+        That weight decay, ``(G,)``.
+    risk : numpy.ndarray
+        Per-draw risks of the chosen models, ``(G, B)``.
+    theory_of_choice : numpy.ndarray
+        Theory (:func:`theory_risks`) of the chosen weight decay, ``(G,)``.
+    theory_index : numpy.ndarray of int
+        The same choice made on the closed forms, ``(G,)``.
+    theory_risk : numpy.ndarray
+        Theory of that choice, ``(G,)``.
+    """
+
+    index: np.ndarray
+    weight_decay: np.ndarray
+    risk: np.ndarray
+    theory_of_choice: np.ndarray
+    theory_index: np.ndarray
+    theory_risk: np.ndarray
+
+
+@dataclass(frozen=True)
+class RegularisedChecks:
+    r"""Agreement of regularised scratch training with theory (paper 000, Fig. 5).
+
+    Returned by :func:`regularised_checks`; each field is a
+    :class:`~transferkit.stats.Agreement`.
+
+    Attributes
+    ----------
+    weight_decay : transferkit.stats.Agreement
+        Every :math:`(\gamma, \lambda_{wd})` cell against :func:`theory_risks`, ``(G, W)``.
+    tuned_transferability : transferkit.stats.Agreement
+        Paired per-draw difference of the tuned scratch risk and the linear-transfer risk
+        (Eq. 5 with tuned scratch training), against the theory of the chosen weight decay
+        minus Eq. 10, ``(G, T)``.
+    """
+
+    weight_decay: Agreement
+    tuned_transferability: Agreement
+
+    def items(self) -> list[tuple[str, Agreement]]:
+        """``(label, check)`` pairs in field order; the label is the field name with spaces
+        (``"weight decay"``), as the chapter prints it."""
+        return [(f.name.replace("_", " "), getattr(self, f.name)) for f in fields(self)]
 
 
 def _target_data(pre, n, sigma, draws, seed, device, dtype):
@@ -64,7 +303,8 @@ def _target_data(pre, n, sigma, draws, seed, device, dtype):
 
 
 def ridge_transfer_curve(d, gamma, lams, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
-                         feature_scales=(1.0,), device=None, dtype=torch.float64) -> dict:
+                         feature_scales=(1.0,), device=None,
+                         dtype=torch.float64) -> RidgeTransferCurve:
     r"""Risk of ridge linear transfer (Eq. 12) against :math:`\lambda` (paper 000, Fig. 6).
 
     Networks are pretrained once per draw (:func:`transferkit.experiments.deep_linear.pretrain`, memoised);
@@ -76,9 +316,10 @@ def ridge_transfer_curve(d, gamma, lams, thetas, sigma, depth=2, draws=20, seed=
 
     Returns
     -------
-    dict with ``lams, thetas, feature_scales, n, d, sigma, draws``; ``risk`` of shape
-    ``(len(feature_scales), len(lams), len(thetas), draws)``; ``feature_scale``, the
-    pretrained top singular value per draw.
+    RidgeTransferCurve
+        The grids and parameters; ``risk`` of shape
+        ``(len(feature_scales), len(lams), len(thetas), draws)``; ``feature_scale``, the
+        pretrained top singular value per draw.
     """
     d = check_int("d", d, 2)
     check_positive("sigma", sigma, allow_zero=True)
@@ -97,9 +338,9 @@ def ridge_transfer_curve(d, gamma, lams, thetas, sigma, depth=2, draws=20, seed=
         for j, lam in enumerate(lams):
             bh = ridge_linear_transfer(pre.U, pre.S * float(s), X, Y, lam)
             risk[i, j] = (bh - beta_t).pow(2).sum(-1).cpu().numpy().T
-    return {"lams": lams, "thetas": thetas, "feature_scales": scales, "n": n, "d": d,
-            "gamma": float(gamma), "sigma": sigma, "draws": draws, "risk": risk,
-            "feature_scale": pre.S[:, 0].cpu().numpy(), "feature_rank": pre.rank}
+    return RidgeTransferCurve(lams=lams, thetas=thetas, feature_scales=scales, n=n, d=d,
+                              gamma=float(gamma), sigma=sigma, draws=draws, risk=risk,
+                              feature_scale=pre.S[:, 0].cpu().numpy(), feature_rank=pre.rank)
 
 
 def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, seed=0,
@@ -162,12 +403,12 @@ def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, 
 
 def weight_decay_scratch_grid(d, gammas, sigma, weight_decays=WEIGHT_DECAYS, depth=2, draws=20,
                               seed=0, alpha=1e-5, loss_tol=1e-10, grad_tol=1e-16,
-                              max_steps=100_000, **run_kwargs) -> dict:
+                              max_steps=100_000, **run_kwargs) -> WeightDecayGrid:
     r"""The :math:`(\gamma, \lambda_{wd})` grid of :func:`weight_decay_scratch_cell`, swept and cached.
 
-    Returns a dict with ``gammas, weight_decays, n, d, sigma, depth, draws`` and arrays
+    Returns a :class:`WeightDecayGrid`: the grid and parameters, arrays
     ``risk, dist, mu, converged, steps`` of shape ``(len(gammas), len(weight_decays), draws)``
-    and the :class:`~transferkit.sweep.SweepResult` under ``"sweep"``.
+    and the :class:`~transferkit.sweep.SweepResult` as ``sweep``.
     """
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
     wds = check_grid("weight_decay", weight_decays, 0.0, np.inf, False)
@@ -176,67 +417,71 @@ def weight_decay_scratch_grid(d, gammas, sigma, weight_decays=WEIGHT_DECAYS, dep
     run_kwargs.setdefault("desc", f"weight-decay scratch d={d}, sigma={sigma}")
     res = sweep.run(weight_decay_scratch_cell, sweep.Grid(gamma=gammas, weight_decay=wds),
                     fixed=fixed, vectorize=("weight_decay",), **run_kwargs)
-    out = {"gammas": gammas, "weight_decays": wds, "n": res["n"][:, 0], "d": d, "sigma": sigma,
-           "depth": depth, "draws": draws, "seed": seed, "alpha": alpha, "sweep": res}
-    for k in ("risk", "dist", "mu", "converged", "steps"):
-        out[k] = res[k]
-    return out
+    return WeightDecayGrid(gammas=gammas, weight_decays=wds, n=res["n"][:, 0], d=d, sigma=sigma,
+                           depth=depth, draws=draws, seed=seed, alpha=alpha, risk=res["risk"],
+                           dist=res["dist"], mu=res["mu"], converged=res["converged"],
+                           steps=res["steps"], sweep=res)
 
 
-def theory_risks(result: dict) -> np.ndarray:
+def theory_risks(result: WeightDecayGrid) -> np.ndarray:
     r"""Theory for every :math:`(\gamma, \lambda_{wd})` cell of :func:`weight_decay_scratch_grid`.
 
     ``0``: the exact finite-size minimum-norm risk
     (:func:`~transferkit.theory.deep_linear.scratch_risk_finite`); ``> 0``: the :math:`n, d\to\infty`
     weight-decay risk (:func:`~transferkit.theory.deep_linear.weight_decay_scratch_risk`, depth 2).
+    Returns an array ``(len(gammas), len(weight_decays))``.
     """
-    g = result["gammas"][:, None]
-    wd = result["weight_decays"][None, :]
-    fin = theory.deep_linear.scratch_risk_finite(result["n"][:, None], result["d"], result["sigma"])
-    lim = theory.deep_linear.weight_decay_scratch_risk(g, result["sigma"], wd)
+    g = result.gammas[:, None]
+    wd = result.weight_decays[None, :]
+    fin = theory.deep_linear.scratch_risk_finite(result.n[:, None], result.d, result.sigma)
+    lim = theory.deep_linear.weight_decay_scratch_risk(g, result.sigma, wd)
     return np.where(wd == 0, fin + 0 * wd, lim)
 
 
-def tune(result: dict) -> dict:
+def tune(result: WeightDecayGrid) -> TunedWeightDecay:
     r"""Oracle tuning of the weight decay per :math:`\gamma` by mean population risk.
 
     The paper chooses, per point, "the model that has the lowest generalization error";
     here that is the weight decay whose mean risk over the draws is smallest (the population
     risk :math:`\|\hat\beta - \beta_t\|^2` is known exactly given :math:`\hat\beta`, so this
-    is oracle tuning, not cross-validation).  Returns ``index`` ``(G,)``, ``weight_decay``
-    ``(G,)``, the per-draw ``risk`` ``(G, draws)`` of the chosen models and the theory
-    (``theory_index``, ``theory_risk``: the same choice made on the closed forms).
+    is oracle tuning, not cross-validation).  Returns a :class:`TunedWeightDecay`:
+    ``index`` ``(G,)``, ``weight_decay`` ``(G,)``, the per-draw ``risk`` ``(G, draws)`` of the
+    chosen models, the theory of that choice (``theory_of_choice``) and the same choice made
+    on the closed forms (``theory_index``, ``theory_risk``).
     """
-    idx = np.argmin(result["risk"].mean(-1), axis=1)
+    idx = np.argmin(result.risk.mean(-1), axis=1)
     G = np.arange(len(idx))
     th = theory_risks(result)
     t_idx = np.argmin(th, axis=1)
-    return {"index": idx, "weight_decay": result["weight_decays"][idx],
-            "risk": result["risk"][G, idx], "theory_of_choice": th[G, idx],
-            "theory_index": t_idx, "theory_risk": th[G, t_idx]}
+    return TunedWeightDecay(index=idx, weight_decay=result.weight_decays[idx],
+                            risk=result.risk[G, idx], theory_of_choice=th[G, idx],
+                            theory_index=t_idx, theory_risk=th[G, t_idx])
 
 
-def regularised_checks(wd_result: dict, linear: GridResult, fwer: float = 0.01) -> dict:
+def regularised_checks(wd_result: WeightDecayGrid, linear: GridResult,
+                       fwer: float = 0.01) -> RegularisedChecks:
     r"""Agreement of the regularised-scratch simulation with theory.
 
-    * ``"weight decay"``: every :math:`(\gamma, \lambda_{wd})` cell against
+    * ``weight_decay``: every :math:`(\gamma, \lambda_{wd})` cell against
       :func:`theory_risks`, with the optimisation error (distance to the exact limit,
       :func:`~transferkit.stats.risk_error_bound`) allowed on top;
-    * ``"tuned transferability"``: the paired per-draw difference of the tuned scratch risk and
+    * ``tuned_transferability``: the paired per-draw difference of the tuned scratch risk and
       the linear-transfer risk (``linear`` from :func:`transferkit.experiments.linear_transfer.linear_transfer_grid`
       on the same draws) against the theory of the chosen weight decay minus Eq. 10.
+
+    Returns a :class:`RegularisedChecks` of the two.
     """
     th = theory_risks(wd_result)
-    opt = stats.risk_error_bound(wd_result["risk"], np.nan_to_num(wd_result["dist"]))
+    opt = stats.risk_error_bound(wd_result.risk, np.nan_to_num(wd_result.dist))
     t = tune(wd_result)
-    G = np.arange(len(t["index"]))
+    G = np.arange(len(t.index))
     lt = linear.risk("linear")                                     # (G, T, draws)
     n = linear.n[:, None]
     lt_th = theory.deep_linear.linear_transfer_risk(n, linear.thetas[None, :], linear.sigma)
-    tuned_T = t["risk"][:, None, :] - lt
-    atol = opt[G, t["index"]].mean(-1)[:, None]
-    return {
-        "weight decay": stats.agreement(wd_result["risk"], th, atol=opt.mean(-1), fwer=fwer),
-        "tuned transferability": stats.agreement(tuned_T, t["theory_of_choice"][:, None] - lt_th,
-                                                    atol=atol, fwer=fwer),
-    }
+    tuned_T = t.risk[:, None, :] - lt
+    atol = opt[G, t.index].mean(-1)[:, None]
+    return RegularisedChecks(
+        weight_decay=stats.agreement(wd_result.risk, th, atol=opt.mean(-1), fwer=fwer),
+        tuned_transferability=stats.agreement(tuned_T, t.theory_of_choice[:, None] - lt_th,
+                                              atol=atol, fwer=fwer),
+    )

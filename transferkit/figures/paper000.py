@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import math
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from .. import theory
 from ..experiments.deep_linear import GridResult
-from ..experiments.regularisation import tune
+from ..experiments.linear_transfer import FeatureSpectrum, ScratchLimitResult
+from ..experiments.regularisation import (
+    RegularisedChecks,
+    RidgeTransferCurve,
+    WeightDecayGrid,
+    tune,
+)
 from . import plotting
 from .plotting import theta_label
 
@@ -31,8 +38,6 @@ def distance_figure(res, agree, gamma_index: int = 0, title: str = "Fig. 4"):
     ``res`` is the :class:`~transferkit.experiments.dataset_distances.PairsResult` of
     :func:`transferkit.experiments.dataset_distances.simulate_pairs`.
     """
-    import matplotlib.pyplot as plt
-
     g = gamma_index
     norms, thetas = res.norms, res.thetas
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True, layout="constrained")
@@ -93,8 +98,6 @@ def _phase_layout(g_fine, t_fine, T_fine, eq: str, simulated: bool):
 
     With ``simulated`` the figure has a second row for the slices panel (c), on ``grid[1, :]``.
     """
-    import matplotlib.pyplot as plt
-
     if simulated:
         fig = plt.figure(figsize=(11, 9))
         grid = fig.add_gridspec(2, 2, height_ratios=[1, 1.05])
@@ -177,8 +180,6 @@ def linear_phase_figure(result: GridResult | None = None, transferability=None, 
 
 def linear_value_maps(result: GridResult, transferability, title: str):
     r"""Fig. 8 of paper 000: theory (Eq. 11) and simulation shaded by value."""
-    import matplotlib.pyplot as plt
-
     sigma = result.sigma
     g_fine = np.linspace(0.01, 2.0, 400)
     t_fine = np.linspace(0, np.pi / 2, 200)
@@ -192,47 +193,45 @@ def linear_value_maps(result: GridResult, transferability, title: str):
     return fig
 
 
-def feature_spectrum_figure(spec: dict):
+def feature_spectrum_figure(spec: FeatureSpectrum):
     r"""Thm 3.4 of paper 000: spectrum of the pretrained features and :math:`s_2/s_1` vs alpha.
 
-    ``spec`` is the output of :func:`transferkit.experiments.linear_transfer.feature_spectrum`.
+    ``spec`` is the :class:`~transferkit.experiments.linear_transfer.FeatureSpectrum` of
+    :func:`transferkit.experiments.linear_transfer.feature_spectrum`.
     """
-    import matplotlib.pyplot as plt
-
-    alphas = spec["alphas"]
+    alphas = spec.alphas
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     for k, a in enumerate(alphas):
-        s = spec["svals"][k]
+        s = spec.svals[k]
         ax1.semilogy(np.arange(1, len(s) + 1), s / s[0], c=f"C{k}", label=rf"$\alpha = {a:g}$")
     ax1.set_xscale("log")
     ax1.set_xlabel("index k")
     ax1.set_ylabel(r"$s_k(\Phi)/s_1(\Phi)$")
     ax1.legend(fontsize=8)
     ax1.set_title("(a) spectrum of the pretrained features")
-    ax2.loglog(alphas, spec["ratio"], "o", label=r"$\max\, s_2/s_1$ over draws")
-    ax2.loglog(alphas, spec["ratio"][0] / alphas[0] * alphas, "k:", label=r"$\propto \alpha$")
+    ax2.loglog(alphas, spec.ratio, "o", label=r"$\max\, s_2/s_1$ over draws")
+    ax2.loglog(alphas, spec.ratio[0] / alphas[0] * alphas, "k:", label=r"$\propto \alpha$")
     ax2.set_xlabel(r"initialisation scale $\alpha$")
     ax2.legend(fontsize=8)
     ax2.set_title(r"(b) Thm 3.4: $s_2/s_1 \to 0$ as $\alpha \to 0$")
     return fig
 
 
-def minnorm_distance_figure(res: dict):
+def minnorm_distance_figure(res: ScratchLimitResult):
     r"""Thm 3.5 of paper 000: distance of the scratch limit to :math:`X^+y` against alpha.
 
-    ``res`` is the output of :func:`transferkit.experiments.linear_transfer.scratch_limit_vs_alpha`.
+    ``res`` is the :class:`~transferkit.experiments.linear_transfer.ScratchLimitResult` of
+    :func:`transferkit.experiments.linear_transfer.scratch_limit_vs_alpha`.
     """
-    import matplotlib.pyplot as plt
-
-    alphas = res["alphas"]
+    alphas = res.alphas
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    for m, mk in zip(res["dist"], ("o", "x", "+")):
-        ax.loglog(alphas, res["dist"][m].max(axis=1), mk, ms=7, label=m)
-    first = next(iter(res["dist"].values())).max(axis=1)
+    for m, mk in zip(res.dist, ("o", "x", "+")):
+        ax.loglog(alphas, res.dist[m].max(axis=1), mk, ms=7, label=m)
+    first = next(iter(res.dist.values())).max(axis=1)
     ax.loglog(alphas, first[0] / alphas[0] * alphas, "k:", label=r"$\propto\alpha$")
     ax.set_xlabel(r"initialisation scale $\alpha$")
     ax.set_ylabel(r"$\max_b \|\hat\beta - X^+y\|$")
-    ax.set_title(rf"Thm 3.5: scratch limit vs min-norm, $n = {res['n']}$")
+    ax.set_title(rf"Thm 3.5: scratch limit vs min-norm, $n = {res.n}$")
     ax.legend(fontsize=8)
     return fig
 
@@ -347,8 +346,6 @@ def finetune_depth_figure(results: dict, thetas, title: str):
     finite-size Thm 5.2 form :func:`~transferkit.theory.deep_linear.finetune_risk_deep_finite` (lines).
     Eq. 14 is the zero line.
     """
-    import matplotlib.pyplot as plt
-
     depths = sorted(results)
     fig, axes = plt.subplots(1, len(depths), figsize=(4.2 * len(depths), 3.8), sharey=True,
                              squeeze=False)
@@ -400,8 +397,6 @@ def finetune_noisy_depth_figure(results: dict, title: str = "Noisy depth"):
     :func:`transferkit.theory.deep_linear.finetune_risk_finite`; dashed).  Eq. 14 is the
     zero line.
     """
-    import matplotlib.pyplot as plt
-
     depths = sorted(results)
     fig, axes = plt.subplots(1, len(depths), figsize=(4.2 * len(depths), 3.8), sharey=True,
                              squeeze=False)
@@ -438,8 +433,6 @@ def lazy_rich_figure(res, title: str = "Fig. 9"):
     first layer during pretraining.  ``res`` is the
     :class:`~transferkit.experiments.lazy_rich.InitScaleSweepResult` of
     :func:`transferkit.experiments.lazy_rich.init_scale_sweep`."""
-    import matplotlib.pyplot as plt
-
     al, ns = res.alphas, res.ns
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     fig, axes = plt.subplots(1, 3, figsize=(14, 4), layout="constrained")
@@ -489,7 +482,7 @@ def lazy_rich_figure(res, title: str = "Fig. 9"):
     return fig
 
 
-def ridge_figure(curve: dict, agree, slices_theta, scale_theta=np.pi / 3):
+def ridge_figure(curve: RidgeTransferCurve, agree, slices_theta, scale_theta=np.pi / 3):
     r"""Fig. 6 of paper 000: ridge linear-transfer risk against :math:`\lambda`.
 
     (a) Eq. 13 (solid), its exact finite-``n`` value (dotted,
@@ -497,13 +490,12 @@ def ridge_figure(curve: dict, agree, slices_theta, scale_theta=np.pi / 3):
     one-standard-deviation error bars, at unit feature scale; (b) the simulation at
     :math:`\theta` = ``scale_theta`` (nearest angle simulated) for each feature scale ``s``, plotted against
     :math:`\lambda/s^2`, on the single curve of Eq. 13.
-    ``agree`` is the :class:`~transferkit.stats.Agreement` of ``curve['risk']``.
+    ``curve`` is the :class:`~transferkit.experiments.regularisation.RidgeTransferCurve` of
+    :func:`transferkit.experiments.regularisation.ridge_transfer_curve` and ``agree`` the
+    :class:`~transferkit.stats.Agreement` of its ``risk``.
     """
-    import matplotlib.pyplot as plt
-
-
-    lams, thetas, scales = curve["lams"], curve["thetas"], curve["feature_scales"]
-    n, sigma = curve["n"], curve["sigma"]
+    lams, thetas, scales = curve.lams, curve.thetas, curve.feature_scales
+    n, sigma = curve.n, curve.sigma
     pos = lams[lams > 0]
     fine = np.r_[0.0, np.geomspace(pos.min() / 3, pos.max() * 3, 200)]
     lin = pos.min() / 3
@@ -521,7 +513,7 @@ def ridge_figure(curve: dict, agree, slices_theta, scale_theta=np.pi / 3):
     ax1.set_xscale("symlog", linthresh=lin)
     ax1.set_xlabel(r"ridge strength $\lambda$ (Eq. 12)")
     ax1.set_ylabel(r"$\mathcal{R}^\lambda_{lt}$")
-    ax1.set_title(rf"(a) $\gamma = {curve['gamma']:g}$, $n = {n}$: Eq. 13 (solid), exact (dotted)")
+    ax1.set_title(rf"(a) $\gamma = {curve.gamma:g}$, $n = {n}$: Eq. 13 (solid), exact (dotted)")
     ax1.legend(fontsize=8)
     j = int(np.argmin(np.abs(thetas - scale_theta)))
     for i, s in enumerate(scales):
@@ -535,11 +527,12 @@ def ridge_figure(curve: dict, agree, slices_theta, scale_theta=np.pi / 3):
     ax2.set_ylabel(r"$\mathcal{R}^\lambda_{lt}$")
     ax2.set_title(rf"(b) features scaled by $s$, $\theta = {thetas[j]:.2f}$")
     ax2.legend(fontsize=8)
-    fig.suptitle(f"Fig. 6: ridge linear transfer, sigma = {sigma}, {curve['draws']} draws")
+    fig.suptitle(f"Fig. 6: ridge linear transfer, sigma = {sigma}, {curve.draws} draws")
     return fig
 
 
-def regularised_phase_figure(wd_result: dict, linear: GridResult, checks: dict):
+def regularised_phase_figure(wd_result: WeightDecayGrid, linear: GridResult,
+                             checks: RegularisedChecks):
     r"""Fig. 5 of paper 000: linear transfer against tuned and unregularised scratch training.
 
     (a) sign of the transferability against the oracle-tuned weight-decay scratch model:
@@ -548,12 +541,13 @@ def regularised_phase_figure(wd_result: dict, linear: GridResult, checks: dict):
     unregularised model (Eq. 11); (c) scratch risk against :math:`\gamma` for every weight
     decay (theory lines, simulated means with one-standard-deviation bars), the tuned one,
     and the optimally tuned ridge risk (:func:`~transferkit.theory.deep_linear.optimal_ridge_risk`).
+    ``wd_result`` is the :class:`~transferkit.experiments.regularisation.WeightDecayGrid` of
+    :func:`transferkit.experiments.regularisation.weight_decay_scratch_grid`, ``linear`` the
+    linear-transfer grid on the same draws and ``checks`` their
+    :class:`~transferkit.experiments.regularisation.RegularisedChecks`.
     """
-    import matplotlib.pyplot as plt
-
-
-    sigma = wd_result["sigma"]
-    wds = wd_result["weight_decays"]
+    sigma = wd_result.sigma
+    wds = wd_result.weight_decays
     g_fine = np.linspace(0.02, 2.0, 300)
     t_fine = np.linspace(0, np.pi / 2, 120)
     R_wd = np.stack([theory.deep_linear.weight_decay_scratch_risk(g_fine, sigma, w) for w in wds])
@@ -563,8 +557,8 @@ def regularised_phase_figure(wd_result: dict, linear: GridResult, checks: dict):
     G, TH = np.meshgrid(linear.gammas, linear.thetas, indexing="ij")
     fig = plt.figure(figsize=(11, 9))
     grid = fig.add_gridspec(2, 2, height_ratios=[1, 1.05])
-    tuned_mean = checks["tuned transferability"].mean
-    plain_mean = (wd_result["risk"][:, list(wds).index(0.0)][:, None, :] - linear.risk("linear")).mean(-1) \
+    tuned_mean = checks.tuned_transferability.mean
+    plain_mean = (wd_result.risk[:, list(wds).index(0.0)][:, None, :] - linear.risk("linear")).mean(-1) \
         if 0.0 in wds else None
     panels = [(grid[0, 0], T_tuned, tuned_mean, "(a) tuned weight decay"),
               (grid[0, 1], T_plain, plain_mean, "(b) no regularisation")]
@@ -578,14 +572,14 @@ def regularised_phase_figure(wd_result: dict, linear: GridResult, checks: dict):
                            linewidths=0.5)
         ax.set_title(title)
     ax3 = fig.add_subplot(grid[1, :])
-    agree = checks["weight decay"]
+    agree = checks.weight_decay
     for k, w in enumerate(wds):
         c = f"C{k}"
         lab = r"$\lambda_{wd} = 0$ (Eq. 8)" if w == 0 else rf"$\lambda_{{wd}} = {w:g}$"
         ax3.plot(g_fine, np.minimum(R_wd[k], 3), c=c, lw=1, label=lab)
-        ax3.errorbar(wd_result["gammas"], agree.mean[:, k], yerr=agree.std[:, k], fmt="o", c=c,
+        ax3.errorbar(wd_result.gammas, agree.mean[:, k], yerr=agree.std[:, k], fmt="o", c=c,
                      ms=3, capsize=2)
-    ax3.plot(wd_result["gammas"], t["risk"].mean(-1), "k*", ms=9, label="tuned (simulation)")
+    ax3.plot(wd_result.gammas, t.risk.mean(-1), "k*", ms=9, label="tuned (simulation)")
     ax3.plot(g_fine, theory.deep_linear.optimal_ridge_risk(g_fine, sigma), "k--", lw=1.5,
              label=r"optimal ridge, $\mu^\star = \sigma^2/\gamma$")
     ax3.axhline(1, c="grey", lw=0.8, ls=":")
@@ -594,5 +588,5 @@ def regularised_phase_figure(wd_result: dict, linear: GridResult, checks: dict):
     ax3.set_ylabel(r"scratch risk $\mathcal{R}_{sc}$")
     ax3.set_title("(c) scratch risk: theory (lines), simulation (dots)")
     ax3.legend(fontsize=8, ncol=3)
-    fig.suptitle(f"Fig. 5: regularised scratch training, sigma = {sigma}, d = {wd_result['d']}")
+    fig.suptitle(f"Fig. 5: regularised scratch training, sigma = {sigma}, d = {wd_result.d}")
     return fig

@@ -11,6 +11,7 @@ error (over the last axis, the draws) as error bars; lines are the closed forms 
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 __all__ = ["depth_figure", "eigen_align_figure", "frozen_figure", "table1_figure"]
@@ -47,8 +48,6 @@ def eigen_align_figure(res, ns, bound, m: int, d: int):
     matplotlib.figure.Figure
         One axis: gradient descent (points), Thm 4.1 (lines), Thm 4.2 bound (dashed).
     """
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(6, 4))
     for s, (name, col) in enumerate(zip(("Top Eigen Align", "Bottom Eigen Align"), ("C0", "C3"))):
         mean, se = _mean_se(res.risk_gd[s])
@@ -94,8 +93,6 @@ def depth_figure(res_alpha, res_scaling, depths, alphas, scales, d: int, n: int,
     matplotlib.figure.Figure
         Two axes, (a) and (b).
     """
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     ax = axes[0]
     for i, L in enumerate(depths):
@@ -152,8 +149,6 @@ def frozen_figure(res, ns, cos_angle: float, d: int):
     matplotlib.figure.Figure
         One axis.
     """
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(ns, res.risk_frozen.mean(-1), "x", color="C3", ms=6,
             label="Frozen: rank-one least squares")
@@ -196,8 +191,6 @@ def table1_figure(res, ns, labels: dict | None = None):
     matplotlib.figure.Figure
         ``3 * len(ns)`` axes, rows: measures, columns: sample sizes.
     """
-    import matplotlib.pyplot as plt
-
     labels = labels or {}
     fig, axes = plt.subplots(3, len(ns), figsize=(2.6 * len(ns), 7), squeeze=False)
     err = res.errors.mean(0)

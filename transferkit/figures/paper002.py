@@ -9,6 +9,7 @@ Each function returns a :class:`matplotlib.figure.Figure`; the notebooks
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 __all__ = ["LAYER_TICKS", "deviation_path_figure", "fig8a_figure", "fig9_figure",
@@ -40,8 +41,6 @@ def ntk_similarity_figure(tasks):
         :math:`\|u_Q(P) - y_Q\|^2` against Eq. 1's :math:`\|y_Q - y_{P\to Q}\|^2`. Means
         over the initialisations with one standard deviation; dashed: theory = simulation.
     """
-    import matplotlib.pyplot as plt
-
     names = list(tasks)
     grad2 = np.stack([tasks[k].grad2 for k in names])
     dev = np.stack([tasks[k].dev for k in names])
@@ -93,8 +92,6 @@ def deviation_path_figure(tasks):
         fine-tuning step) for the wide two-layer network: mean over initialisations (solid)
         and the linearised theory (dotted), on a symlog step axis.
     """
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for i, (k, r) in enumerate(tasks.items()):
         ax.plot(r.path_steps, r.path.mean(0) / np.sqrt(r.n), c=f"C{i}", label=k)
@@ -119,8 +116,8 @@ def fig8a_figure(acc, dev, thm1, labels, layer_ticks=None):
         Relative deviation :math:`\|W_l - W_l^{\rm start}\|_F / \|W_l^{\rm start}\|_F` of each
         layer (:func:`transferkit.models.lenet.layer_deviation`).
     thm1 : array ``(source,)``
-        Thm 1's task-dissimilarity term :math:`\|Y_Q - Y_{P\to Q}\|^2 / n_Q` (paper 002,
-        Eq. 1) of :func:`transferkit.experiments.lenet_transfer.ntk_similarity`.
+        Thm 1's term :math:`\|Y_Q - Y_{P\to Q}\|^2 / n_Q` (paper 002, Eq. 1): the ``thm1`` of
+        each source's :class:`transferkit.experiments.lenet_transfer.PixelSimilarity`.
     labels : list of str
         The sources (up to four: the bars of panel (b) are centred for four).
     layer_ticks : sequence of str
@@ -132,8 +129,6 @@ def fig8a_figure(acc, dev, thm1, labels, layer_ticks=None):
         Regenerates Fig. 8a of paper 002: (a) target accuracy (bars: mean and standard
         deviation over seeds; dots: seeds); (b) deviation of each layer; (c) Thm 1's term.
     """
-    import matplotlib.pyplot as plt
-
     acc, dev, thm1 = np.asarray(acc), np.asarray(dev), np.asarray(thm1)
     x = np.arange(len(labels))
     fig, axes = plt.subplots(1, 3, figsize=(12, 4))
@@ -185,8 +180,6 @@ def fig9_figure(epochs, pre_acc, ft_acc):
         accuracy after fine-tuning against pretraining epochs, mean and standard deviation
         over seeds.
     """
-    import matplotlib.pyplot as plt
-
     ep, pa, ft = np.asarray(epochs), np.asarray(pre_acc), np.asarray(ft_acc)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
     ax1.errorbar(ep[1:], pa.mean(0), yerr=pa.std(0, ddof=1), fmt="o-", capsize=3)

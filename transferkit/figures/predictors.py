@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from ..experiments.predictors import PREDICTORS
@@ -12,26 +13,26 @@ from ..stats import spearman
 __all__ = ["markdown_table", "scatter_figure"]
 
 
-def markdown_table(rows: list[dict], settings: list[str], outcome: str) -> str:
+def markdown_table(rows: dict, settings: list[str], outcome: str) -> str:
     r"""A markdown table of Spearman :math:`\rho` [95 % interval] and :math:`R^2`, one
-    row per predictor, one column per setting; ``rows``: dict setting -> rows of
-    :func:`~transferkit.stats.score_table`; the best :math:`\rho` of each column in bold."""
+    row per predictor, one column per setting; ``rows``: dict setting -> rows
+    (:class:`~transferkit.stats.ScoreRow`) of :func:`~transferkit.stats.score_table`; the
+    best :math:`\rho` of each column in bold."""
     head = "| predictor | " + " | ".join(settings) + " |\n|---|" + "---|" * len(settings) + "\n"
     best = {}
     for s in settings:
-        vals = [r["rho"] for r in rows[s] if r["outcome"] == outcome and not r["constant"]]
+        vals = [r.rho for r in rows[s] if r.outcome == outcome and not r.constant]
         best[s] = max(vals) if vals else math.nan
     lines = []
     for p in PREDICTORS:
         cells = []
         for s in settings:
-            r = next(r for r in rows[s] if r["predictor"] == p and r["outcome"] == outcome)
-            if r["constant"]:
+            r = next(r for r in rows[s] if r.predictor == p and r.outcome == outcome)
+            if r.constant:
                 cells.append("constant")
                 continue
-            txt = (f"{r['rho']:+.2f} [{r['rho_lo']:+.2f}, {r['rho_hi']:+.2f}]; "
-                   f"R² {r['r2']:.2f}")
-            cells.append(f"**{txt}**" if r["rho"] == best[s] else txt)
+            txt = f"{r.rho:+.2f} [{r.rho_lo:+.2f}, {r.rho_hi:+.2f}]; R² {r.r2:.2f}"
+            cells.append(f"**{txt}**" if r.rho == best[s] else txt)
         lines.append(f"| `{p}` | " + " | ".join(cells) + " |")
     return head + "\n".join(lines)
 
@@ -39,8 +40,6 @@ def markdown_table(rows: list[dict], settings: list[str], outcome: str) -> str:
 def scatter_figure(preds: dict, outcome, title: str, ylabel: str, color=None, clabel=""):
     """One panel per predictor: ``outcome`` against the predictor (log axis where the
     predictor spans more than two decades), Spearman rho in the panel title."""
-    import matplotlib.pyplot as plt
-
     names = list(PREDICTORS)
     ncol = 4
     nrow = -(-len(names) // ncol)
