@@ -23,6 +23,7 @@ exceptions to the contract in :data:`KNOWN_LIMITS`, each with its reason.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import io
 import math
@@ -113,7 +114,7 @@ HOSTILE = st.one_of(st.sampled_from(SCALARS), ARRAYS,
 #: fixed to valid values; the user's value beside them is still hostile.
 FIXED = {"name": "x", "minimum": 1, "maximum": None, "lo": 0.0, "hi": 1.0, "lo_open": True,
          "min_ndim": 1, "allow_zero": False, "allow_generator": False, "limit": None,
-         "ndim": 2, "allow_none": True}
+         "ndim": 2, "allow_none": True, "integer": False, "max_abs": 1e100}
 
 
 def _value_for(param: inspect.Parameter, func):
@@ -168,6 +169,8 @@ def _innermost_file(exc: BaseException) -> str:
 
 
 def _has_nan(out) -> bool:
+    if dataclasses.is_dataclass(out) and not isinstance(out, type):  # e.g. stats.Score
+        return _has_nan(vars(out))
     if isinstance(out, dict):
         return any(_has_nan(v) for v in out.values())
     if isinstance(out, (tuple, list)):

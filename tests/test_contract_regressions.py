@@ -26,6 +26,7 @@ import pytest
 from transferkit import _validate, cli, stats, streams
 from transferkit.data import binary_task
 from transferkit.experiments import deep_linear as sim
+from transferkit.models import relu as models_relu
 from transferkit.theory import deep_linear as th
 from transferkit.theory import linear_teachers as lt
 from transferkit.theory import penalties, relu
@@ -128,8 +129,8 @@ def test_score_is_scale_invariant():
     x = rng.normal(size=50)
     y = x + rng.normal(size=50)
     a, b = stats.score(x, y, n_boot=200), stats.score(x * 1e200, y, n_boot=200)
-    for k in a:
-        assert np.allclose(a[k], b[k], rtol=1e-12, atol=0), k
+    for k, v in vars(a).items():
+        assert np.allclose(v, getattr(b, k), rtol=1e-12, atol=0), k
 
 
 # ------------------------------------------------------------------ NaN
@@ -390,3 +391,173 @@ def test_kl_is_zero_not_nan_where_sigma_squared_underflows():
     assert distances.kl_linear(0.0, 1e-200) == 0.0
     assert distances.kl_divergence([1.0, 2.0], [1.0, 2.0], 1e-200) == 0.0
     assert distances.kl_linear(1.0, 1e-200) == math.inf
+
+
+# ------------------------------------------------------------------ explore-mode breaches
+# (TRANSFERKIT_HYPOTHESIS=explore of tests/test_contract.py): one case each, and each
+# asymptotic branch against its limit and continuous at its switch.
+
+def test_ridge_risk_tiny_gamma_is_the_zero_predictor():
+    # gamma -> 0: no data, beta_hat -> 0, risk -> ||beta_t||^2 = 1 (was "produced NaN")
+    for mu in (5e-324, 1e-308, 1.0, 1e154, 1e300):
+        assert th.ridge_risk(1e-308, 0.0, mu) == pytest.approx(1.0, rel=1e-15)
+        assert th.ridge_risk(5e-324, 0.3, mu) == pytest.approx(1.0, rel=1e-15)
+        assert 0.0 <= th.ridge_norm2(1e-308, 0.0, mu) <= 1e-300
+    assert math.isfinite(th.mp_stieltjes(5e-324, 1.0))
+
+
+@pytest.mark.parametrize("mu", [0.5, 1.0, 3.0])
+def test_ridge_huge_gamma_tends_to_the_shrunk_teacher(mu):
+    # gamma -> inf: the spectrum is delta_1, beta_hat -> beta_t / (1 + mu)
+    assert th.ridge_risk(1e300, 0.0, mu) == pytest.approx(mu**2 / (1 + mu) ** 2, rel=1e-14)
+    assert th.ridge_norm2(1e300, 0.0, mu) == pytest.approx(1 / (1 + mu) ** 2, rel=1e-14)
+    # the variance sigma^2 psi / (1 + mu)^2 although sigma^2 overflows
+    assert th.ridge_risk(1e300, 1e200, mu) == pytest.approx(1e100 / (1 + mu) ** 2, rel=1e-12)
+
+
+def test_ridge_at_gamma_one_and_tiny_mu_follows_its_limit():
+    # psi = 1: m ~ mu^(-1/2), variance sigma^2 / (2 sqrt(mu)), bias sqrt(mu) / 2
+    mu = 1e-300
+    assert th.ridge_risk(1.0, 1.0, mu) == pytest.approx(1 / (2 * math.sqrt(mu)), rel=1e-12)
+    assert th.ridge_risk(1.0, 0.0, mu) == pytest.approx(math.sqrt(mu) / 2, rel=1e-12)
+    assert th.ridge_norm2(1.0, 0.0, 5e-324) == pytest.approx(1.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("g, s, mu", [(th.RIDGE_GAMMA_RANGE[0], 0.3, 0.7),
+                                      (th.RIDGE_GAMMA_RANGE[1], 0.3, 0.7),
+                                      (0.5, 0.3, th.RIDGE_MU_MIN), (1.0, 0.3, th.RIDGE_MU_MIN),
+                                      (0.5, th.RIDGE_SIGMA_MAX, 2.0),
+                                      (2.0, th.RIDGE_SIGMA_MAX, 2.0)])
+def test_ridge_tails_continuous_at_their_switch(g, s, mu):
+    # one side the direct forms, the other the cancellation-free ones
+    def nudged(which, f):
+        args = [g, s, mu]
+        return [th.ridge_risk(*args[:which], args[which] * f, *args[which + 1:]),
+                th.ridge_norm2(*args[:which], args[which] * f, *args[which + 1:])]
+    which = 0 if s == 0.3 and mu == 0.7 else (2 if mu == th.RIDGE_MU_MIN else 1)
+    for a, b in zip(nudged(which, 1 - 1e-15), nudged(which, 1 + 1e-15)):
+        assert a == pytest.approx(b, rel=1e-9)
+
+
+@pytest.mark.parametrize("g, s, wd", [(1e-300, 1e100, 1.0), (1e300, 1.0, 0.5), (1e-5, 1e120, 1e3),
+                                      (0.5, 1e120, 1.0), (1e-300, 0.0, 1e-50)])
+def test_weight_decay_extremes_solve_their_equation(g, s, wd):
+    # mu ||beta_mu|| = wd (was NaN: 1/gamma, sigma^2 or the bisection bracket overflowed)
+    mu = th.weight_decay_ridge_parameter(g, s, wd)
+    assert 0 < mu < math.inf
+    assert mu * math.sqrt(th.ridge_norm2(g, s, mu)) == pytest.approx(wd, rel=1e-9)
+    assert th.weight_decay_scratch_risk(g, s, wd) == th.ridge_risk(g, s, mu)
+    for s_huge in (1e154, 1e300):  # no NaN where sigma^2 / gamma overflows
+        assert not math.isnan(th.weight_decay_scratch_risk(g, s_huge, wd))
+
+
+@pytest.mark.parametrize("lam", [1e100, 1e150, 1e150 * (1 + 1e-15), 1e200, 1e308])
+def test_ridge_linear_transfer_risk_huge_lambda_tends_to_one(lam):
+    # (1 + 2 lam) / (1 + lam)^2 -> 2 / lam: the risk tends to ||beta_t||^2 (was inf / inf)
+    for theta in (0.0, 1.0, math.pi):
+        assert th.ridge_linear_transfer_risk(lam, theta) == 1.0
+    assert th.ridge_linear_transfer_risk(1e10, 0.0) == pytest.approx(1 - 2e-10, rel=1e-15)
+
+
+def test_risks_whose_sigma_squared_overflows_stay_finite():
+    # sigma^2 / n is in range although sigma^2 is not
+    assert th.scratch_risk(5e-324, 1e308) == pytest.approx(5e-324 * 1e308 * 1e308, rel=1e-12)
+    assert th.scratch_risk(1e300, 1e200) == pytest.approx(1e100, rel=1e-12)
+    n = 2**53
+    expect = 1 + 1e160 * (1e160 / (n - 2)) + 1 / (n - 2)
+    assert th.linear_transfer_risk(n, math.pi / 2, 1e160) == pytest.approx(expect, rel=1e-12)
+    assert math.isfinite(th.linear_transfer_risk_std(n, 1.0, 1e160))
+
+
+def test_deep_scales_beyond_the_float_range_of_their_squares():
+    # k^(2L/(L-1)) = (1 - g) k^2 + g + sigma^2 g / (1 - g): k ~ sigma^(1/2) for L = 2
+    assert th.finetune_depth_scale(0.5, 1e200, 2) == pytest.approx(1e100, rel=1e-12)
+    # Eq. 6 (depth inf) at gamma -> 0: k^2 = 1 + sigma^2 / (1 - gamma), not 1 / 0
+    assert th.finetune_depth_scale(1e-300, 0.0, math.inf) == 1.0
+    assert th.finetune_depth_scale(1e-300, 3.0, math.inf) == pytest.approx(math.sqrt(10.0), rel=1e-15)
+    assert th.finetune_transferability_deep(5e-324, 0.0, 1e308, math.inf) == -math.inf
+    assert lt.deep_finetune_scale(0.3, 1e200, 1.0, 2) == pytest.approx(1e100, rel=1e-12)
+    assert lt.deep_finetune_scale(0.3, 1e308, 1e-300, 2) == pytest.approx(1e304, rel=1e-12)
+
+
+def test_kl_divergence_of_huge_or_tiny_scales():
+    assert distances.kl_divergence([0.0, 0.0], [1.34078079e154, 0.0], 9.48075191e153) == \
+        pytest.approx(0.5 * (1.34078079e154 / 9.48075191e153) ** 2, rel=1e-14)
+    assert distances.kl_divergence([1e308], [-1e308], 1e308) == pytest.approx(2.0, rel=1e-15)
+    assert distances.kl_divergence([1e-100], [0.0], 1e-200) == pytest.approx(5e199, rel=1e-15)
+    refused(distances.kl_divergence, [HUGE_INT], [0.0], 1.0, match="beta_s")
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: distances.reduce_to_span(np.zeros((1, 1)), np.zeros((1, 1))), "beta_s and beta_t"),
+    (lambda: distances.reduce_to_span([HUGE_INT], [1.0]), "beta_s"),
+    (lambda: distances.w1_bounds_linear([0.0], np.zeros((0, 1)), 0.0), "beta_s and beta_t"),
+    (lambda: distances.w1_bounds_linear(np.zeros((0, 0, 1)), np.zeros((0, 0, 1)), 0.0),
+     "beta_s and beta_t"),
+    (lambda: distances.wasserstein1(HUGE_INT, [1.0]), r"\ba\b"),
+    (lambda: distances.wasserstein1([1.0], [1e300]), r"\bb\b"),
+    (lambda: distances.wasserstein1_linear([1.0], [0.0], 0.1, seed=math.inf), "seed"),
+    (lambda: distances.wasserstein1_linear([1.0], [0.0], 0.1, n=10**7), r"\bn\b"),
+    (lambda: distances.wasserstein1_linear([1.0], [0.0], 0.1, reduce="yes"), "reduce"),
+    (lambda: distances.kl_monte_carlo([HUGE_INT], [0.0], 1.0), "beta_s"),
+    (lambda: distances.kl_monte_carlo([1.0], [0.0], 1.0, n=1), r"\bn\b"),
+    (lambda: distances.kl_monte_carlo([1.0], [0.0], 1.0, seed=-1), "seed"),
+    (lambda: relu.safe_arccos(HUGE_INT), r"\bc\b"),
+    (lambda: lt.null_space_projection(np.array([[1.34078079e154], [0.0]]), np.zeros(1)), r"\bX\b"),
+    (lambda: lt.null_space_projection(np.array([[0.0, 0, 0, 0], [1.3e154, 0, 0, 0],
+                                                [0, 0, 0, 0]]), np.zeros(4)), r"\bX\b"),
+])
+def test_explore_breaches_refused_with_the_parameter(call, match):
+    refused(call, match=match)
+
+
+def test_kl_monte_carlo_tiny_sigma_is_inf_not_nan():
+    assert distances.kl_monte_carlo([1.0], [0.0], 1e-200, n=100) == (math.inf, math.inf)
+    assert distances.kl_monte_carlo([1.0], [1.0], 1e-200, n=100) == (0.0, 0.0)
+
+
+def test_linear_teachers_extremes_without_nan():
+    X = np.array([[1e100, 0.0, 0.0]])
+    out = lt.frozen_predictor(X, [1e100], [1e100, 1.0, 1.0])   # |X theta_s|^2 = 1e400
+    np.testing.assert_allclose(out, [1.0, 1e-100, 1e-100], rtol=1e-15)
+    # Eq. 6 with theta_s in the null space of X: k = inf on its coordinates, X^+ y elsewhere
+    out = lt.deep_finetune_predictor(np.array([[1.0, 0.0]]), [2.0], [0.0, 1.0], math.inf)
+    assert not np.isnan(out).any() and out[0] == 2.0 and out[1] == math.inf
+    assert lt.bartlett_bound(np.zeros(2), [1e308, 1e308], 1, 1e308) == 0.0
+    assert not np.isnan(lt.eq3_bound(np.array([1.0, 0.0]), np.eye(2), [1e300, 1e-300], 1, 1,
+                                     delta=1e300)).any()
+
+
+def test_relu_ptft_zero_magnitude_with_a_subnormal_root_scale():
+    # m = 0 and m0 rho = -5e-324: gamma / s overflowed into inf * 0 in the companion matrix
+    u, n_min = penalties.relu_ptft_u_star([0.0], -1.0, 5e-324, [1.0])
+    assert u.tolist() == [0.0] and n_min.tolist() == [1]
+    assert penalties.relu_ptft_penalty(0.0, 5e-324, 1.0, 1.0) == 2.0
+    assert penalties.relu_ptft_dlog_penalty(0.0, -1.0, 5e-324, -1.0) == 0.0
+
+
+@pytest.mark.parametrize("value, exc", [(True, TypeError), ("a", TypeError), (None, TypeError),
+                                        (1j, TypeError), (np.array([True]), TypeError),
+                                        (HUGE_INT, ValueError), ([1.0, [2.0]], ValueError),
+                                        (2.5, ValueError), (-1, ValueError), (math.nan, ValueError)])
+def test_check_values_names_the_parameter_and_range(value, exc):
+    refused(_validate.check_values, "n", value, 1, _validate.MAX_INT, integer=True, exc=exc,
+            match=r"^n must be an integer in \[1, 2\*\*53\]")
+    assert _validate.check_values("theta", [0.0, math.pi], 0.0, math.pi).tolist() == [0.0, math.pi]
+    with pytest.raises(ValueError, match=r"^theta must be in \[0, pi\] \(got 4\.0\)$"):
+        _validate.check_values("theta", 4.0, 0.0, math.pi)
+    with pytest.raises(ValueError, match=r"^gamma must be a finite number > 0 \(got 0\.0\)$"):
+        _validate.check_values("gamma", [1.0, 0.0], 0.0, lo_open=True)
+
+
+def test_one_validator_issue_14():
+    # the local copies of _validate are gone: deep_linear's rule table, penalties._array and
+    # relu.check_rows (now _validate.check_rows, the row rule shared with models.relu)
+    assert not hasattr(th, "_RULES") and not hasattr(th, "_validate")
+    assert not hasattr(penalties, "_array")
+    assert "check_rows" not in relu.__all__
+    assert models_relu.check_rows is _validate.check_rows
+    with pytest.raises(TypeError, match="^gamma must be"):
+        th.scratch_risk("abc", 0.1)
+    with pytest.raises(TypeError, match="^rho must be"):
+        penalties.relu_ptft_penalty(1.0, True, 1.0, 0.0)

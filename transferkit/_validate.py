@@ -143,6 +143,82 @@ def check_grid(name, values, lo, hi, lo_open):
     return v
 
 
+def _bound(v) -> str:
+    """A bound of a range as the messages print it (``pi``, ``2**53``, ``0.5``)."""
+    if v == math.pi:
+        return "pi"
+    if v == MAX_INT:
+        return "2**53"
+    return f"{v:g}"
+
+
+def check_values(name, value, lo=-math.inf, hi=math.inf, lo_open=False, integer=False):
+    """``value`` (a number or an array of any shape) as a float64 array of finite entries in
+    ``[lo, hi]`` (``(lo, hi]`` with ``lo_open``; whole numbers only with ``integer``).
+
+    The range of a parameter, written once for every closed form that takes it elementwise:
+    ``check_values("gamma", gamma, 0, lo_open=True)``, ``check_values("theta", theta, 0,
+    math.pi)``, ``check_values("n", n, 1, MAX_INT, integer=True)``.  Strings, ``None``,
+    booleans and complex numbers are an :class:`InputTypeError`; ragged input, integers
+    beyond the float range (``10**400``) and entries that are NaN, infinite or out of range
+    a ``ValueError`` "``name`` must be <range> (got <first bad entry>)", the range reading
+    "a finite number > 0", "in [0, pi]", "an integer in [1, 2**53]", "a finite number".
+    """
+    if integer:
+        valid = f"an integer in [{_bound(lo)}, {_bound(hi)}]"
+    elif math.isinf(lo) and math.isinf(hi):
+        valid = "a finite number"
+    elif math.isinf(hi):
+        valid = f"a finite number {'>' if lo_open else '>='} {_bound(lo)}"
+    else:
+        valid = f"in {'(' if lo_open else '['}{_bound(lo)}, {_bound(hi)}]"
+    if (value is None or isinstance(value, (str, bytes, bool, np.bool_, complex, np.complexfloating))
+            or (isinstance(value, np.ndarray) and value.dtype.kind in "bcOSUV")):
+        raise InputTypeError(f"{name} must be {valid} (got {value!r})")
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):  # strings inside, ragged, beyond float
+        raise ValueError(f"{name} must be {valid} (got {value!r})") from None
+    bad = ~np.isfinite(a) | (a > hi) | ((a <= lo) if lo_open else (a < lo))
+    if integer:
+        bad |= np.floor(np.where(bad, 0.0, a)) != np.where(bad, 0.0, a)
+    if np.any(bad):
+        raise ValueError(f"{name} must be {valid} (got {float(a[bad].flat[0])!r})")
+    return a
+
+
+def check_magnitude(name: str, a, max_abs: float) -> np.ndarray:
+    """``a`` as a float64 array (:func:`as_array`: unchanged if it is one) if every entry has
+    magnitude <= ``max_abs``, else a ``ValueError`` naming ``name`` and the bound.
+
+    The rule of the closed forms that multiply and add entries (covariances, Gram matrices,
+    inner products): below ``max_abs`` (``1e100`` there) their products and sums stay far from
+    the float range, so no overflow turns into ``inf - inf`` or ``inf * 0``.
+    """
+    a = as_array(name, a)
+    bad = ~(np.abs(a) <= max_abs)  # NaN is not within the bound either
+    if np.any(bad):
+        raise ValueError(f"{name} must have entries of magnitude <= {max_abs:g} "
+                         f"(got {float(a[bad].flat[0])!r})")
+    return a
+
+
+def check_rows(name: str, X) -> np.ndarray:
+    """``X`` as a finite float64 array of rows ``(..., N, d)`` with ``N, d >= 1``.
+
+    The shape rule of every kernel and network that takes points or units as rows; a
+    ``ValueError`` (an :class:`InputTypeError` for a string or ``None``) naming ``name``
+    otherwise.
+    """
+    A = as_array(name, X)
+    if A.ndim < 2 or A.shape[-1] < 1 or A.shape[-2] < 1:
+        raise ValueError(f"{name} must be an array of shape (..., N, d) with N, d >= 1 "
+                         f"(got shape {A.shape})")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} must be finite (got non-finite entries)")
+    return A
+
+
 def check_array(name, x, min_ndim):
     """``x`` as a finite float64 array of at least ``min_ndim`` dimensions, else ``ValueError``."""
     x = as_array(name, x, min_ndim)

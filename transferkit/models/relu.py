@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._validate import check_int, check_positive
+from .._validate import check_int, check_positive, check_rows
 from ..streams import keyed_rng, unit_rows
-from ..theory.relu import arccos_kernel_terms, check_rows, relu_kernel, snap_cosines
+from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
 from .descent import Descent, bold_driver, keep_where
 from .device import as_tensor, default_device
 

@@ -32,10 +32,13 @@ Transferability is :math:`\mathcal{T} = \mathbb{E}\mathcal{R}_{sc} -
 
 Conventions
 -----------
-* Every public function validates its arguments with one private helper and
-  raises :class:`ValueError` naming the offending parameter and its valid range
-  (e.g. ``"gamma must be > 0 (got -1.0)"``).  NaN and infinite inputs are
-  rejected.  ``n`` and ``d`` must be integer-valued (``100`` or ``100.0``).
+* Every public function validates its arguments with the package's one validator
+  (``check_values``, one range per parameter) before any work and raises
+  :class:`ValueError` naming the offending parameter and its valid range
+  (e.g. ``"gamma must be a finite number > 0 (got -1.0)"``); a string, ``None`` or a
+  bool is a :class:`TypeError` (one that ``except ValueError`` also catches).  NaN and
+  infinite inputs are rejected.  ``n`` and ``d`` must be integer-valued (``100`` or
+  ``100.0``).
 * Functions broadcast like numpy ufuncs.  If every argument is a scalar the
   result is a python ``float``; otherwise it is an ``ndarray`` of the
   broadcast shape.  (:func:`negative_transfer_window` is scalar-only.)
@@ -51,12 +54,12 @@ from __future__ import annotations
 
 import functools
 import math
-from numbers import Real
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
+from scipy import integrate, stats
 
-from .._validate import MAX_INT, check_broadcast, check_int_or_inf
+from .._validate import MAX_INT, check_broadcast, check_int_or_inf, check_values
 from .linear_teachers import deep_finetune_scale
 
 __all__ = ["scratch_risk", "scratch_risk_finite", "linear_transfer_risk", "linear_transfer_risk_std", "linear_transferability", "linear_transferability_finite", "linear_transfer_boundary", "ridge_linear_transfer_risk", "finetune_risk", "finetune_risk_finite", "finetune_transferability", "finetune_transferability_finite", "negative_transfer_window", "ridge_linear_transfer_risk_finite", "mp_stieltjes", "ridge_risk", "ridge_norm2", "optimal_ridge_risk", "weight_decay_ridge_parameter", "weight_decay_scratch_risk"]
@@ -66,54 +69,15 @@ __all__ = ["scratch_risk", "scratch_risk_finite", "linear_transfer_risk", "linea
 # validation and output helpers
 # ---------------------------------------------------------------------------
 
-# name -> (predicate on a finite float array, human-readable valid range)
-_RULES: dict[str, tuple[Callable[[np.ndarray], np.ndarray], str]] = {
-    "gamma": (lambda a: a > 0, "a finite number > 0"),
-    "sigma": (lambda a: a >= 0, "a finite number >= 0"),
-    "lam": (lambda a: a >= 0, "a finite number >= 0"),
-    "theta": (lambda a: (a >= 0) & (a <= np.pi), "in [0, pi]"),
-    # beyond 2**53 floats no longer hold every integer: a count there would be silently changed
-    "n": (lambda a: (a >= 1) & (a == np.floor(a)) & (a <= MAX_INT), "an integer in [1, 2**53]"),
-    "d": (lambda a: (a >= 1) & (a == np.floor(a)) & (a <= MAX_INT), "an integer in [1, 2**53]"),
-}
-
-
-def _validate(name: str, value) -> np.ndarray:
-    """Convert ``value`` to a float array and check it against ``_RULES[name]``.
-
-    Raises
-    ------
-    ValueError
-        If ``value`` is not real-valued, contains NaN or +/-inf, or lies outside
-        the valid range of parameter ``name``.  The message starts with
-        ``name`` and states the valid range and the first offending value.
-    """
-    predicate, valid = _RULES[name]
-    if isinstance(value, (str, bytes)):
-        raise ValueError(f"{name} must be {valid} (got {value!r})")
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int beyond float
-        raise ValueError(f"{name} must be {valid} (got {value!r})") from exc
-    finite = np.isfinite(arr)
-    ok = np.zeros(arr.shape, dtype=bool)
-    ok[finite] = predicate(arr[finite])
-    if not np.all(ok):
-        bad = float(arr[~ok].flat[0])
-        raise ValueError(f"{name} must be {valid} (got {bad!r})")
-    return arr
-
-
-def _prepare(**params) -> tuple[bool, list[np.ndarray]]:
-    """Validate every keyword argument and broadcast them together.
+def _prepare(**arrays) -> tuple[bool, list[np.ndarray]]:
+    """Broadcast the validated arrays (``check_values`` of each parameter) together.
 
     Returns ``(all_scalar, arrays)`` where ``arrays`` are read-only broadcast
     views in the order the keywords were given.
     """
-    arrays = [_validate(name, value) for name, value in params.items()]
-    check_broadcast(**dict(zip(params, arrays)))
-    all_scalar = all(a.ndim == 0 for a in arrays)
-    return all_scalar, list(np.broadcast_arrays(*arrays))
+    check_broadcast(**arrays)
+    all_scalar = all(a.ndim == 0 for a in arrays.values())
+    return all_scalar, list(np.broadcast_arrays(*arrays.values()))
 
 
 def _finish(out: np.ndarray, all_scalar: bool):
@@ -169,6 +133,15 @@ def _cos(theta: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+def _unless_overflow(direct: np.ndarray, alternative: Callable[[], np.ndarray]) -> np.ndarray:
+    """``direct`` where finite; elsewhere ``alternative()``, the same expression ordered so
+    that it overflows only where its value does (``sigma ** 2`` overflows beyond 1.3e154
+    although ``sigma ** 2 / n`` need not)."""
+    if np.all(np.isfinite(direct)):
+        return direct
+    return np.where(np.isfinite(direct), direct, alternative())
+
+
 def _scratch(g: np.ndarray, s: np.ndarray) -> np.ndarray:
     s2 = s * s
     under, over = g < 1, g > 1
@@ -176,8 +149,11 @@ def _scratch(g: np.ndarray, s: np.ndarray) -> np.ndarray:
     return _piecewise(
         g.shape,
         [
-            (under, lambda m: ((1 - g[m]) ** 2 + g[m] * s2[m]) / (1 - g[m])),
-            (over, lambda m: s2[m] / (g[m] - 1)),
+            (under, lambda m: _unless_overflow(
+                ((1 - g[m]) ** 2 + g[m] * s2[m]) / (1 - g[m]),
+                lambda: (1 - g[m]) + s[m] * (s[m] * (g[m] / (1 - g[m]))))),
+            (over, lambda m: _unless_overflow(s2[m] / (g[m] - 1),
+                                              lambda: s[m] * (s[m] / (g[m] - 1)))),
             (at_one, lambda m: np.where(s[m] > 0, np.inf, 0.0)),
         ],
     )
@@ -190,8 +166,12 @@ def _scratch_finite(n: np.ndarray, d: np.ndarray, s: np.ndarray) -> np.ndarray:
     return _piecewise(
         n.shape,
         [
-            (under, lambda m: (1 - n[m] / d[m]) + s2[m] * n[m] / (d[m] - n[m] - 1)),
-            (over, lambda m: s2[m] * d[m] / (n[m] - d[m] - 1)),
+            (under, lambda m: _unless_overflow(
+                (1 - n[m] / d[m]) + s2[m] * n[m] / (d[m] - n[m] - 1),
+                lambda: (1 - n[m] / d[m]) + s[m] * (s[m] * (n[m] / (d[m] - n[m] - 1))))),
+            (over, lambda m: _unless_overflow(
+                s2[m] * d[m] / (n[m] - d[m] - 1),
+                lambda: s[m] * (s[m] * (d[m] / (n[m] - d[m] - 1))))),
             (
                 critical,
                 lambda m: np.where(
@@ -212,7 +192,9 @@ def _linear_transfer(n: np.ndarray, t: np.ndarray, s: np.ndarray) -> np.ndarray:
     return _piecewise(
         n.shape,
         [
-            (ok, lambda m: sin2[m] + num[m] / (n[m] - 2)),
+            (ok, lambda m: _unless_overflow(
+                sin2[m] + num[m] / (n[m] - 2),
+                lambda: sin2[m] + s[m] * (s[m] / (n[m] - 2)) + sin2[m] / (n[m] - 2))),
             (~ok, lambda m: np.where(noisy[m], np.inf, 0.0)),
         ],
     )
@@ -268,7 +250,8 @@ def scratch_risk(gamma, sigma):
     --------
     scratch_risk_finite : exact expectation at finite ``n``, ``d``.
     """
-    scalar, (g, s) = _prepare(gamma=gamma, sigma=sigma)
+    scalar, (g, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                              sigma=check_values("sigma", sigma, 0.0))
     return _finish(_scratch(g, s), scalar)
 
 
@@ -337,7 +320,9 @@ def scratch_risk_finite(n, d, sigma):
         If an argument is NaN, infinite, non-integer (``n``, ``d``) or out of
         range.
     """
-    scalar, (n_, d_, s) = _prepare(n=n, d=d, sigma=sigma)
+    scalar, (n_, d_, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
+                                   d=check_values("d", d, 1, MAX_INT, integer=True),
+                                   sigma=check_values("sigma", sigma, 0.0))
     return _finish(_scratch_finite(n_, d_, s), scalar)
 
 
@@ -387,7 +372,9 @@ def linear_transfer_risk(n, theta, sigma):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (n_, t, s) = _prepare(n=n, theta=theta, sigma=sigma)
+    scalar, (n_, t, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
+                                  theta=check_values("theta", theta, 0.0, math.pi),
+                                  sigma=check_values("sigma", sigma, 0.0))
     return _finish(_linear_transfer(n_, t, s), scalar)
 
 
@@ -411,15 +398,21 @@ def linear_transfer_risk_std(n, theta, sigma):
     It gives the Monte Carlo error of simulated means without estimating it from a
     handful of skewed draws.
     """
-    scalar, (n_, t, s) = _prepare(n=n, theta=theta, sigma=sigma)
+    scalar, (n_, t, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
+                                  theta=check_values("theta", theta, 0.0, math.pi),
+                                  sigma=check_values("sigma", sigma, 0.0))
     num = s * s + _sin2(t)
     noisy = (s > 0) | (_sin2(t) > 0)
     ok = n_ > 4
     out = _piecewise(
         n_.shape,
         [
-            (ok, lambda m: num[m] * np.sqrt(3 / ((n_[m] - 2) * (n_[m] - 4))
-                                            - 1 / (n_[m] - 2) ** 2)),
+            (ok, lambda m: _unless_overflow(
+                num[m] * np.sqrt(3 / ((n_[m] - 2) * (n_[m] - 4)) - 1 / (n_[m] - 2) ** 2),
+                lambda: (s[m] * (s[m] * np.sqrt(3 / ((n_[m] - 2) * (n_[m] - 4))
+                                                - 1 / (n_[m] - 2) ** 2))
+                         + _sin2(t[m]) * np.sqrt(3 / ((n_[m] - 2) * (n_[m] - 4))
+                                                 - 1 / (n_[m] - 2) ** 2)))),
             (~ok, lambda m: np.where(noisy[m], np.inf, 0.0)),
         ],
     )
@@ -467,7 +460,9 @@ def linear_transferability(gamma, theta, sigma):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (g, t, s) = _prepare(gamma=gamma, theta=theta, sigma=sigma)
+    scalar, (g, t, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                                 theta=check_values("theta", theta, 0.0, math.pi),
+                                 sigma=check_values("sigma", sigma, 0.0))
     return _finish(_scratch(g, s) - _sin2(t), scalar)
 
 
@@ -516,7 +511,10 @@ def linear_transferability_finite(n, d, theta, sigma):
         If an argument is invalid, or if both expected risks diverge for some
         entry (the transferability is undefined there).
     """
-    scalar, (n_, d_, t, s) = _prepare(n=n, d=d, theta=theta, sigma=sigma)
+    scalar, (n_, d_, t, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
+                                      d=check_values("d", d, 1, MAX_INT, integer=True),
+                                      theta=check_values("theta", theta, 0.0, math.pi),
+                                      sigma=check_values("sigma", sigma, 0.0))
     sin2 = _sin2(t)
     sc_diverges = (np.abs(n_ - d_) <= 1) & (s > 0)
     lt_diverges = (n_ <= 2) & ((s > 0) | (sin2 > 0))
@@ -589,7 +587,8 @@ def linear_transfer_boundary(theta, sigma):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (t, s) = _prepare(theta=theta, sigma=sigma)
+    scalar, (t, s) = _prepare(theta=check_values("theta", theta, 0.0, math.pi),
+                              sigma=check_values("sigma", sigma, 0.0))
     sin2 = _sin2(t)
     pos = sin2 > 0
     out = _piecewise(
@@ -639,10 +638,18 @@ def ridge_linear_transfer_risk(lam, theta):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (lm, t) = _prepare(lam=lam, theta=theta)
-    with np.errstate(over="ignore", under="ignore"):
-        out = 1 - (1 + 2 * lm) / (1 + lm) ** 2 * _cos(t) ** 2
+    scalar, (lm, t) = _prepare(lam=check_values("lam", lam, 0.0),
+                               theta=check_values("theta", theta, 0.0, math.pi))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        # beyond 1e150 (1 + lam)^2 overflows (inf / inf): the same ratio divided through
+        # by lam^2, (2 + 1/lam) / lam / (1 + 1/lam)^2 -> 2 / lam
+        shrink = np.where(lm > _LAM_LARGE, (2 + 1 / lm) / lm / (1 + 1 / lm) ** 2,
+                          (1 + 2 * lm) / (1 + lm) ** 2)
+        out = 1 - shrink * _cos(t) ** 2
     return _finish(out, scalar)
+
+
+_LAM_LARGE = 1e150
 
 
 # ---------------------------------------------------------------------------
@@ -690,7 +697,9 @@ def finetune_risk(gamma, theta, sigma):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (g, t, s) = _prepare(gamma=gamma, theta=theta, sigma=sigma)
+    scalar, (g, t, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                                 theta=check_values("theta", theta, 0.0, math.pi),
+                                 sigma=check_values("sigma", sigma, 0.0))
     with np.errstate(over="ignore"):
         extra = np.where(g <= 1, (1 - g) * (1 - 2 * _cos(t)), 0.0)
     return _finish(_scratch(g, s) + extra, scalar)
@@ -752,7 +761,10 @@ def finetune_risk_finite(n, d, theta, sigma):
         If an argument is NaN, infinite, non-integer (``n``, ``d``) or out of
         range.
     """
-    scalar, (n_, d_, t, s) = _prepare(n=n, d=d, theta=theta, sigma=sigma)
+    scalar, (n_, d_, t, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
+                                      d=check_values("d", d, 1, MAX_INT, integer=True),
+                                      theta=check_values("theta", theta, 0.0, math.pi),
+                                      sigma=check_values("sigma", sigma, 0.0))
     extra = np.where(n_ < d_, (1 - n_ / d_) * (1 - 2 * _cos(t)), 0.0)
     return _finish(_scratch_finite(n_, d_, s) + extra, scalar)
 
@@ -796,7 +808,8 @@ def finetune_transferability(gamma, theta):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (g, t) = _prepare(gamma=gamma, theta=theta)
+    scalar, (g, t) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                              theta=check_values("theta", theta, 0.0, math.pi))
     with np.errstate(over="ignore"):
         out = np.where(g <= 1, (g - 1) * (1 - 2 * _cos(t)), 0.0)
     return _finish(out, scalar)
@@ -847,7 +860,9 @@ def finetune_transferability_finite(n, d, theta):
     ValueError
         If an argument is NaN, infinite, non-integer (``n``, ``d``) or out of range.
     """
-    scalar, (n_, d_, t) = _prepare(n=n, d=d, theta=theta)
+    scalar, (n_, d_, t) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
+                                   d=check_values("d", d, 1, MAX_INT, integer=True),
+                                   theta=check_values("theta", theta, 0.0, math.pi))
     below = n_ < d_
     out = np.where(below, -((1 - n_ / d_) * (1 - 2 * np.cos(t))), 0.0)
     return _finish(out, scalar)
@@ -863,10 +878,24 @@ def _check_depth(depth):
     return check_int_or_inf("depth", depth, 2)
 
 
-def _deep_scale(p, m, depth):
-    """``k`` of Thm 5.2 with ``||P_perp beta_s||^2 = p``, ``||X^+ y||^2 = m``, ``||beta_s|| = 1``."""
+def _deep_scale(r, par, depth):
+    """``k`` of Thm 5.2 with ``||P_par beta_s||^2 = r`` (so ``||P_perp beta_s||^2 = 1 - r``),
+    ``||X^+ y|| = par`` and ``||beta_s|| = 1``.
 
-    return deep_finetune_scale(np.sqrt(p), np.sqrt(m), np.ones_like(p), depth)
+    For ``depth = inf`` (Eq. 6) ``k = par / sqrt(r)``; below ``_DEEP_R_SMALL`` it is taken in
+    this form, since ``1 - ||P_perp beta_s||^2`` of the norms cancels (to 0 for
+    ``r < 1e-16``, which made ``k`` infinite).
+    """
+    if depth == math.inf:
+        small = r < _DEEP_R_SMALL
+        if np.all(small):
+            return par / np.sqrt(r)
+        k = deep_finetune_scale(np.sqrt(1 - r), par, np.ones_like(r), depth)
+        return np.where(small, par / np.sqrt(r), k)
+    return deep_finetune_scale(np.sqrt(1 - r), par, np.ones_like(r), depth)
+
+
+_DEEP_R_SMALL = 1e-4
 
 
 @_overflow_to_inf
@@ -891,12 +920,16 @@ def finetune_depth_scale(gamma, sigma, depth):
     :math:`\gamma \ge 1` there is no null space and ``1`` is returned.
     """
     depth = _check_depth(depth)
-    scalar, (g, s) = _prepare(gamma=gamma, sigma=sigma)
+    scalar, (g, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                              sigma=check_values("sigma", sigma, 0.0))
     out = np.ones(g.shape)
     under = g < 1
     if np.any(under):
         gu, su = g[under], s[under]
-        out[under] = _deep_scale(1 - gu, gu + su ** 2 * gu / (1 - gu), depth)
+        m = gu + su ** 2 * gu / (1 - gu)  # ||X^+ y||^2, overflowing for sigma near 1e154
+        par = np.where(np.isfinite(m), np.sqrt(m),
+                       np.hypot(np.sqrt(gu), su * np.sqrt(gu / (1 - gu))))
+        out[under] = _deep_scale(gu, par, depth)
     return _finish(out, scalar)
 
 
@@ -912,7 +945,9 @@ def finetune_depth_scale_finite(n, d, sigma, depth):
     Thm 5.2 limit in ``tests/test_theory.py``).
     """
     depth = _check_depth(depth)
-    scalar, (n_, d_, s) = _prepare(n=n, d=d, sigma=sigma)
+    scalar, (n_, d_, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
+                                   d=check_values("d", d, 1, MAX_INT, integer=True),
+                                   sigma=check_values("sigma", sigma, 0.0))
     out = np.ones(n_.shape)
     under = n_ < d_
     if np.any(under):
@@ -921,9 +956,13 @@ def finetune_depth_scale_finite(n, d, sigma, depth):
             var = np.where(nu < du - 1, su ** 2 * nu / np.maximum(du - nu - 1, 1),
                            np.where(su > 0, np.inf, 0.0))
         k = np.full(nu.shape, np.inf)
-        fin = np.isfinite(var)
+        fin = (nu < du - 1) | (su == 0)  # else n = d - 1 with sigma > 0: E||X^+ y||^2 = inf
         if np.any(fin):
-            k[fin] = _deep_scale(1 - nu[fin] / du[fin], nu[fin] / du[fin] + var[fin], depth)
+            nf, df, sf, vf = nu[fin], du[fin], su[fin], var[fin]
+            # sqrt(n/d + var) as a hypot where sigma^2 overflows
+            tail = sf * np.sqrt(nf / np.maximum(df - nf - 1, 1))
+            par = np.where(np.isfinite(vf), np.sqrt(nf / df + vf), np.hypot(np.sqrt(nf / df), tail))
+            k[fin] = _deep_scale(nf / df, par, depth)
         out[under] = k
     return _finish(out, scalar)
 
@@ -944,7 +983,9 @@ def finetune_risk_deep(gamma, theta, sigma, depth):
     which is Eq. 14 at :math:`k = 1`.  ``inf`` at :math:`\gamma = 1`, :math:`\sigma > 0`.
     """
     depth = _check_depth(depth)
-    scalar, (g, t, s) = _prepare(gamma=gamma, theta=theta, sigma=sigma)
+    scalar, (g, t, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                                 theta=check_values("theta", theta, 0.0, math.pi),
+                                 sigma=check_values("sigma", sigma, 0.0))
     k = np.asarray(finetune_depth_scale(g, s, depth), dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
         extra = np.where(g < 1, (1 - g) * (k * k - 2 * k * _cos(t)), 0.0)
@@ -961,7 +1002,10 @@ def finetune_risk_deep_finite(n, d, theta, sigma, depth):
     scratch risk for :math:`n \ge d`.
     """
     depth = _check_depth(depth)
-    scalar, (n_, d_, t, s) = _prepare(n=n, d=d, theta=theta, sigma=sigma)
+    scalar, (n_, d_, t, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
+                                      d=check_values("d", d, 1, MAX_INT, integer=True),
+                                      theta=check_values("theta", theta, 0.0, math.pi),
+                                      sigma=check_values("sigma", sigma, 0.0))
     k = np.asarray(finetune_depth_scale_finite(n_, d_, s, depth), dtype=float)
     base = _scratch_finite(n_, d_, s)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -982,10 +1026,14 @@ def finetune_transferability_deep(gamma, theta, sigma, depth):
     :math:`\cos\theta = k/2` (:func:`finetune_boundary_deep`) instead of :math:`\theta = \pi/3`.
     """
     depth = _check_depth(depth)
-    scalar, (g, t, s) = _prepare(gamma=gamma, theta=theta, sigma=sigma)
+    scalar, (g, t, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                                 theta=check_values("theta", theta, 0.0, math.pi),
+                                 sigma=check_values("sigma", sigma, 0.0))
     k = np.asarray(finetune_depth_scale(g, s, depth), dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.where(g < 1, (1 - g) * (2 * k * _cos(t) - k * k), 0.0)
+        # k beyond 1e154 (sigma that large): 2 k cos - k^2 as k (2 cos - k), no inf - inf
+        out = np.where(np.isnan(out), (1 - g) * (k * (2 * _cos(t) - k)), out)
     return _finish(out, scalar)
 
 
@@ -999,7 +1047,8 @@ def finetune_boundary_deep(gamma, sigma, depth):
     :math:`\gamma \ge 1` (no transfer either way) ``pi/3`` is returned by convention.
     """
     depth = _check_depth(depth)
-    scalar, (g, s) = _prepare(gamma=gamma, sigma=sigma)
+    scalar, (g, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                              sigma=check_values("sigma", sigma, 0.0))
     k = np.asarray(finetune_depth_scale(g, s, depth), dtype=float)
     out = np.where(g < 1, np.arccos(np.clip(k / 2, -1.0, 1.0)), np.pi / 3)
     return _finish(out, scalar)
@@ -1008,14 +1057,6 @@ def finetune_boundary_deep(gamma, sigma, depth):
 # ---------------------------------------------------------------------------
 # negative-transfer window (Sec. 3.3)
 # ---------------------------------------------------------------------------
-
-
-def _scalar(name: str, value) -> float:
-    if np.ndim(value) != 0 or not isinstance(np.asarray(value).item(), (Real, bool)):
-        raise ValueError(
-            f"{name} must be a real scalar for negative_transfer_window (got {value!r})"
-        )
-    return float(_validate(name, value))
 
 
 def negative_transfer_window(theta, sigma):
@@ -1069,8 +1110,12 @@ def negative_transfer_window(theta, sigma):
     ValueError
         If an argument is not a real scalar, is NaN/infinite, or out of range.
     """
-    t = _scalar("theta", theta)
-    s = _scalar("sigma", sigma)
+    for name, value in (("theta", theta), ("sigma", sigma)):
+        if np.ndim(value) != 0:
+            raise ValueError(f"{name} must be a real scalar for negative_transfer_window "
+                             f"(got {value!r})")
+    t = float(check_values("theta", theta, 0.0, math.pi))
+    s = float(check_values("sigma", sigma, 0.0))
     c = 0.0 if t == math.pi / 2 else abs(math.cos(t))
     u, v = 1.0 - c, 1.0 + c
     if not u > s:
@@ -1083,16 +1128,8 @@ def negative_transfer_window(theta, sigma):
     return (lower, upper)
 
 
-_RULES["mu"] = (lambda a: a >= 0, "a finite number >= 0")
-
-
-_RULES["weight_decay"] = (lambda a: a >= 0, "a finite number >= 0")
-
-
 def _chi2_expect(func, n: float) -> float:
     """:math:`\\mathbb E f(Q)` for :math:`Q \\sim \\chi^2_n` by adaptive quadrature."""
-    from scipy import integrate, stats
-
     lo = max(0.0, n - 40 * math.sqrt(2 * n))
     hi = n + 40 * math.sqrt(2 * n) + 60
     val, _ = integrate.quad(lambda q: func(q) * stats.chi2.pdf(q, n), lo, hi,
@@ -1140,7 +1177,10 @@ def ridge_linear_transfer_risk_finite(n, theta, sigma, lam):
     float or ndarray
         Expected excess risk (``inf`` only at :math:`\lambda = 0`, :math:`n \le 2`).
     """
-    scalar, (n_, t, s, lm) = _prepare(n=n, theta=theta, sigma=sigma, lam=lam)
+    scalar, (n_, t, s, lm) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
+                                      theta=check_values("theta", theta, 0.0, math.pi),
+                                      sigma=check_values("sigma", sigma, 0.0),
+                                      lam=check_values("lam", lam, 0.0))
     sin2, cos2 = _sin2(t), _cos(t) ** 2
 
     def _ridge(m):
@@ -1197,10 +1237,16 @@ def mp_stieltjes(gamma, mu):
     the root of :math:`\psi\mu m^2 + (1-\psi+\mu)m - 1 = 0` (Marchenko and Pastur 1967;
     Hastie et al. 2022, Sec. 5).  Requires :math:`\mu > 0`.
     """
-    scalar, (g, mu_) = _prepare(gamma=gamma, mu=mu)
+    scalar, (g, mu_) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                                mu=check_values("mu", mu, 0.0))
     if np.any(mu_ == 0):
         raise ValueError("mu must be > 0 for mp_stieltjes (got 0.0)")
-    return _finish(_mp_m(1 / g, mu_), scalar)
+    direct = _ridge_direct(g, 0.0, mu_) & (mu_ <= RIDGE_SIGMA_MAX)  # b^2 overflows beyond
+    out = _piecewise(g.shape, [
+        (direct, lambda m: _mp_m(1 / g[m], mu_[m])),
+        (~direct, lambda m: _mp_m_tails(g[m], mu_[m])),
+    ])
+    return _finish(out, scalar)
 
 
 def _ridge_parts(g, s, mu):
@@ -1283,6 +1329,137 @@ def _ridge_series(g, s, mu, terms=8):
         return series(0) + var, x * x * series(2) + var
 
 
+#: The direct forms above (``_mp_m``, ``_ridge_parts``, ``_ridge_series``) are used where
+#: ``RIDGE_GAMMA_RANGE[0] <= gamma <= RIDGE_GAMMA_RANGE[1]``, ``mu >= RIDGE_MU_MIN`` and
+#: ``sigma <= RIDGE_SIGMA_MAX`` (every value the book prints); beyond, ``psi = 1/gamma``,
+#: ``b^2``, ``m'`` or ``sigma^2`` leave the float range (``inf * 0`` gave NaN at
+#: ``gamma = 1e-308`` or at ``gamma = 1``, ``mu = 1e-308``) and ``_ridge_tails`` evaluates
+#: the same limits without cancellation, overflow or a ratio above one.
+RIDGE_GAMMA_RANGE = (1e-4, 1e4)
+
+#: Below this ``mu`` the ridge forms switch to the cancellation-free ones (at ``gamma = 1``
+#: the derivative ``m'`` grows like ``mu ** -1.5``); see ``RIDGE_GAMMA_RANGE``.
+RIDGE_MU_MIN = 1e-150
+
+#: Above this ``sigma`` the ridge forms switch to the cancellation-free ones, which take the
+#: variance as ``(sigma sqrt(psi C)) ** 2`` (``sigma ** 2`` overflows beyond ``1.3e154``).
+RIDGE_SIGMA_MAX = 1e100
+
+
+def _ridge_direct(g, s, mu):
+    """Where the direct forms are used (see :data:`RIDGE_GAMMA_RANGE`)."""
+    return ((g >= RIDGE_GAMMA_RANGE[0]) & (g <= RIDGE_GAMMA_RANGE[1]) & (mu >= RIDGE_MU_MIN)
+            & (s <= RIDGE_SIGMA_MAX))
+
+
+def _mp_ratio_at_most_one(g, mu):
+    r"""Marchenko-Pastur with ratio :math:`p \le 1` (no atom) that carries :math:`F_\psi`.
+
+    For :math:`\gamma \ge 1` it is :math:`F_\psi` itself (:math:`p = \psi = 1/\gamma`,
+    :math:`u = \mu`).  For :math:`\gamma < 1` the nonzero eigenvalues of :math:`X^\top X/n`
+    are those of :math:`XX^\top/n = \psi\,XX^\top/d`, so :math:`F_\psi = (1-\gamma)\delta_0
+    + \gamma\,(\psi t)_\# G` with :math:`G` the law of ratio :math:`p = \gamma` and
+    :math:`u = \mu\gamma`: :math:`\int h(s)\,dF_\psi = (1-\gamma)h(0) + \gamma\,
+    \mathbb E_G\,h(\psi t)`.  Returns ``(p, q = 1 - p, u)``, ``q`` without rounding.
+    """
+    under = g < 1
+    with np.errstate(under="ignore"):
+        p = np.where(under, g, 1 / g)
+        q = np.where(under, 1 - g, (g - 1) / g)
+        u = np.where(under, mu * g, mu)
+    return p, q, u
+
+
+def _mp_m_tails(g, mu):
+    r""":math:`m(-\mu)` of :func:`mp_stieltjes` for every :math:`\gamma, \mu > 0`: for
+    :math:`\gamma \ge 1` :math:`m = 2/(b + R)`, :math:`b = 1 - p + u`,
+    :math:`R = \sqrt{b^2 + 4pu}` (``hypot``); for :math:`\gamma < 1`
+    :math:`m = (1-\gamma)/\mu + \gamma^2\, m_G(-\mu\gamma)` (the atom and the bulk)."""
+    p, q, u = _mp_ratio_at_most_one(g, mu)
+    with np.errstate(under="ignore", over="ignore"):
+        b = q + u
+        mg = 1 / (0.5 * b + 0.5 * np.hypot(b, 2 * np.sqrt(p) * np.sqrt(u)))  # b + R may overflow
+        return np.where(g < 1, q / mu + (g * g) * mg, mg)
+
+
+def _ridge_tails_parts(g, s, mu):
+    r"""(bias, :math:`\int s^2/(s+\mu)^2`, standard deviation of the noise) of
+    :func:`ridge_risk` and :func:`ridge_norm2` at every :math:`\gamma, \mu > 0`,
+    :math:`\sigma \ge 0`, through the law of ratio
+    :math:`p \le 1` of :func:`_mp_ratio_at_most_one` (no atom, no cancellation).
+
+    With :math:`b = q + u`, :math:`R = \sqrt{b^2 + 4pu}`, :math:`A = u\,m = 2u/(b+R)`,
+    :math:`1 - A = (R - u + q)/(b + R)` and :math:`R - u = (q^2 + 2u(1+p))/(R + u)`
+    (from :math:`pum^2 + bm = 1`), the three integrals of :func:`_ridge_parts` are
+
+    .. math::
+
+        \int\frac{u^2}{(s+u)^2} = \frac{A(u + pA)}{R},\qquad
+        p\int\frac{s}{(s+u)^2} = \frac{p(1-A)}{R},\qquad
+        \int\frac{s^2}{(s+u)^2} = \frac{(1-A)(R-u)}{R},
+
+    sums of positive terms; beyond :data:`RIDGE_MU_ASYMPTOTIC` :math:`(1+\sqrt p)^2` the series
+    of :func:`_ridge_series` in :math:`1/u` (moments of ratio :math:`p \le 1`, all finite).  For
+    :math:`\gamma < 1`: bias :math:`(1-\gamma) + \gamma\,B_G`, squared norm
+    :math:`\gamma\,N_G`, variance :math:`\sigma^2 pC_G` unchanged.  The variance comes as its
+    square root :math:`\sigma\sqrt p\sqrt C` (finite wherever the variance is, and never a
+    subnormal product).
+    """
+    g, s, mu = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (g, s, mu)))
+    p, q, u = _mp_ratio_at_most_one(g, mu)
+    far = u > RIDGE_MU_ASYMPTOTIC * (1 + np.sqrt(p)) ** 2
+    with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
+        # near: the closed forms (u below ~4e3, so no overflow); far entries get u = 1 here
+        un = np.where(far, 1.0, u)
+        b = q + un
+        R = np.hypot(b, 2 * np.sqrt(p) * np.sqrt(un))
+        A = 2 * un / (b + R)
+        r_u = (q * q + 2 * un * (1 + p)) / (R + un)
+        one_a = (r_u + q) / (b + R)
+        bias = A * (un + p * A) / R
+        norm = one_a * r_u / R
+        sd = (s * np.sqrt(p)) * np.sqrt(one_a / R)  # sqrt of the variance: no subnormal p C
+        if np.any(far):
+            x = 1 / np.where(far, u, 1.0)
+            mom = _mp_moments(p, 10)
+
+            def series(j):
+                tot = np.zeros_like(x)
+                for k in reversed(range(8)):  # Horner in x, as in _ridge_series
+                    tot = tot * x + (-1) ** k * (k + 1) * mom[k + j]
+                return tot
+
+            bias = np.where(far, series(0), bias)
+            norm = np.where(far, x * x * series(2), norm)
+            sd = np.where(far, (s * x) * np.sqrt(p) * np.sqrt(series(1)), sd)
+        under = g < 1
+        bias = np.where(under, q + g * bias, bias)
+        norm = np.where(under, g * norm, norm)
+    return bias, norm, sd
+
+
+def _ridge_tails(g, s, mu):
+    """(risk, ||beta||^2) from :func:`_ridge_tails_parts`: bias + sd^2, norm + sd^2."""
+    bias, norm, sd = _ridge_tails_parts(g, s, mu)
+    with np.errstate(over="ignore", under="ignore"):
+        var = sd * sd
+    return bias + var, norm + var
+
+
+def _ridge_values(g, s, mu):
+    """(risk, ||beta||^2) for ``mu > 0``: the direct forms where :func:`_ridge_direct` (the
+    series beyond :func:`_ridge_far`), :func:`_ridge_tails` elsewhere."""
+    direct = _ridge_direct(g, s, mu)
+    far = _ridge_far(g, mu)
+    risk, norm2 = np.empty(g.shape), np.empty(g.shape)
+    for mask, func in ((direct & ~far, _ridge_parts), (direct & far, _ridge_series),
+                       (~direct, _ridge_tails)):
+        if np.any(mask):
+            r, n2 = func(g[mask], s[mask], mu[mask])
+            risk[mask], norm2[mask] = r, n2
+    return risk, norm2
+
+
 @_overflow_to_inf
 def ridge_risk(gamma, sigma, mu):
     r"""Asymptotic excess risk of ridge regression on isotropic data (Dobriban and Wager 2018).
@@ -1302,6 +1479,15 @@ def ridge_risk(gamma, sigma, mu):
     al. 2022, Thm 5).  At :math:`\mu = 0` it is the minimum-norm risk, Eq. 8 of paper 000
     (:func:`scratch_risk`).
 
+    Beyond :data:`RIDGE_MU_ASYMPTOTIC` :math:`(1+\sqrt\psi)^2` the series in :math:`1/\mu`
+    is used (the direct form cancels).  Outside :data:`RIDGE_GAMMA_RANGE`, below
+    :data:`RIDGE_MU_MIN` or above :data:`RIDGE_SIGMA_MAX` (where :math:`1/\gamma`,
+    :math:`m'` or :math:`\sigma^2` leave the float range) the same limit is evaluated through
+    the Marchenko-Pastur law of ratio :math:`\min(\gamma, 1/\gamma) \le 1`, without an atom
+    and in sums of positive terms: it tends to 1 as :math:`\gamma\to0` (no data), to
+    :math:`\mu^2/(1+\mu)^2 + \sigma^2/(\gamma(1+\mu)^2)` as :math:`\gamma\to\infty`, and
+    is ``inf`` only where its value overflows.
+
     Parameters
     ----------
     gamma : float or array_like
@@ -1311,11 +1497,11 @@ def ridge_risk(gamma, sigma, mu):
     mu : float or array_like
         Ridge parameter :math:`\mu \ge 0`.
     """
-    scalar, (g, s, mu_) = _prepare(gamma=gamma, sigma=sigma, mu=mu)
-    far = _ridge_far(g, mu_)
+    scalar, (g, s, mu_) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                                   sigma=check_values("sigma", sigma, 0.0),
+                                   mu=check_values("mu", mu, 0.0))
     out = _piecewise(g.shape, [
-        ((mu_ > 0) & ~far, lambda m: _ridge_parts(g[m], s[m], mu_[m])[0]),
-        (far, lambda m: _ridge_series(g[m], s[m], mu_[m])[0]),
+        (mu_ > 0, lambda m: _ridge_values(g[m], s[m], mu_[m])[0]),
         (mu_ == 0, lambda m: _scratch(g[m], s[m])),
     ])
     return _finish(out, scalar)
@@ -1333,14 +1519,12 @@ def ridge_norm2(gamma, sigma, mu):
 
     for :math:`\mu > 0` (:math:`m, m'` at :math:`-\mu`, :math:`\psi = 1/\gamma`).
     """
-    scalar, (g, s, mu_) = _prepare(gamma=gamma, sigma=sigma, mu=mu)
+    scalar, (g, s, mu_) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                                   sigma=check_values("sigma", sigma, 0.0),
+                                   mu=check_values("mu", mu, 0.0))
     if np.any(mu_ == 0):
         raise ValueError("mu must be > 0 for ridge_norm2 (got 0.0)")
-    far = _ridge_far(g, mu_)
-    out = _piecewise(g.shape, [
-        (~far, lambda m: _ridge_parts(g[m], s[m], mu_[m])[1]),
-        (far, lambda m: _ridge_series(g[m], s[m], mu_[m])[1]),
-    ])
+    out = _ridge_values(g, s, mu_)[1]
     return _finish(out, scalar)
 
 
@@ -1372,7 +1556,8 @@ def optimal_ridge_risk(gamma, sigma):
     sigma : float or array_like
         Label-noise standard deviation :math:`\ge 0`.
     """
-    scalar, (g, s) = _prepare(gamma=gamma, sigma=sigma)
+    scalar, (g, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                              sigma=check_values("sigma", sigma, 0.0))
     a = g - 1 + s * s
     root = np.sqrt(a * a + 4 * s * s)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1406,6 +1591,35 @@ def _wd_mu(g, s, wd):
     return np.exp(0.5 * (lo + hi))
 
 
+def _wd_mu_tails(g, s, wd):
+    """:func:`_wd_mu` where the direct forms do not apply (:func:`_ridge_direct`): bisection in
+    ``log(mu)`` on ``log(mu) + log||beta_mu|| - log(wd)`` (increasing in ``mu``), the norm
+    from :func:`_ridge_tails_parts` as ``hypot`` (no overflow of its square), the bracket
+    widened until it holds the root or reaches the ends of the float range."""
+    log_wd = np.log(wd)
+
+    def f(log_mu):
+        _, norm, sd = _ridge_tails_parts(g, s, np.exp(log_mu))
+        with np.errstate(divide="ignore", over="ignore"):
+            return log_mu + np.log(np.hypot(np.sqrt(norm), sd)) - log_wd
+
+    lo = np.maximum(log_wd - 50.0, _LOG_MU_RANGE[0])
+    hi = np.minimum(log_wd + 50.0, _LOG_MU_RANGE[1])
+    for _ in range(16):  # 16 * 100 covers the whole range of log(mu)
+        lo = np.where(f(lo) > 0, np.maximum(lo - 100.0, _LOG_MU_RANGE[0]), lo)
+        hi = np.where(f(hi) <= 0, np.minimum(hi + 100.0, _LOG_MU_RANGE[1]), hi)
+    for _ in range(120):
+        mid = 0.5 * (lo + hi)
+        pos = f(mid) > 0
+        hi = np.where(pos, mid, hi)
+        lo = np.where(pos, lo, mid)
+    return np.exp(0.5 * (lo + hi))
+
+
+#: ``log(mu)`` from the smallest subnormal to the largest float (``_wd_mu_tails``).
+_LOG_MU_RANGE = (-744.0, 709.0)
+
+
 @_overflow_to_inf
 def weight_decay_ridge_parameter(gamma, sigma, weight_decay):
     r"""Effective ridge parameter of a weight-decay-trained two-layer linear network.
@@ -1425,14 +1639,21 @@ def weight_decay_ridge_parameter(gamma, sigma, weight_decay):
     :math:`\|X^\top y/n\|`); above that threshold :math:`\beta = 0` and ``inf`` is returned.
     ``0`` for :math:`\lambda_{wd} = 0`.
     """
-    scalar, (g, s, w) = _prepare(gamma=gamma, sigma=sigma, weight_decay=weight_decay)
-    G = np.sqrt(1 + 1 / g + s * s / g)
+    scalar, (g, s, w) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                                 sigma=check_values("sigma", sigma, 0.0),
+                                 weight_decay=check_values("weight_decay", weight_decay, 0.0))
+    direct = _ridge_direct(g, s, 1.0)
+    with np.errstate(divide="ignore", over="ignore"):
+        # G = sqrt(1 + psi + sigma^2 psi) as hypot where psi or sigma^2 would overflow
+        G = np.where(direct, np.sqrt(1 + 1 / g + s * s / g),
+                     np.hypot(1.0, np.hypot(1.0, s) / np.sqrt(g)))
     # below _WD_NEGLIGIBLE the root mu ~ weight_decay is beyond what the Marchenko-Pastur
     # forms resolve in float64 (m(-mu) ~ mu^(-1/2) at gamma = 1 overflows its derivative):
     # treated as 0, whose risk it equals to far below float resolution for gamma != 1
     inner = (w > _WD_NEGLIGIBLE) & (w < G)
     out = _piecewise(g.shape, [
-        (inner, lambda m: _wd_mu(g[m], s[m], w[m])),
+        (inner & direct, lambda m: _wd_mu(g[m], s[m], w[m])),
+        (inner & ~direct, lambda m: _wd_mu_tails(g[m], s[m], w[m])),
         (w <= _WD_NEGLIGIBLE, lambda m: np.zeros(int(np.count_nonzero(m)))),
         (w >= G, lambda m: np.full(int(np.count_nonzero(m)), np.inf)),
     ])
@@ -1450,10 +1671,14 @@ def weight_decay_scratch_risk(gamma, sigma, weight_decay):
     Depth 2 only: for depth :math:`L` the penalty at a balanced minimum is
     :math:`\frac{L\lambda_{wd}}2\|\beta\|^{2/L}`, not convex for :math:`L > 2`.
     """
-    scalar, (g, s, w) = _prepare(gamma=gamma, sigma=sigma, weight_decay=weight_decay)
+    scalar, (g, s, w) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
+                                 sigma=check_values("sigma", sigma, 0.0),
+                                 weight_decay=check_values("weight_decay", weight_decay, 0.0))
     mu = np.asarray(weight_decay_ridge_parameter(g, s, w), dtype=float).reshape(g.shape)
+    direct = _ridge_direct(g, s, 1.0)
     out = _piecewise(g.shape, [
-        (np.isfinite(mu) & (mu > 0), lambda m: _ridge_parts(g[m], s[m], mu[m])[0]),
+        (np.isfinite(mu) & (mu > 0) & direct, lambda m: _ridge_parts(g[m], s[m], mu[m])[0]),
+        (np.isfinite(mu) & (mu > 0) & ~direct, lambda m: _ridge_tails(g[m], s[m], mu[m])[0]),
         (mu == 0, lambda m: _scratch(g[m], s[m])),
         (np.isinf(mu), lambda m: np.ones(int(np.count_nonzero(m)))),
     ])

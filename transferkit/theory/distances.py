@@ -33,7 +33,17 @@ import math
 import numpy as np
 import ot
 
-from .._validate import as_array, check_array, check_broadcast, check_int, check_positive
+from .._validate import (
+    InputTypeError,
+    as_array,
+    check_array,
+    check_broadcast,
+    check_budget,
+    check_int,
+    check_magnitude,
+    check_positive,
+    check_seed,
+)
 
 __all__ = ["gaussian_w2", "joint_covariance", "joint_samples", "kl_divergence", "kl_linear", "kl_monte_carlo", "reduce_to_span", "wasserstein1", "wasserstein1_linear", "w1_bounds_linear"]
 
@@ -42,15 +52,34 @@ __all__ = ["gaussian_w2", "joint_covariance", "joint_samples", "kl_divergence", 
 # KL divergence (exact, Eq. 31) and its Monte Carlo check
 # ---------------------------------------------------------------------------
 
-def _vectors(beta_s, beta_t):
-    bs = np.asarray(beta_s, float)
-    bt = np.asarray(beta_t, float)
+def _vectors(beta_s, beta_t, one_d=False):
+    """The two teachers as float arrays ``(..., d)`` of one ``d`` (``(d,)``, ``d >= 1``, with
+    ``one_d``), finite, else ``ValueError`` naming them."""
+    bs = as_array("beta_s", beta_s)
+    bt = as_array("beta_t", beta_t)
     if bs.ndim < 1 or bt.ndim < 1 or bs.shape[-1] != bt.shape[-1]:
         raise ValueError("beta_s and beta_t must be vectors of the same dimension d "
                          f"(got shapes {bs.shape} and {bt.shape})")
+    if one_d and (bs.ndim != 1 or bt.ndim != 1 or bs.size < 1):
+        raise ValueError("beta_s and beta_t must be 1-d vectors (d,) with d >= 1 "
+                         f"(got shapes {bs.shape} and {bt.shape})")
     if not (np.isfinite(bs).all() and np.isfinite(bt).all()):
         raise ValueError("beta_s and beta_t must be finite")
+    check_broadcast(beta_s=bs, beta_t=bt)
     return bs, bt
+
+
+def _seed_key(seed):
+    """``seed`` (an integer >= 0 or a sequence of them) as a list of ints."""
+    if isinstance(seed, (str, bytes)) or seed is None:
+        raise InputTypeError(f"seed must be an integer >= 0 or a sequence of them (got {seed!r})")
+    try:
+        keys = np.atleast_1d(np.asarray(seed, dtype=object)).ravel().tolist()
+    except (TypeError, ValueError):
+        raise ValueError(f"seed must be an integer >= 0 or a sequence of them (got {seed!r})") from None
+    if not keys:
+        raise ValueError(f"seed must be an integer >= 0 or a non-empty sequence of them (got {seed!r})")
+    return [check_seed("seed", k) for k in keys]
 
 
 #: Largest magnitude accepted for the entries of the covariance helpers
@@ -60,14 +89,6 @@ MAX_ENTRY = 1e100
 
 #: Largest teacher norm accepted by :func:`kl_linear` (``norm_s ** 2`` stays finite).
 MAX_NORM = 1e150
-
-
-def _bounded(name, a, limit=MAX_ENTRY):
-    """``ValueError`` naming ``name`` when an entry of ``a`` exceeds ``limit`` in magnitude."""
-    if a.size and np.max(np.abs(a)) > limit:
-        raise ValueError(f"{name} must have entries of magnitude <= {limit:g} "
-                         f"(got {float(np.max(np.abs(a)))!r})")
-    return a
 
 
 def _sigma(sigma, allow_zero=False):
@@ -94,12 +115,31 @@ def kl_divergence(beta_s, beta_t, sigma):
     """
     bs, bt = _vectors(beta_s, beta_t)
     s = _sigma(sigma)
-    num = ((bs - bt) ** 2).sum(-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    check_broadcast(beta_s=np.zeros(np.broadcast_shapes(bs.shape, bt.shape)[:-1]), sigma=s)
+    with np.errstate(over="ignore"):
+        num = ((bs - bt) ** 2).sum(-1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = np.where(s > 0, num / (2 * np.where(s > 0, s, 1.0) ** 2),
                        np.where(num > 0, np.inf, 0.0))
         out = np.where(num == 0, 0.0, out)  # 0, not 0/0, where sigma ** 2 underflows
+    # ||beta_s - beta_t|| or sigma so large or small that a square over- or underflows:
+    # (||D|| / sigma)^2 / 2 from the halved difference D / 2 (no overflow) divided by its
+    # largest entry
+    half = bs / 2 - bt / 2
+    top = np.max(np.abs(half), axis=-1) if half.shape[-1] else np.zeros(half.shape[:-1])
+    extreme = (s > 0) & (top > 0) & ~((s > _SQUARE_RANGE[0]) & (s < _SQUARE_RANGE[1])
+                                      & (top > _SQUARE_RANGE[0]) & (top < _SQUARE_RANGE[1]))
+    if np.any(extreme):
+        safe = np.where(top > 0, top, 1.0)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            r = (2 * (top / np.where(s > 0, s, 1.0))
+                 * np.sqrt(((half / safe[..., None]) ** 2).sum(-1)))
+            out = np.where(extreme, r * r / 2, out)
     return float(out) if np.ndim(out) == 0 else out
+
+
+#: ``kl_divergence`` divides the norm by ``sigma`` before squaring outside this range.
+_SQUARE_RANGE = (1e-150, 1e150)
 
 
 def kl_linear(theta, sigma, norm_s=1.0, norm_t=1.0):
@@ -121,7 +161,7 @@ def kl_linear(theta, sigma, norm_s=1.0, norm_t=1.0):
     for name, v in (("norm_s", rs), ("norm_t", rt)):
         if not np.isfinite(v).all() or np.any(v < 0):
             raise ValueError(f"{name} must be a finite number >= 0 (got {v!r})")
-        _bounded(name, v, MAX_NORM)
+        check_magnitude(name, v, MAX_NORM)
     s = _sigma(sigma)
     check_broadcast(theta=th, sigma=s, norm_s=rs, norm_t=rt)
     num = np.clip(rs ** 2 + rt ** 2 - 2 * rs * rt * np.cos(th), 0, None)
@@ -137,11 +177,13 @@ def joint_samples(beta, sigma, n, rng) -> np.ndarray:
 
     Returns an array ``(n, d + 1)`` (inputs, then the label).
     """
-    beta = np.asarray(beta, float)
-    if beta.ndim != 1 or not np.isfinite(beta).all():
-        raise ValueError("beta must be a finite 1-d vector")
+    beta = check_array("beta", beta, 1)
+    if beta.ndim != 1:
+        raise ValueError(f"beta must be a finite 1-d vector (got shape {beta.shape})")
     check_positive("sigma", sigma, allow_zero=True)
     n = check_int("n", n, 1)
+    if not isinstance(rng, np.random.Generator):
+        raise InputTypeError(f"rng must be a numpy Generator (got {rng!r})")
     x = rng.standard_normal((n, beta.size))
     y = x @ beta + sigma * rng.standard_normal(n)
     return np.column_stack([x, y])
@@ -154,15 +196,41 @@ def kl_monte_carlo(beta_s, beta_t, sigma, n=100_000, seed=0):
     :math:`\log p_s(y|x) - \log p_t(y|x) = [(y-\beta_t^\top x)^2 - (y-\beta_s^\top x)^2]/2\sigma^2`
     (the input densities cancel).  An independent check of Eq. 31 (no algebra shared
     with :func:`kl_divergence`).
+
+    ``beta_s``, ``beta_t``: 1-d, entries of magnitude at most :data:`MAX_ENTRY` (beyond it
+    :math:`x^\top\beta` overflows); ``sigma > 0``; ``n >= 2`` samples (a standard error needs
+    two), refused up front when they would need more memory than the budget of
+    ``transferkit._validate.check_budget``; ``seed``: an integer >= 0, a numpy
+    ``SeedSequence`` or ``Generator``.  For ``sigma`` below ``1e-100`` (where
+    :math:`\sigma^2` underflows) the log-ratio is taken as
+    :math:`z(2\epsilon + z)/2`, :math:`z = (\beta_s-\beta_t)^\top x/\sigma`; an infinite
+    estimate has an infinite standard error.
     """
-    bs, bt = _vectors(beta_s, beta_t)
-    if bs.ndim != 1 or bt.ndim != 1:
-        raise ValueError("beta_s and beta_t must be 1-d vectors")
-    check_positive("sigma", sigma)
-    xy = joint_samples(bs, sigma, n, np.random.default_rng(seed))
-    x, y = xy[:, :-1], xy[:, -1]
-    llr = ((y - x @ bt) ** 2 - (y - x @ bs) ** 2) / (2 * sigma ** 2)
-    return float(llr.mean()), float(llr.std(ddof=1) / math.sqrt(n))
+    bs, bt = _vectors(beta_s, beta_t, one_d=True)
+    check_magnitude("beta_s", bs, MAX_ENTRY)
+    check_magnitude("beta_t", bt, MAX_ENTRY)
+    sigma = check_positive("sigma", sigma)
+    n = check_int("n", n, 2)
+    check_budget("n", n, 8 * 4 * n * (bs.size + 2))
+    rng = np.random.default_rng(check_seed("seed", seed, allow_generator=True))
+    if sigma >= _SIGMA_TINY:
+        xy = joint_samples(bs, sigma, n, rng)
+        x, y = xy[:, :-1], xy[:, -1]
+        llr = ((y - x @ bt) ** 2 - (y - x @ bs) ** 2) / (2 * sigma ** 2)
+    else:  # the draws of joint_samples, the noise kept apart: (a^2 - b^2) = (a - b)(a + b)
+        x = rng.standard_normal((n, bs.size))
+        eps = rng.standard_normal(n)
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = (x @ (bs - bt)) / sigma
+            llr = z * (2 * eps + z) / 2
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = float(llr.mean())
+        se = float(llr.std(ddof=1) / math.sqrt(n)) if math.isfinite(mean) else math.inf
+    return mean, se
+
+
+#: ``kl_monte_carlo`` rewrites the log-ratio below this ``sigma`` (``sigma ** 2`` underflows).
+_SIGMA_TINY = 1e-100
 
 
 # ---------------------------------------------------------------------------
@@ -189,8 +257,8 @@ def wasserstein1(a, b, method: str = "exact", n_projections: int = 500, seed: in
     n_projections, seed
         Directions and their seed for ``"sliced"``.
     """
-    a = np.asarray(a, float)
-    b = np.asarray(b, float)
+    a = as_array("a", a)
+    b = as_array("b", b)
     a = a[:, None] if a.ndim == 1 else a
     b = b[:, None] if b.ndim == 1 else b
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or len(a) < 1 or len(b) < 1:
@@ -198,16 +266,22 @@ def wasserstein1(a, b, method: str = "exact", n_projections: int = 500, seed: in
                          f"(got shapes {a.shape} and {b.shape})")
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         raise ValueError("a and b must be finite")
+    for name, v in (("a", a), ("b", b)):
+        check_magnitude(name, v, MAX_ENTRY)  # squared distances stay finite
+    if not isinstance(method, str) or method not in ("exact", "sliced"):
+        raise ValueError(f"method must be 'exact' or 'sliced' (got {method!r})")
     if method == "exact":
+        check_budget("a", a.shape, 8 * 3 * len(a) * len(b))  # the cost matrix and the plan
         M = ot.dist(a, b, metric="euclidean")
         wa = np.full(len(a), 1.0 / len(a))
         wb = np.full(len(b), 1.0 / len(b))
         return float(ot.emd2(wa, wb, M, numItermax=10_000_000))
-    if method == "sliced":
-        check_int("n_projections", n_projections, 1)
-        return float(ot.sliced_wasserstein_distance(a, b, n_projections=n_projections, p=1,
-                                                    seed=seed))
-    raise ValueError(f"method must be 'exact' or 'sliced' (got {method!r})")
+    n_projections = check_int("n_projections", n_projections, 1)
+    seed = check_seed("seed", seed)
+    check_budget("n_projections", n_projections,
+                 8 * 2 * n_projections * (len(a) + len(b) + a.shape[1]))
+    return float(ot.sliced_wasserstein_distance(a, b, n_projections=n_projections, p=1,
+                                                seed=seed))
 
 
 def reduce_to_span(beta_s, beta_t) -> np.ndarray:
@@ -220,8 +294,11 @@ def reduce_to_span(beta_s, beta_t) -> np.ndarray:
     function of :math:`(Q^\top x, y)` is 1-Lipschitz in :math:`(x, y)`, which gives
     :math:`\ge`.
     """
-    bs, bt = _vectors(beta_s, beta_t)
+    bs, bt = _vectors(beta_s, beta_t, one_d=True)
     B = np.stack([bs, bt], axis=1)
+    top = float(np.max(np.abs(B)))
+    if top > MAX_ENTRY or 0 < top < 1 / MAX_ENTRY:  # rescaled (same span): no over/underflow
+        B = B / top
     U, s, _ = np.linalg.svd(B, full_matrices=False)
     keep = s > 1e-12 * max(s.max(), 1e-300)
     return U[:, keep]
@@ -234,10 +311,10 @@ def joint_covariance(beta, sigma, Q) -> np.ndarray:
     basis, :func:`reduce_to_span`); entries of magnitude at most :data:`MAX_ENTRY`
     (``1e100``), beyond which :math:`Q^\top\beta` and :math:`\|\beta\|^2` may overflow.
     """
-    beta = _bounded("beta", check_array("beta", beta, 1))
-    Q = _bounded("Q", check_array("Q", Q, 2))
+    beta = check_magnitude("beta", check_array("beta", beta, 1), MAX_ENTRY)
+    Q = check_magnitude("Q", check_array("Q", Q, 2), MAX_ENTRY)
     sigma = check_positive("sigma", sigma, allow_zero=True)
-    _bounded("sigma", np.asarray(sigma))
+    check_magnitude("sigma", np.asarray(sigma), MAX_ENTRY)
     if beta.ndim != 1 or Q.ndim != 2 or Q.shape[0] != beta.shape[0]:
         raise ValueError(f"beta must be a vector (d,) and Q a (d, k) matrix (got beta "
                          f"{beta.shape}, Q {Q.shape})")
@@ -258,7 +335,7 @@ def gaussian_w2(S1, S2) -> float:
     """
     mats = {"S1": S1, "S2": S2}
     for name, S in mats.items():
-        S = _bounded(name, check_array(name, S, 2))
+        S = check_magnitude(name, check_array(name, S, 2), MAX_ENTRY)
         if S.ndim != 2 or S.shape[0] != S.shape[1] or S.shape[0] < 1:
             raise ValueError(f"{name} must be a square (k, k) matrix with k >= 1 (got shape {S.shape})")
         if not np.array_equal(S, S.T):
@@ -302,15 +379,18 @@ def w1_bounds_linear(beta_s, beta_t, sigma) -> tuple[float, float]:
       :math:`W_1 = \sqrt{2/\pi}\,|s_1 - s_2|`.  The maximum is taken over a fine grid of
       directions of the reduced space (:func:`reduce_to_span`), so ``L`` is a valid bound.
     """
-    bs, bt = _vectors(beta_s, beta_t)
-    check_positive("sigma", sigma, allow_zero=True)
+    bs, bt = _vectors(beta_s, beta_t, one_d=True)
+    check_magnitude("beta_s", bs, MAX_ENTRY)
+    check_magnitude("beta_t", bt, MAX_ENTRY)
+    check_magnitude("sigma", check_positive("sigma", sigma, allow_zero=True), MAX_ENTRY)
     Q = reduce_to_span(bs, bt)
     Ss, St = joint_covariance(bs, sigma, Q), joint_covariance(bt, sigma, Q)
     c = math.sqrt(2 / math.pi)
     upper = min(c * float(np.linalg.norm(bs - bt)), gaussian_w2(Ss, St))
     U = _sphere(Q.shape[1] + 1)
-    ss = np.sqrt(np.einsum("mi,ij,mj->m", U, Ss, U))
-    st = np.sqrt(np.einsum("mi,ij,mj->m", U, St, U))
+    # variances of the projections: >= 0 up to rounding (a singular covariance at sigma = 0)
+    ss = np.sqrt(np.clip(np.einsum("mi,ij,mj->m", U, Ss, U), 0.0, None))
+    st = np.sqrt(np.clip(np.einsum("mi,ij,mj->m", U, St, U), 0.0, None))
     lower = c * float(np.abs(ss - st).max())
     return lower, upper
 
@@ -328,11 +408,18 @@ def wasserstein1_linear(beta_s, beta_t, sigma, n=1000, seed=0, reduce=True,
     By Jensen's inequality (:math:`W_1` is jointly convex) the estimator is biased
     upwards: :math:`\mathbb E\,\widehat W_1 \ge W_1`.
     """
-    bs, bt = _vectors(beta_s, beta_t)
-    check_positive("sigma", sigma, allow_zero=True)
-    key = [int(k) for k in np.atleast_1d(seed)]
-    if any(k < 0 for k in key):
-        raise ValueError(f"seed must be an integer >= 0 or a sequence of them (got {seed!r})")
+    bs, bt = _vectors(beta_s, beta_t, one_d=True)
+    check_magnitude("beta_s", bs, MAX_ENTRY)
+    check_magnitude("beta_t", bt, MAX_ENTRY)
+    check_magnitude("sigma", check_positive("sigma", sigma, allow_zero=True), MAX_ENTRY)
+    key = _seed_key(seed)
+    n = check_int("n", n, 1)
+    if not isinstance(reduce, (bool, np.bool_)):
+        raise InputTypeError(f"reduce must be True or False (got {reduce!r})")
+    if not isinstance(method, str) or method not in ("exact", "sliced"):
+        raise ValueError(f"method must be 'exact' or 'sliced' (got {method!r})")
+    dim = (3 if reduce else bs.size + 1)
+    check_budget("n", n, 8 * (3 * n * n if method == "exact" else 4 * n * dim))
     rng = np.random.default_rng([*key, 7])
     if reduce:
         Q = reduce_to_span(bs, bt)

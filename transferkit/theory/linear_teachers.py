@@ -38,15 +38,22 @@ from .._validate import (
     check_array,
     check_broadcast,
     check_int_or_inf,
+    check_magnitude,
     check_positive,
 )
 
 __all__ = ["row_space_solution", "null_space_projection", "finetune_predictor", "excess_risk", "finetune_predictor_risk", "g_function", "eq3_bound", "distance_measure", "bartlett_bound", "deep_finetune_scale", "deep_finetune_predictor", "frozen_predictor"]
 
 
+#: Largest magnitude accepted for the entries of ``X``, ``y`` and the vectors and matrices
+#: multiplied with them: below it Gram matrices, inner products and their sums stay far from
+#: the float range (1e308), so no overflow turns into ``inf - inf`` or ``inf * 0``.
+MAX_ENTRY = 1e100
+
+
 def _check_xy(X, y):
-    X = check_array("X", X, 2)
-    y = check_array("y", y, 1)
+    X = check_magnitude("X", check_array("X", X, 2), MAX_ENTRY)
+    y = check_magnitude("y", check_array("y", y, 1), MAX_ENTRY)
     if X.shape[-2] < 1 or X.shape[-1] < 1:
         raise ValueError(f"X must have at least one row and one column (got shape {X.shape})")
     if y.shape[-1] != X.shape[-2]:
@@ -69,8 +76,8 @@ def _vectors(a_name, a, b_name, b):
 
 
 def _square(name, M, d):
-    """``M`` as a finite ``(..., d, d)`` array."""
-    M = check_array(name, M, 2)
+    """``M`` as a finite ``(..., d, d)`` array (entries within ``MAX_ENTRY``)."""
+    M = check_magnitude(name, check_array(name, M, 2), MAX_ENTRY)
     if M.shape[-2:] != (d, d):
         raise ValueError(f"{name} must have shape (..., {d}, {d}) (got {M.shape})")
     return M
@@ -83,12 +90,40 @@ def _gram_solve(X, r):
     """
     G = X @ np.swapaxes(X, -1, -2)
     n = G.shape[-1]
-    ev = np.linalg.eigvalsh(G)
-    if (ev[..., 0] <= 100 * np.finfo(float).eps * n * ev[..., -1]).any() or (ev[..., -1] <= 0).any():
-        raise ValueError("X must have linearly independent rows (Assumption 3.1): X X^T is "
-                         "numerically singular; use n < d samples in general position")
-    z = np.linalg.solve(G, r[..., None])
+    singular = ValueError("X must have linearly independent rows (Assumption 3.1): X X^T is "
+                          "numerically singular; use n < d samples in general position")
+    try:
+        ev = np.linalg.eigvalsh(G)
+        if (ev[..., 0] <= 100 * np.finfo(float).eps * n * ev[..., -1]).any() or (ev[..., -1] <= 0).any():
+            raise singular
+        z = np.linalg.solve(G, r[..., None])
+    except np.linalg.LinAlgError:
+        raise singular from None
     return (np.swapaxes(X, -1, -2) @ z)[..., 0]
+
+
+def _null_space(X, v):
+    """``P_perp v`` on validated input (entries within ``MAX_ENTRY``)."""
+    Xv = (X @ v[..., None])[..., 0]
+    return v - _gram_solve(X, Xv)
+
+
+#: Norms of vectors whose largest entry lies outside this range are taken after dividing by
+#: that entry (``_norm``): their squares would overflow or underflow.
+_NORM_RANGE = (1e-150, 1e150)
+
+
+def _norm(v):
+    """Euclidean norm over the last axis, ``np.linalg.norm`` bit for bit inside
+    ``_NORM_RANGE`` and rescaled by the largest entry outside it."""
+    top = np.max(np.abs(v), axis=-1) if v.shape[-1] else np.zeros(v.shape[:-1])
+    ok = ((top > _NORM_RANGE[0]) & (top < _NORM_RANGE[1])) | (top == 0)
+    if np.all(ok):
+        return np.linalg.norm(v, axis=-1)
+    safe = np.where(ok, 1.0, top)
+    with np.errstate(over="ignore", under="ignore"):
+        return np.where(ok, np.linalg.norm(v, axis=-1),
+                        safe * np.linalg.norm(v / safe[..., None], axis=-1))
 
 
 def row_space_solution(X, y):
@@ -102,15 +137,14 @@ def row_space_solution(X, y):
 
 def null_space_projection(X, v):
     r""":math:`P_\perp v = v - X^\top(XX^\top)^{-1}Xv` (paper 001, Sec. 3)."""
-    X = check_array("X", X, 2)
-    v = check_array("v", v, 1)
+    X = check_magnitude("X", check_array("X", X, 2), MAX_ENTRY)
+    v = check_magnitude("v", check_array("v", v, 1), MAX_ENTRY)
     if X.shape[-2] < 1 or X.shape[-1] < 1:
         raise ValueError(f"X must have at least one row and one column (got shape {X.shape})")
     if v.shape[-1] != X.shape[-1]:
         raise ValueError(f"v must have the input dimension of X: X {X.shape}, v {v.shape}")
     check_broadcast(X=X[..., 0, :], v=v)
-    Xv = (X @ v[..., None])[..., 0]
-    return v - _gram_solve(X, Xv)
+    return _null_space(X, v)
 
 
 def finetune_predictor(X, y, theta_s):
@@ -123,7 +157,7 @@ def finetune_predictor(X, y, theta_s):
     point of the affine set :math:`\{w: Xw = y\}` closest to the initialisation.
     """
     X, y = _check_xy(X, y)
-    theta_s = check_array("theta_s", theta_s, 1)
+    theta_s = check_magnitude("theta_s", check_array("theta_s", theta_s, 1), MAX_ENTRY)
     if theta_s.shape[-1] != X.shape[-1]:
         raise ValueError(f"theta_s must have the input dimension of X: X {X.shape}, "
                          f"theta_s {theta_s.shape}")
@@ -141,6 +175,8 @@ def excess_risk(beta, theta_t, cov_sqrt=None):
     diff = theta_t - beta
     if cov_sqrt is not None:
         cov_sqrt = _square("cov_sqrt", cov_sqrt, diff.shape[-1])
+        check_magnitude("beta", beta, MAX_ENTRY)  # Sigma^(1/2) (theta_t - beta) stays finite
+        check_magnitude("theta_t", theta_t, MAX_ENTRY)
         check_broadcast(cov_sqrt=cov_sqrt[..., 0], diff=diff)
         diff = (cov_sqrt @ diff[..., None])[..., 0]
     return (diff ** 2).sum(-1)
@@ -152,10 +188,15 @@ def finetune_predictor_risk(X, theta_s, theta_t, cov_sqrt=None):
     Exact given ``X`` (noise-free labels :math:`y = X\theta_T`).
     """
     theta_s, theta_t = _vectors("theta_s", theta_s, "theta_t", theta_t)
+    check_magnitude("theta_s", theta_s, MAX_ENTRY)
+    check_magnitude("theta_t", theta_t, MAX_ENTRY)
     if cov_sqrt is not None:
         cov_sqrt = _square("cov_sqrt", cov_sqrt, theta_t.shape[-1])
     delta = theta_t - theta_s
-    p = null_space_projection(X, delta)
+    if delta.size and np.max(np.abs(delta)) > MAX_ENTRY:  # P_perp is linear: halve, project, double
+        p = 2 * null_space_projection(X, delta / 2)
+    else:
+        p = null_space_projection(X, delta)
     if cov_sqrt is not None:
         check_broadcast(cov_sqrt=cov_sqrt[..., 0], theta_t=p)
         p = (cov_sqrt @ p[..., None])[..., 0]
@@ -207,9 +248,10 @@ def g_function(lam, delta, n, c=3.0):
     check_positive("c", c)
     check_broadcast(lam=lam[..., 0], n=n, delta=delta)
     l1 = lam[..., 0]
-    r0 = lam.sum(-1) / l1
-    terms = np.stack(np.broadcast_arrays(np.sqrt(r0 / n), r0 / n, np.sqrt(delta / n), delta / n))
-    return c * l1 * terms.max(0)
+    with np.errstate(over="ignore"):  # a bound beyond the float range is inf
+        r0 = lam.sum(-1) / l1
+        terms = np.stack(np.broadcast_arrays(np.sqrt(r0 / n), r0 / n, np.sqrt(delta / n), delta / n))
+        return c * l1 * terms.max(0)
 
 
 def eq3_bound(delta_vec, V, lam, m, n, delta=1.0, c=3.0):
@@ -233,13 +275,24 @@ def eq3_bound(delta_vec, V, lam, m, n, delta=1.0, c=3.0):
     if delta_vec.shape[-1] != d:
         raise ValueError(f"delta_vec must have the dimension of lam: lam {lam.shape}, "
                          f"delta_vec {delta_vec.shape}")
+    check_magnitude("delta_vec", delta_vec, MAX_ENTRY)
     V = _square("V", V, d)
     check_broadcast(V=V[..., 0], delta_vec=delta_vec, lam=lam)
     coords = (np.swapaxes(V, -1, -2) @ delta_vec[..., None])[..., 0]
     top = (coords[..., :m] ** 2).sum(-1)
     bottom = (coords[..., m:] ** 2).sum(-1)
     g = g_function(lam, delta, n, c)
-    return 2 * g ** 3 * top / lam[..., m - 1] ** 2 + 2 * g * bottom
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        out = 2 * g ** 3 * top / lam[..., m - 1] ** 2 + 2 * g * bottom
+    if np.all(np.isfinite(out)):
+        return out
+    # beyond the float range (g^3, the squared norms or 1/lambda_m^2 overflow): the same bound
+    # from the norms, 2 g (g |P<=m D| / lambda_m)^2 + 2 g |P>m D|^2, inf where it overflows
+    a, b = _norm(coords[..., :m]), _norm(coords[..., m:])
+    with np.errstate(over="ignore", invalid="ignore"):
+        t1 = np.where(a == 0, 0.0, 2 * g * (g * a / lam[..., m - 1]) ** 2)
+        t2 = np.where(b == 0, 0.0, 2 * g * b * b)
+    return np.where(np.isfinite(out), out, t1 + t2)[()]
 
 
 def distance_measure(theta_s, theta_t):
@@ -262,8 +315,11 @@ def bartlett_bound(delta_vec, lam, n, delta=1.0, c=3.0):
     the bias term written with :func:`g_function` (the extra :math:`\delta/n` of ``g`` only
     matters for :math:`\delta > n`).
     """
-    delta_vec = check_array("delta_vec", delta_vec, 1)
-    return (delta_vec ** 2).sum(-1) * g_function(lam, delta, n, c)
+    delta_vec = check_magnitude("delta_vec", check_array("delta_vec", delta_vec, 1), MAX_ENTRY)
+    dist = (delta_vec ** 2).sum(-1)
+    g = g_function(lam, delta, n, c)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(dist == 0, 0.0, dist * g)[()]  # 0, not 0 * inf, for theta_s = theta_t
 
 
 def _check_depth(depth):
@@ -303,8 +359,9 @@ def deep_finetune_scale(perp_norm, par_norm, src_norm, depth, rtol=1e-14):
                          "is a saddle point that gradient flow never leaves)")
     if not (np.isfinite(a).all() and np.isfinite(b).all() and (a >= 0).all() and (b >= 0).all()):
         raise ValueError("perp_norm and par_norm must be finite and >= 0")
-    rho = np.minimum(a / s, 1.0)
-    kap = b / s
+    with np.errstate(over="ignore"):  # b / s beyond the float range: handled below
+        rho = np.minimum(a / s, 1.0)
+        kap = b / s
     if depth == 1:
         return np.ones_like(rho)
     if depth == np.inf:
@@ -315,26 +372,48 @@ def deep_finetune_scale(perp_norm, par_norm, src_norm, depth, rtol=1e-14):
     L = depth
     p = (L - 1) / L
 
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         log_kap2 = np.where(kap > 0, 2 * np.log(np.where(kap > 0, kap, 1.0)), -np.inf)
+        # kap = b / s beyond the float range (b large, s small): its logarithm, exactly
+        big = kap > _KAP_LARGE
+        log_kap = np.where(np.isfinite(kap), 0.5 * log_kap2, np.log(b) - np.log(s))
+        log_kap2 = np.where(big, 2 * log_kap, log_kap2)
 
-    def h(logu):
+    def h_negative(logu):
         # kap^2 u^(-2p) as one exponential: 0 when kap = 0, never inf * 0
-        return np.exp(2 * logu / L) - rho ** 2 - np.exp(log_kap2 - 2 * p * logu)
+        with np.errstate(over="ignore", invalid="ignore"):
+            hv = np.exp(2 * logu / L) - rho ** 2 - np.exp(log_kap2 - 2 * p * logu)
+        if np.isnan(hv).any():  # both terms overflow (inf - inf): compare their logarithms
+            with np.errstate(divide="ignore"):
+                alt = 2 * logu / L < np.logaddexp(2 * np.log(rho), log_kap2 - 2 * p * logu)
+            return np.where(np.isnan(hv), alt, hv < 0)
+        return hv < 0
 
-    with np.errstate(divide="ignore"):
-        lo = np.log(np.maximum(np.maximum(kap, rho ** L), 1e-300))
-    hi = np.log(np.maximum(1.0, kap)) + 0.5 * L * np.log1p(kap ** 2) + 1e-12
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        lo = np.where(big, log_kap, np.log(np.maximum(np.maximum(kap, rho ** L), 1e-300)))
+        # log((1 + kap^2)^(L/2)) = L log kap + (L/2) log1p(kap^-2) where kap^2 overflows
+        hi = np.where(big, (1 + L) * log_kap + 0.5 * L * np.log1p(1 / kap ** 2),
+                      np.log(np.maximum(1.0, kap)) + 0.5 * L * np.log1p(kap ** 2)) + 1e-12
     # h(hi) >= 0: with u_hi = max(1, kap) (1 + kap^2)^(L/2), u^(2/L) >= 1 + kap^2 >= rho^2 + kap^2 u^(-2p)
     for _ in range(2000):
         mid = 0.5 * (lo + hi)
-        neg = h(mid) < 0
-        lo = np.where(neg, mid, lo)
-        hi = np.where(neg, hi, mid)
+        neg = h_negative(mid)
+        new_lo, new_hi = np.where(neg, mid, lo), np.where(neg, hi, mid)
+        if np.array_equal(new_lo, lo) and np.array_equal(new_hi, hi):
+            break  # adjacent floats (a large log u): every further step is the same
+        lo, hi = new_lo, new_hi
         if (hi - lo <= rtol).all():
             break
-    u = np.exp(0.5 * (lo + hi))
-    return u ** p
+    log_u = 0.5 * (lo + hi)
+    with np.errstate(over="ignore"):
+        u = np.exp(log_u)
+        # u beyond the float range with k = u^p inside it: k as one exponential
+        return np.where(np.isfinite(u), u ** p, np.exp(p * log_u))
+
+
+#: Above this ``kap = ||X^+ y|| / ||theta_s||`` the bracket of ``deep_finetune_scale`` is
+#: taken in logarithms (``kap ** 2`` overflows).
+_KAP_LARGE = 1e150
 
 
 def deep_finetune_predictor(X, y, theta_s, depth):
@@ -354,18 +433,22 @@ def deep_finetune_predictor(X, y, theta_s, depth):
     ``X`` ``(..., n, d)``, ``y`` ``(..., n)``, ``theta_s`` ``(..., d)`` nonzero -> ``(..., d)``.
     """
     X, y = _check_xy(X, y)
-    theta_s = check_array("theta_s", theta_s, 1)
+    theta_s = check_magnitude("theta_s", check_array("theta_s", theta_s, 1), MAX_ENTRY)
     depth = _check_depth(depth)
     if theta_s.shape[-1] != X.shape[-1]:
         raise ValueError(f"theta_s must have the input dimension of X: X {X.shape}, theta_s {theta_s.shape}")
     mn = _gram_solve(X, y)
     perp = null_space_projection(X, theta_s)
-    s = np.linalg.norm(theta_s, axis=-1)
+    s = _norm(theta_s)
     if not (s > 0).all():
         raise ValueError("theta_s must be nonzero (a zero source network is a saddle point "
                          "that gradient flow never leaves)")
-    k = deep_finetune_scale(np.linalg.norm(perp, axis=-1), np.linalg.norm(mn, axis=-1), s, depth)
-    return k[..., None] * perp + mn
+    k = deep_finetune_scale(_norm(perp), _norm(mn), s, depth)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = k[..., None] * perp + mn
+    if np.isnan(out).any():  # k = inf (Eq. 6 with P_par theta_s = 0): inf * 0 where perp is 0
+        out = np.where(perp == 0, mn, out)
+    return out
 
 
 def frozen_predictor(X, y, theta_s):
@@ -377,9 +460,17 @@ def frozen_predictor(X, y, theta_s):
     loss gives the least-squares scale :math:`c = \langle X\theta_S, y\rangle / \|X\theta_S\|^2`.
     """
     X, y = _check_xy(X, y)
-    theta_s = check_array("theta_s", theta_s, 1)
+    theta_s = check_magnitude("theta_s", check_array("theta_s", theta_s, 1), MAX_ENTRY)
     z = (X @ theta_s[..., None])[..., 0]
-    zz = (z ** 2).sum(-1)
-    if not (zz > 0).all():
+    top = np.max(np.abs(z), axis=-1)
+    if not (top > 0).all():
         raise ValueError("X theta_s must be nonzero (the frozen features carry no signal)")
-    return ((z * y).sum(-1) / zz)[..., None] * theta_s
+    if np.all((top > _NORM_RANGE[0]) & (top < _NORM_RANGE[1])):
+        zz = (z ** 2).sum(-1)
+        return ((z * y).sum(-1) / zz)[..., None] * theta_s
+    # |X theta_s| beyond 1e150 (or below 1e-150): its square leaves the float range; the same
+    # least-squares scale from z / max|z|
+    zs = z / top[..., None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = ((zs * y).sum(-1) / (zs ** 2).sum(-1) / top)[..., None] * theta_s
+    return np.where(theta_s == 0, 0.0, out)

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import as_array, check_array, check_int, check_positive
-from .relu import arccos_kernel0, check_rows
+from .._validate import as_array, check_array, check_int, check_positive, check_rows
+from .relu import arccos_kernel0
 
 __all__ = ["SimilarityResult", "check_sphere", "deviation_bound", "deviation_path", "fit_sphere_map", "gram", "label_discrepancy", "similarity", "transformed_labels"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import InputTypeError, check_axis, check_broadcast
+from .._validate import check_axis, check_broadcast, check_values
 
 __all__ = ["q", "q_prime", "relu_ptft_p", "relu_ptft_u_star", "relu_ptft_penalty", "relu_ptft_dlog_penalty", "diagonal_ptft_penalty", "diagonal_dual_beta", "l12_norm"]
 
@@ -33,23 +33,6 @@ NEWTON_STEPS = 40
 #: The largest magnitude of ``m``, ``m0`` and ``gamma`` that the ReLU PT+FT penalty accepts
 #: (paper 003, Eq. 10); beyond it the coefficients of the quartic overflow float64.
 PTFT_MAX = 1e100
-
-
-def _array(name: str, value, lo=-np.inf, hi=np.inf, lo_open=False) -> np.ndarray:
-    """``value`` as a float64 array whose entries are finite and in ``[lo, hi]``."""
-    if value is None or isinstance(value, (str, bytes)):
-        raise InputTypeError(f"{name} must be a finite real number or array (got {value!r})")
-    try:
-        a = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float range
-        raise ValueError(f"{name} must be a finite real number or array (got {value!r})") from None
-    bad = ~np.isfinite(a) | (a > hi) | ((a <= lo) if lo_open else (a < lo))
-    if np.any(bad):
-        rng = (f"in {'(' if lo_open else '['}{lo:g}, {hi:g}]" if np.isfinite(lo) or np.isfinite(hi)
-               else "finite")
-        raise ValueError(f"{name} must be {rng} (got {np.asarray(value)[bad].ravel()[0]!r})")
-    return a
-
 
 
 def _out(x):
@@ -72,9 +55,9 @@ def relu_ptft_p(u, m, rho, m0, gamma):
     with first-layer norm :math:`u`, direction at cosine :math:`\rho` to :math:`w_0^{(1)}`
     and magnitude :math:`m = u\,w^{(2)}`.  ``u`` must be > 0.
     """
-    u = _array("u", u, 0.0, lo_open=True)
-    m, rho = _array("m", m), _array("rho", rho, -1.0, 1.0)
-    m0, gamma = _array("m0", m0, 0.0), _array("gamma", gamma)
+    u = check_values("u", u, 0.0, lo_open=True)
+    m, rho = check_values("m", m), check_values("rho", rho, -1.0, 1.0)
+    m0, gamma = check_values("m0", m0, 0.0), check_values("gamma", gamma)
     return _out(_p(u, m, rho, m0, gamma))
 
 
@@ -153,8 +136,8 @@ def relu_ptft_u_star(m, rho, m0, gamma):
         The number of local minima of :math:`p` on :math:`u>0` (1 or 2); 2 flags the cases
         where the choice of root matters.
     """
-    m, rho = _array("m", m), _array("rho", rho, -1.0, 1.0)
-    m0, gamma = _array("m0", m0, 0.0), _array("gamma", gamma)
+    m, rho = check_values("m", m), check_values("rho", rho, -1.0, 1.0)
+    m0, gamma = check_values("m0", m0, 0.0), check_values("gamma", gamma)
     check_broadcast(m=m, rho=rho, m0=m0, gamma=gamma)
     for name, v in (("m", m), ("m0", m0), ("gamma", gamma)):
         if np.any(np.abs(v) > PTFT_MAX):   # the quartic's coefficients would overflow
@@ -168,7 +151,16 @@ def relu_ptft_u_star(m, rho, m0, gamma):
                                np.sqrt(np.abs(m))])
         s = np.where(s > 0, s, 1.0)
         c_scaled = (m / s / s) ** 2
-        roots = s[..., None] * _quartic_positive_roots(a / s, (gamma / s) * (m / s) / s, c_scaled)
+        # m = 0, or |m| so small against the root scale that it cannot change p in float64: the
+        # m -> 0 limit (p is continuous), set below. Near m = 0, p(u*) moves by O(|m|/s^2) when
+        # m0 rho > 0 and by O(sqrt(|gamma m|)) otherwise, so below |m|/s^2 = 1e-40 the change is
+        # < 1e-19 relative; the quartic's smallest root (~ sqrt|gamma m|) is not resolvable there.
+        zero = (m == 0) | (c_scaled == 0) | (np.abs(m) / s / s <= 1e-40)
+        # those entries get the harmless quartic u^4 = 1 (with m = 0 and a subnormal root scale
+        # s, gamma / s overflows and (gamma / s) (m / s) is inf * 0: NaN in the companion matrix)
+        roots = s[..., None] * _quartic_positive_roots(
+            np.where(zero, 0.0, a / s), np.where(zero, 0.0, (gamma / s) * (m / s) / s),
+            np.where(zero, 1.0, c_scaled))
     with np.errstate(all="ignore"):
         U = roots
         M, G, M0, R = (x[..., None] for x in (m, gamma, m0, rho))
@@ -179,12 +171,6 @@ def relu_ptft_u_star(m, rho, m0, gamma):
     best = np.argmin(pv, axis=-1)
     u_star = np.take_along_axis(U, best[..., None], -1)[..., 0]
     n_min = np.sum(np.isfinite(pv) & (curv > 0), axis=-1)
-    # m = 0, or |m| so small against the root scale that it cannot change p in float64: the
-    # m -> 0 limit (p is continuous). Near m = 0, p(u*) moves by O(|m|/s^2) when m0 rho > 0
-    # and by O(sqrt(|gamma m|)) otherwise, so below |m|/s^2 = 1e-40 the change is < 1e-19
-    # relative; the quartic's smallest root (~ sqrt|gamma m|) is not resolvable there.
-    with np.errstate(all="ignore"):
-        zero = (m == 0) | (c_scaled == 0) | (np.abs(m) / s / s <= 1e-40)
     u_star = np.where(zero, np.maximum(a, 0.0), u_star)
     n_min = np.where(zero, 1, np.maximum(n_min, 1))
     if np.any(~zero & ~np.isfinite(u_star)):  # cannot happen: p -> inf at 0 and inf
@@ -224,8 +210,8 @@ def relu_ptft_penalty(m, rho, m0, gamma):
     :math:`(m, \gamma) \to (-m, -\gamma)`.
     """
     u, _ = relu_ptft_u_star(m, rho, m0, gamma)
-    m, rho = _array("m", m), _array("rho", rho, -1.0, 1.0)
-    m0, gamma = _array("m0", m0, 0.0), _array("gamma", gamma)
+    m, rho = check_values("m", m), check_values("rho", rho, -1.0, 1.0)
+    m0, gamma = check_values("m0", m0, 0.0), check_values("gamma", gamma)
     u = np.asarray(u)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         rp = np.maximum(rho, 0.0)
@@ -254,7 +240,7 @@ def relu_ptft_dlog_penalty(m, rho, m0, gamma):
     """
     u, _ = relu_ptft_u_star(m, rho, m0, gamma)
     r = np.asarray(relu_ptft_penalty(m, rho, m0, gamma))
-    m, gamma = _array("m", m), _array("gamma", gamma)
+    m, gamma = check_values("m", m), check_values("gamma", gamma)
     u = np.asarray(u)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (m == 0) | (u == 0)
@@ -279,7 +265,7 @@ def q(z):
     (:math:`\ell_2`-like) and :math:`|z|\log|z| - |z| + 2 + O(\log|z|/|z|)` for large
     :math:`|z|` (:math:`\ell_1`-like up to a logarithm).
     """
-    z = _array("z", z)
+    z = check_values("z", z)
     az = np.abs(z)
     h = np.hypot(2.0, az)
     small = az < 1e-4
@@ -292,7 +278,7 @@ def q(z):
 
 def q_prime(z):
     r"""Derivative :math:`q'(z) = \operatorname{arcsinh}(z/2)` (paper 004, Eq. 23)."""
-    return _out(np.arcsinh(_array("z", z) / 2))
+    return _out(np.arcsinh(check_values("z", z) / 2))
 
 
 def diagonal_ptft_penalty(beta, w1_0, w2_0, axis=-1):
@@ -313,8 +299,8 @@ def diagonal_ptft_penalty(beta, w1_0, w2_0, axis=-1):
     :math:`\beta_d = 0` and ``inf`` otherwise (the limit :math:`c\to0`).  Scaling:
     :math:`\|s\beta\|_Q` at :math:`(\sqrt s w_0)` is :math:`s\|\beta\|_Q` at :math:`w_0`.
     """
-    beta = _array("beta", beta)
-    w1, w2 = _array("w1_0", w1_0), _array("w2_0", w2_0)
+    beta = check_values("beta", beta)
+    w1, w2 = check_values("w1_0", w1_0), check_values("w2_0", w2_0)
     ndim = len(check_broadcast(beta=beta, w1_0=w1, w2_0=w2))
     axis = check_axis("axis", axis, ndim)
     with np.errstate(over="ignore"):  # c = inf for weights beyond 1e154: its limit below
@@ -343,8 +329,8 @@ def diagonal_dual_beta(lam_x, w1_0, w2_0):
     the same form as the gradient-flow solution
     :math:`\beta(t) = c\circ\sinh(-4X^\top\!\int_0^t r)` (paper 004, Eq. 21).
     """
-    s = _array("lam_x", lam_x)
-    w1, w2 = _array("w1_0", w1_0), _array("w2_0", w2_0)
+    s = check_values("lam_x", lam_x)
+    w1, w2 = check_values("w1_0", w1_0), check_values("w2_0", w2_0)
     check_broadcast(lam_x=s, w1_0=w1, w2_0=w2)
     with np.errstate(over="ignore", invalid="ignore"):
         c = w1 ** 2 + w2 ** 2
@@ -364,7 +350,7 @@ def l12_norm(beta, axis=0):
     parameter norm :math:`2\sum_d\|\vec\beta_d\|_2`; with one output this is the
     :math:`\ell_1` norm.
     """
-    beta = _array("beta", beta)
+    beta = check_values("beta", beta)
     if beta.ndim < 2:
         raise ValueError(f"beta must have at least 2 dimensions (outputs, inputs) (got shape {beta.shape})")
     axis = check_axis("axis", axis, beta.ndim, allow_none=False)

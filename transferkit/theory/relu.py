@@ -26,32 +26,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import InputTypeError, check_array
+from .._validate import InputTypeError, as_array, check_array, check_rows
 
-__all__ = ["safe_arccos", "snap_cosines", "arccos_kernel_terms", "cosines", "arccos_kernel0", "arccos_kernel1", "relu_kernel", "relu_ntk_kernel", "check_rows", "least_squares_factor"]
-
-
-def check_rows(name: str, X) -> np.ndarray:
-    """``X`` as a float64 array of rows ``(..., N, d)`` with ``N, d >= 1``, all finite.
-
-    Raises ``ValueError`` naming ``name`` otherwise.
-    """
-    try:
-        A = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError) as err:  # OverflowError: int beyond float
-        raise ValueError(f"{name} must be a real array of shape (..., N, d) (got {X!r})") from err
-    if A.ndim < 2 or A.shape[-1] < 1 or A.shape[-2] < 1:
-        raise ValueError(f"{name} must be an array of shape (..., N, d) with N, d >= 1 "
-                         f"(got shape {A.shape})")
-    if not np.all(np.isfinite(A)):
-        raise ValueError(f"{name} must be finite (got non-finite entries)")
-    return A
+__all__ = ["safe_arccos", "snap_cosines", "arccos_kernel_terms", "cosines", "arccos_kernel0", "arccos_kernel1", "relu_kernel", "relu_ntk_kernel", "least_squares_factor"]
 
 
 def safe_arccos(c):
     r""":math:`\arccos(c)` with :math:`c` clipped to :math:`[-1, 1]` first (rounding can push a cosine
-    of parallel vectors to :math:`1 + 10^{-16}`, where ``np.arccos`` returns NaN)."""
-    return np.arccos(np.clip(np.asarray(c, dtype=np.float64), -1.0, 1.0))
+    of parallel vectors to :math:`1 + 10^{-16}`, where ``np.arccos`` returns NaN).  An
+    elementwise helper: NaN in, NaN out; ``c`` beyond the float range (``10**400``) or not
+    numeric is a ``ValueError`` naming ``c``."""
+    return np.arccos(np.clip(as_array("c", c), -1.0, 1.0))
 
 
 def _pair(X, Y, xname="X", yname="Y"):
