@@ -95,15 +95,16 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # ## Parameters
 
 # %%
-if SCALE == "paper":
-    SYN = dict(d=100, draws=20, thetas=np.linspace(0, np.pi, 9), sigmas=[0.1, 0.5],
-               norms=[0.5, 1.0, 2.0], gammas=[0.5, 2.0])
-    REAL = dict(per_kind=6, ns=[10, 30, 100, 300], draws=25, w1_samples=1000, ntk_source=500)
-else:  # smoke: the same pipeline, small
-    SYN = dict(d=30, draws=8, thetas=np.linspace(0, np.pi, 5), sigmas=[0.1, 0.5],
-               norms=[0.5, 2.0], gammas=[0.5, 2.0])
-    REAL = dict(per_kind=2, ns=[10, 50], draws=5, w1_samples=300, ntk_source=200)
-DEPTH, ALPHA, SEED, N_BOOT = 2, 1e-5, 0, 2000
+# each value's source (paper or ours): the presets' docs in transferkit.experiments.predictors
+SYN_PRESET = experiments.predictors.SYNTHETIC_TASKS[SCALE]
+REAL_PRESET = experiments.predictors.REAL_TASKS[SCALE]
+SYN = dict(d=SYN_PRESET.d, draws=SYN_PRESET.draws, thetas=np.array(SYN_PRESET.thetas),
+           sigmas=list(SYN_PRESET.sigmas), norms=list(SYN_PRESET.norms),
+           gammas=list(SYN_PRESET.gammas))
+REAL = dict(per_kind=REAL_PRESET.per_kind, ns=list(REAL_PRESET.ns), draws=REAL_PRESET.draws,
+            w1_samples=REAL_PRESET.w1_samples, ntk_source=REAL_PRESET.ntk_source)
+DEPTH, ALPHA = SYN_PRESET.depth, SYN_PRESET.alpha
+SEED, N_BOOT = SYN_PRESET.seed, SYN_PRESET.n_boot
 print("synthetic:", SYN)
 print("real:", REAL)
 
@@ -182,11 +183,11 @@ for method in ("linear", "finetune"):
 
 # %%
 DATA = {"mnist": load_mnist(), "fashion": load_fashion_mnist()}
-PAIRS = experiments.predictors.draw_pairs(REAL["per_kind"], seed=SEED)
+PAIRS = experiments.predictors.draw_pairs(REAL["per_kind"], seed=REAL_PRESET.seed)
 print(f"{len(PAIRS)} pairs:", ", ".join(f"{s[0]}:{a}v{b}->{t[0]}:{c}v{d}"
                                         for s, a, b, t, c, d in PAIRS))
 t0 = time.perf_counter()
-real = experiments.predictors.real_benchmark(DATA, PAIRS, REAL["ns"], REAL["draws"], seed=SEED,
+real = experiments.predictors.real_benchmark(DATA, PAIRS, REAL["ns"], REAL["draws"], seed=REAL_PRESET.seed,
                          w1_samples=REAL["w1_samples"], ntk_source=REAL["ntk_source"])
 print(f"wall time {time.perf_counter() - t0:.0f} s")
 
@@ -198,7 +199,8 @@ for j, n in enumerate(real.ns):
     key = f"n = {n}"
     REAL_SETTINGS.append(key)
     REAL_ROWS[key] = stats.score_table({p: v[j] for p, v in real.pred.items()},
-                                    {"excess": ex, "transferred": tr}, n_boot=N_BOOT, seed=SEED)
+                                    {"excess": ex, "transferred": tr}, n_boot=REAL_PRESET.n_boot,
+                                    seed=REAL_PRESET.seed)
 display(Markdown("**MNIST / Fashion-MNIST pairs, outcome: excess 0-1 error (fine-tuned − "
                  "scratch).** Spearman ρ [95 % bootstrap interval]; R²\n\n"
                  + figures.predictors.markdown_table(REAL_ROWS, REAL_SETTINGS, "excess")))
@@ -217,7 +219,7 @@ fig = figures.predictors.scatter_figure({p: v[j] for p, v in real.pred.items()},
                         f"MNIST / Fashion-MNIST pairs, n = {real.ns[j]}: excess error "
                         "against each predictor", "fine-tuned − scratch error", color=kind,
                         clabel="kind (0 M→M, 1 F→M, 2 M→F, 3 F→F)")
-provenance.record(fig, "predictors-real", seeds=SEED, params=dict(REAL, n=int(real.ns[j])),
+provenance.record(fig, "predictors-real", seeds=REAL_PRESET.seed, params=dict(REAL, n=int(real.ns[j])),
                   caption="predictor benchmark: binary MNIST / Fashion-MNIST pairs, "
                   f"n = {real.ns[j]}")
 
@@ -233,7 +235,7 @@ provenance.record(fig, "predictors-real", seeds=SEED, params=dict(REAL, n=int(re
 # by the feature-space measure with an interval above zero.
 assert all(np.isfinite(v).all() for v in real.pred.values())
 assert all(np.isfinite(v).all() for v in syn.pred.values())
-assert len(PAIRS) >= (20 if SCALE == "paper" else 8)
+assert len(PAIRS) >= REAL_PRESET.min_pairs
 for rows in (*SYN_ROWS.values(), *REAL_ROWS.values()):
     for r in rows:
         if not r.constant:

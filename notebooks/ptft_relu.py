@@ -56,13 +56,12 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # the paper does not state $\gamma$ ("a small value"), we use $\gamma = 10^{-2}$.
 
 # %%
-RHOS = [1.0, 0.99, 0.9]
-MAUX = [0.01, 1.0, 100.0]
-GAMMA = 1e-2
+FIG1AB = experiments.ptft_relu.PENALTY[SCALE]  # each value's source: the preset's docs
+RHOS, MAUX, GAMMA = list(FIG1AB.rhos), list(FIG1AB.m_aux), FIG1AB.gamma
 # the grids avoid m = gamma m0 = 1e-3 (rho = 1, m_aux = 0.01), where r~ = 0 and its
 # logarithmic derivative is undefined (it jumps from -inf to +inf)
-M = np.logspace(-2.95, 2, 400)
-M_CHECK = np.logspace(-2.9, 2, 11 if SCALE == "paper" else 6)
+M = np.logspace(*FIG1AB.log10_m, FIG1AB.m_points)
+M_CHECK = np.logspace(*FIG1AB.log10_m_check, FIG1AB.check_points)
 
 # %% [markdown]
 # ## Fig. 1a-b: the penalty and its local exponent
@@ -89,7 +88,7 @@ R = {(rho, ma): theory.penalties.relu_ptft_penalty(M, rho, math.sqrt(ma), GAMMA)
 DLOG = {k: theory.penalties.relu_ptft_dlog_penalty(M, k[0], math.sqrt(k[1]), GAMMA) for k in R}
 NMIN = {k: theory.penalties.relu_ptft_u_star(M, k[0], math.sqrt(k[1]), GAMMA)[1].max() for k in R}
 DIRECT = {k: np.array([direct_min(m, k[0], math.sqrt(k[1]), GAMMA) for m in M_CHECK]) for k in R}
-h = 1e-4
+h = FIG1AB.fd_step
 FD = {k: (np.log(theory.penalties.relu_ptft_penalty(M_CHECK * math.exp(h), k[0], math.sqrt(k[1]), GAMMA))
           - np.log(theory.penalties.relu_ptft_penalty(M_CHECK * math.exp(-h), k[0], math.sqrt(k[1]), GAMMA)))
       / (2 * h) for k in R}
@@ -145,11 +144,11 @@ assert r1[0.9, 100.0] > r1[0.9, 0.01] and r1[1.0, 100.0] < r1[1.0, 0.01]
 # runs is printed).
 
 # %%
-if SCALE == "paper":
-    FIG_RHOS, FIG_MAGS, NS, DRAWS, STEPS = [1.0, 0.9], [1.0, 0.1], [8, 16, 32, 64], 2, 20_000
-else:
-    FIG_RHOS, FIG_MAGS, NS, DRAWS, STEPS = [1.0], [1.0], [8, 32], 1, 3_000
-D_IN, WIDTH, N_AUX, ALPHA = 12, 24, 128, 1e-2
+FIG1C = experiments.ptft_relu.SAMPLE_EFFICIENCY[SCALE]  # sources: the preset's docs
+FIG_RHOS, FIG_MAGS, NS = list(FIG1C.rhos), list(FIG1C.magnitudes), list(FIG1C.ns)
+DRAWS, STEPS, SEED = FIG1C.draws, FIG1C.max_steps, FIG1C.seed
+D_IN, WIDTH, N_AUX, ALPHA = FIG1C.d, FIG1C.width, FIG1C.n_aux, FIG1C.alpha
+assert FIG1C.gamma == ALPHA, "the line below prints alpha = gamma"
 print(f"d = {D_IN}, width {WIDTH}, n_aux = {N_AUX}, alpha = gamma = {ALPHA}, {DRAWS} draws, "
       f"n = {NS}, at most {STEPS} steps")
 t0 = time.perf_counter()
@@ -161,15 +160,16 @@ with warnings.catch_warnings():
     for rho in FIG_RHOS:
         for mag in FIG_MAGS:
             SE[rho, mag] = experiments.ptft_relu.run_sample_efficiency(
-                D_IN, rho, mag, NS, draws=DRAWS, width=WIDTH, n_aux=N_AUX, n_test=1000,
-                alpha=ALPHA, gamma=ALPHA, seed=0, max_steps=STEPS)
+                D_IN, rho, mag, NS, draws=DRAWS, width=WIDTH, units=FIG1C.units, n_aux=N_AUX,
+                n_test=FIG1C.n_test, alpha=ALPHA, gamma=FIG1C.gamma, seed=SEED,
+                loss_tol=FIG1C.loss_tol, max_steps=STEPS, pre_max_steps=FIG1C.pre_max_steps)
 print(f"{time.perf_counter() - t0:.0f} s")
 for k, r in SE.items():
     print(k, "converged: pretraining", r.pre_converged.mean(), "STL", r.stl.converged.mean(),
           "PT+FT", r.ptft.converged.mean())
 
-fig = figures.paper003_004.sample_efficiency_figure(SE, FIG_RHOS, FIG_MAGS, ALPHA)
-provenance.record(fig, "p003-fig1c", seeds=0,
+fig = figures.paper003_004.sample_efficiency_figure(SE, FIG_RHOS, FIG_MAGS, FIG1C.gamma)
+provenance.record(fig, "p003-fig1c", seeds=SEED,
                   params=dict(rhos=FIG_RHOS, magnitudes=FIG_MAGS, ns=NS, draws=DRAWS, max_steps=STEPS,
                               d=D_IN, width=WIDTH, n_aux=N_AUX, alpha=ALPHA),
                   caption="paper 003 Fig. 1c (reduced): sample efficiency of STL vs PT+FT")
@@ -206,21 +206,23 @@ assert r.ptft.error[0].mean() < r.stl.error[0].mean(), (r.ptft.error, r.stl.erro
 
 # %%
 r = SE[1.0, 1.0]
-KS = [1, 2, 4, 6, 8]
+FEATURES = experiments.ptft_relu.RELU_FEATURES[SCALE]  # sources: the preset's docs
+KS = list(FEATURES.ks)
 X_test = r.X_test
 rows = []
 for name, run in r.methods.items():
     W, a = run.W[-1], run.a[-1]  # (draws, width, d)
     inert = np.array([[stats.kmeans_inertia(W[j], a[j], K)[0] for K in KS] for j in range(DRAWS)])
-    align = np.array([stats.alignment_score(stats.kmeans_inertia(W[j], a[j], 6)[1],
+    align = np.array([stats.alignment_score(stats.kmeans_inertia(W[j], a[j], FEATURES.align_k)[1],
                                                  r.teachers[j][2]) for j in range(DRAWS)])
     H = np.maximum(X_test @ W.transpose(0, 2, 1), 0) * np.abs(a)[:, None, :]
     pr = stats.participation_ratio(H)
     rows.append((name, inert.mean(0), align.mean(), pr.mean()))
 for name, inert, align, pr in rows:
-    print(f"{name}: inertia {np.round(inert, 3)}, alignment (K=6) {align:.3f}, participation ratio {pr:.2f}")
+    print(f"{name}: inertia {np.round(inert, 3)}, alignment (K={FEATURES.align_k}) {align:.3f}, "
+          f"participation ratio {pr:.2f}")
 fig = figures.paper003_004.relu_features_figure(KS, rows)
-provenance.record(fig, "p004-relu-features", seeds=0, params=dict(ks=KS, d=D_IN, width=WIDTH),
+provenance.record(fig, "p004-relu-features", seeds=SEED, params=dict(ks=KS, d=D_IN, width=WIDTH),
                   caption="paper 004 App. E.2/G: k-means inertia of ReLU features (STL vs PT+FT)")
 
 # %% [markdown]

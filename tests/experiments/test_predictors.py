@@ -8,6 +8,7 @@ from scipy import stats
 
 from transferkit import experiments, theory
 from transferkit import stats as tkstats
+from transferkit.experiments.deep_linear import check_simulation_args, sample_size
 
 # ------------------------------------------------------------------------------- score
 
@@ -271,3 +272,60 @@ def test_real_benchmark_on_synthetic_images():
     assert all(np.isfinite(v).all() for v in p.values())
     with pytest.raises(ValueError, match="each pair"):
         experiments.predictors.real_benchmark(data, [("nope", 0, 1, "fake", 2, 3)] * 3, ns=[5], draws=2)
+
+
+# ------------------------------------------------------------------------------- presets
+
+SCALES = ["paper", "smoke"]
+
+
+def test_presets_are_frozen_with_tuple_grids():
+    P = experiments.predictors
+    for presets, cls, grids in ((P.SYNTHETIC_TASKS, P.SyntheticTasksPreset,
+                                 ("thetas", "sigmas", "norms", "gammas")),
+                                (P.REAL_TASKS, P.RealTasksPreset, ("ns",))):
+        assert set(presets) == set(SCALES)
+        for p in presets.values():
+            assert isinstance(p, cls)
+            assert all(isinstance(getattr(p, g), tuple) for g in grids)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            presets["paper"].seed = 1
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_synthetic_preset_is_valid(scale):
+    p = experiments.predictors.SYNTHETIC_TASKS[scale]
+    for sigma in p.sigmas:
+        check_simulation_args(p.d, sigma, p.depth, p.draws, p.alpha, p.seed)
+    # what synthetic_benchmark checks, and what the chapter reads: sigma > 0 (a finite KL),
+    # theta on [0, pi] with both ends, one under- and one overparameterised gamma (the chapter
+    # scores fine-tuning at gamma < 1 only and checks that it equals scratch at gamma > 1)
+    assert min(p.sigmas) > 0 and min(p.norms) > 0 and min(p.gammas) > 0
+    assert p.thetas[0] == 0.0 and p.thetas[-1] == np.pi
+    assert list(p.thetas) == sorted(p.thetas)
+    assert min(p.gammas) < 1 < max(p.gammas)
+    assert all(sample_size(g, p.d) > 2 for g in p.gammas)   # Eq. 10 divides by n - 2
+    assert p.n_boot >= 1000                                  # 95 % percentile intervals
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_real_preset_is_valid(scale):
+    p = experiments.predictors.REAL_TASKS[scale]
+    pairs = experiments.predictors.draw_pairs(p.per_kind, seed=p.seed)
+    assert len(pairs) == 4 * p.per_kind >= p.min_pairs      # the chapter asserts the latter
+    assert all(isinstance(n, int) and n >= 1 for n in p.ns) and list(p.ns) == sorted(set(p.ns))
+    assert p.draws >= 1 and p.w1_samples >= 2 and p.ntk_source >= 1 and p.n_boot >= 1000
+
+
+def test_paper_presets_state_the_papers_values():
+    syn = experiments.predictors.SYNTHETIC_TASKS["paper"]
+    # paper 000, caption of Fig. 1 and App. D.1: two layers, alpha = 1e-5, 20 draws
+    assert (syn.depth, syn.alpha, syn.draws) == (2, 1e-5, 20)
+    # ours, stated in the preset: d = 100 (the paper's 500 is not run), 9 angles on [0, pi]
+    assert syn.d == 100
+    assert np.array(syn.thetas).tobytes() == np.linspace(0, np.pi, 9).tobytes()
+    real = experiments.predictors.REAL_TASKS["paper"]
+    # paper 001, caption of Table 1: R^2 from 20 points, each the mean of 25 random samples;
+    # the table's n run from 10 to 30
+    assert (real.min_pairs, real.draws) == (20, 25)
+    assert real.ns[0] == 10 and 30 in real.ns

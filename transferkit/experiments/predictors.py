@@ -41,7 +41,8 @@ from . import mnist_table
 from .dataset_distances import scaled_pretrained
 from .deep_linear import pretrain, simulate_grid
 
-__all__ = ["PREDICTORS", "OUTCOMES", "gaussian_kl", "draw_pairs", "feature_fraction", "isotropic_eq3", "ntk_discrepancy", "SyntheticBenchmarkResult", "synthetic_benchmark", "RealBenchmarkResult", "real_benchmark", "to_sphere"]
+__all__ = ["PREDICTORS", "OUTCOMES", "SYNTHETIC_TASKS", "REAL_TASKS", "SyntheticTasksPreset",
+           "RealTasksPreset", "gaussian_kl", "draw_pairs", "feature_fraction", "isotropic_eq3", "ntk_discrepancy", "SyntheticBenchmarkResult", "synthetic_benchmark", "RealBenchmarkResult", "real_benchmark", "to_sphere"]
 
 
 #: the predictors, in the order of the chapter's table, with a one-line description
@@ -58,6 +59,141 @@ PREDICTORS = {
 
 #: the outcomes each predictor is scored against
 OUTCOMES = {"excess": "transferred minus scratch risk", "transferred": "transferred risk"}
+
+
+# ---------------------------------------------------------------------------------------
+# the chapter's parameters
+# ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SyntheticTasksPreset:
+    r"""Parameters of the synthetic half of the predictor benchmark (paper 000's deep linear
+    tasks) at one scale.
+
+    The presets are :data:`SYNTHETIC_TASKS`; the chapter notebook ``notebooks/predictors.py``
+    passes them to :func:`synthetic_benchmark` and :func:`transferkit.stats.score_table`.
+    The benchmark is ours (no paper runs it); the network, its initialisation and the draws
+    follow paper 000, App. D.1.  Grids are tuples of floats; ``np.array(preset.thetas)`` is
+    the array the chapter passes.
+
+    Attributes
+    ----------
+    d : int
+        Input dimension (ours; paper 000, App. D.1 and caption of Fig. 1: 500).
+    draws : int
+        Draws of the target sample per task (paper 000, App. D.1: 20; ``smoke``: ours).
+    thetas : tuple of float
+        Angles :math:`\theta\in[0, \pi]` between the source direction and the target
+        teacher (ours).
+    sigmas : tuple of float
+        Label-noise levels of both tasks (ours; paper 000's Fig. 1 has :math:`\sigma = 0.2`).
+    norms : tuple of float
+        Source norms :math:`r` of :math:`\beta_s = r\,u` (ours).
+    gammas : tuple of float
+        Sample ratios :math:`\gamma = n/d` (ours: one over-, one underparameterised).
+    depth : int
+        Network depth :math:`L` (paper 000, caption of Fig. 1 and App. D.1: 2).
+    alpha : float
+        Initialisation scale (paper 000, App. D.1: :math:`10^{-5}`).
+    seed : int
+        Base seed of the random streams and of the bootstrap (ours).
+    n_boot : int
+        Paired bootstrap resamples per score (ours).
+    """
+
+    d: int                          # ours (paper 000, App. D.1: 500)
+    draws: int                      # paper 000, App. D.1
+    thetas: tuple                   # ours
+    norms: tuple                    # ours
+    sigmas: tuple = (0.1, 0.5)      # ours
+    gammas: tuple = (0.5, 2.0)      # ours
+    depth: int = 2                  # paper 000, caption of Fig. 1, App. D.1
+    alpha: float = 1e-5             # paper 000, App. D.1
+    seed: int = 0                   # ours
+    n_boot: int = 2000              # ours
+
+
+#: The parameters of the synthetic tasks of the predictor benchmark at each ``TRANSFERKIT_SCALE``.
+#:
+#: ``paper``: the network of paper 000, Sec. 3 (L = 2, caption of Fig. 1 and App. D.1), its
+#: initialisation alpha = 1e-5 and its 20 draws of the target sample (App. D.1).  The
+#: benchmark itself is ours, and so are its tasks: 9 angles theta on [0, pi] times the noise
+#: levels sigma = 0.1, 0.5 (on both tasks, so that the KL is finite; paper 000's Fig. 1 has
+#: 0.2) times the source norms r = 0.5, 1, 2, at gamma = 0.5 and 2; scores from 2000 paired
+#: bootstrap resamples; seed 0.  We run d = 100, not the paper's 500 (App. D.1), to keep the
+#: 108 tasks of 20 draws each (two transfer methods and scratch training) within the book's
+#: CPU time.
+#: ``smoke``: ours, the same pipeline small enough for the tests (d = 30, 8 draws, 5 angles,
+#: r = 0.5, 2).
+SYNTHETIC_TASKS = {
+    "paper": SyntheticTasksPreset(d=100, draws=20, thetas=tuple(np.linspace(0, np.pi, 9).tolist()),
+                                  norms=(0.5, 1.0, 2.0)),
+    "smoke": SyntheticTasksPreset(d=30, draws=8, thetas=tuple(np.linspace(0, np.pi, 5).tolist()),
+                                  norms=(0.5, 2.0)),
+}
+
+
+@dataclass(frozen=True)
+class RealTasksPreset:
+    r"""Parameters of the MNIST / Fashion-MNIST half of the predictor benchmark (paper 001,
+    Table 1 protocol, extended) at one scale.
+
+    The presets are :data:`REAL_TASKS`; the chapter notebook ``notebooks/predictors.py``
+    passes them to :func:`draw_pairs`, :func:`real_benchmark` and
+    :func:`transferkit.stats.score_table`.
+
+    Attributes
+    ----------
+    per_kind : int
+        Pairs of binary tasks per kind (MNIST to MNIST, Fashion to Fashion, MNIST to Fashion,
+        Fashion to MNIST; ours, with at least ``min_pairs`` in all).
+    min_pairs : int
+        The fewest pairs the chapter accepts (paper 001, caption of Table 1: each
+        :math:`R^2` from 20 points; ``smoke``: ours).
+    ns : tuple of int
+        Target sample sizes (ours; paper 001, Table 1: 10, 15, 20, 25, 30).
+    draws : int
+        Draws of the :math:`n` target images per pair (paper 001, caption of Table 1: "a
+        mean accuracy value of 25 random samples"; ``smoke``: ours).
+    w1_samples : int
+        Images per task of the :math:`W_1` and KL estimates (ours).
+    ntk_source : int
+        Source images of the NTK discrepancy (ours).
+    seed : int
+        Seed of the pairs, the draws and the bootstrap (ours).
+    n_boot : int
+        Paired bootstrap resamples per score (ours).
+    """
+
+    per_kind: int                   # ours
+    min_pairs: int                  # paper 001, caption of Table 1 (smoke: ours)
+    ns: tuple                       # ours (paper 001, Table 1: 10, ..., 30)
+    draws: int                      # paper 001, caption of Table 1 (smoke: ours)
+    w1_samples: int                 # ours
+    ntk_source: int                 # ours
+    seed: int = 0                   # ours
+    n_boot: int = 2000              # ours
+
+
+#: The parameters of the MNIST / Fashion-MNIST tasks of the predictor benchmark at each
+#: ``TRANSFERKIT_SCALE``.
+#:
+#: ``paper``: paper 001 (Sec. 4.2, Table 1 and its caption) computes each R^2 from 20 pairs of
+#: binary MNIST tasks, each point the mean over 25 random draws of the target sample, at
+#: n = 10, 15, 20, 25, 30 (and averages R^2 over 10 initialisations, which our linear fits do
+#: not have).  Ours: 6 pairs of each of the four kinds, Fashion-MNIST included (24 >= 20; the
+#: chapter checks at least 20), the paper's 25 draws, n = 10, 30 (the ends of the table's
+#: range) extended by 100 and 300;
+#: KL and W1 from 1000 images per task, the NTK discrepancy from 500 source images; scores
+#: from 2000 paired bootstrap resamples; seed 0.
+#: ``smoke``: ours, the same pipeline small enough for the tests (2 pairs of each kind, at
+#: least 8 checked, n = 10, 50, 5 draws, 300 images for KL and W1, 200 for the NTK).
+REAL_TASKS = {
+    "paper": RealTasksPreset(per_kind=6, min_pairs=20, ns=(10, 30, 100, 300), draws=25,
+                             w1_samples=1000, ntk_source=500),
+    "smoke": RealTasksPreset(per_kind=2, min_pairs=8, ns=(10, 50), draws=5, w1_samples=300,
+                             ntk_source=200),
+}
 
 
 # ---------------------------------------------------------------------------------------
