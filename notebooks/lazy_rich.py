@@ -83,24 +83,22 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # %% [markdown]
 # ## Parameters
 #
-# The paper's Figs. 3 and 9 use $d = 100$, $m = 1000$, $m_* = 100$, $\mu = 0.9$; on one
+# The paper's Figs. 3 and 9 use $d = 100$, $m = 1000$, $m_* = 100$ (Fig. 9: $\mu = 0.9$); on one
 # CPU core we use $d = 20$, $m = 50$, $m_* = 12$, $\mu = 0.5$ (6 source neurons of 12),
 # target sizes $n$ from $d/4$ to $10d$, and $\alpha$ over four decades. The size $n = m$
 # is left out: it is the interpolation threshold of the re-fitted readout, where the
 # minimum-norm solution has a variance peak (as $\gamma = 1$ in the linear chapter) and a
 # first-layer movement of $10^{-3}$ changes the transfer risk by tens of percent.
 # Pretraining has a budget of `MAX_STEPS` steps, scratch training four times as many.
+#
+# The values, and the source of each (the paper's section or caption, or "ours"), live in
+# `experiments.lazy_rich.INIT_SCALE` (one preset per scale).
 
 # %%
-if SCALE == "paper":
-    DRAWS, MAX_STEPS = 10, 5000
-    ALPHAS = np.array([0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0])
-    NS = np.array([5, 10, 20, 100, 200])
-else:  # smoke: the same pipeline, small enough for the tests
-    DRAWS, MAX_STEPS = 8, 1500
-    ALPHAS = np.array([0.1, 1.0, 3.0, 100.0])
-    NS = np.array([5, 100])
-D, M, M_STAR, MU, SEED = 20, 50, 12, 0.5, 0
+PRESET = experiments.lazy_rich.INIT_SCALE[SCALE]  # smoke: the same pipeline, small enough
+DRAWS, MAX_STEPS = PRESET.draws, PRESET.max_steps
+ALPHAS, NS = np.array(PRESET.alphas), np.array(PRESET.ns)
+D, M, M_STAR, MU, SEED = PRESET.d, PRESET.m, PRESET.m_star, PRESET.mu, PRESET.seed
 print(f"d = {D}, m = {M}, m_* = {M_STAR}, mu = {MU}, {DRAWS} draws, alphas {ALPHAS}, "
       f"n {NS}, at most {MAX_STEPS} steps per run")
 
@@ -109,8 +107,10 @@ print(f"d = {D}, m = {M}, m_* = {M_STAR}, mu = {MU}, {DRAWS} draws, alphas {ALPH
 
 # %%
 t0 = time.perf_counter()
-res = experiments.lazy_rich.init_scale_sweep(D, M, M_STAR, MU, ALPHAS, NS, draws=DRAWS, seed=SEED,
-                      max_steps=MAX_STEPS, scratch_max_steps=4 * MAX_STEPS)
+res = experiments.lazy_rich.init_scale_sweep(
+    D, M, M_STAR, MU, ALPHAS, NS, draws=DRAWS, sigma=PRESET.sigma, seed=SEED,
+    loss_tol=PRESET.loss_tol, max_steps=MAX_STEPS, stall_tol=PRESET.stall_tol,
+    scratch_max_steps=PRESET.scratch_max_steps)
 print(f"wall time {time.perf_counter() - t0:.0f} s")
 for i, a in enumerate(ALPHAS):
     print(f"alpha = {a:g}: pretraining loss (relative) {np.round(res.pretraining.loss[i], 6)}, "
@@ -137,8 +137,9 @@ for j, n in enumerate(NS):
 #   raises the scratch risk and so can only make transfer look better.
 
 # %%
-mc = experiments.lazy_rich.monte_carlo_check(D, M, M_STAR, MU, n=int(NS[0]), draws=DRAWS, seed=SEED,
-                                 max_steps=MAX_STEPS, test=20_000)
+mc = experiments.lazy_rich.monte_carlo_check(
+    D, M, M_STAR, MU, n=int(NS[0]), draws=DRAWS, seed=SEED, max_steps=MAX_STEPS,
+    test=PRESET.mc_test, loss_tol=PRESET.loss_tol, stall_tol=PRESET.stall_tol)
 MC = stats.agreement(mc.sq_err, mc.exact)
 print(MC.summary("exact risk vs Monte Carlo test set"))
 slack = 1e-8

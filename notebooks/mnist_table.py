@@ -63,14 +63,13 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 #
 # At `paper` scale the paper's protocol: $K = 20$ pairs, $n \in \{10, 15, 20, 25, 30\}$,
 # 25 draws per pair and $n$, 10 repetitions. `smoke` uses 8 pairs, 3 values of $n$, 5
-# draws and 3 repetitions.
+# draws and 3 repetitions. The values, and the source of each, live in
+# `experiments.mnist_table.TABLE1` (one preset per scale).
 
 # %%
-if SCALE == "paper":
-    K, NS, DRAWS, REPS = 20, [10, 15, 20, 25, 30], 25, 10
-else:
-    K, NS, DRAWS, REPS = 8, [10, 20, 30], 5, 3
-M_EQ3, DELTA, C_G, SEED = 2, 1.0, 3.0, 0
+PRESET = experiments.mnist_table.TABLE1[SCALE]
+K, NS, DRAWS, REPS = PRESET.pairs, list(PRESET.ns), PRESET.draws, PRESET.reps
+M_EQ3, DELTA, C_G, SEED = PRESET.m, PRESET.delta, PRESET.c, PRESET.seed
 x_train, y_train, x_test, y_test = load_mnist()
 PAIRS = experiments.mnist_table.draw_task_pairs(K, SEED)
 print(f"K = {K} pairs, n = {NS}, {DRAWS} draws, {REPS} repetitions")
@@ -79,8 +78,9 @@ print("pairs (source a vs b -> target c vs d):",
 
 # %%
 t0 = time.perf_counter()
-res = experiments.mnist_table.mnist_table_sim(x_train, y_train, x_test, y_test, PAIRS, NS, DRAWS, REPS, seed=SEED,
-                         m=M_EQ3, delta=DELTA, c=C_G, other_c=(1.0,))
+res = experiments.mnist_table.mnist_table_sim(x_train, y_train, x_test, y_test, PAIRS, NS, DRAWS,
+                                              REPS, seed=SEED, m=M_EQ3, delta=DELTA, c=C_G,
+                                              rcond=PRESET.rcond, other_c=PRESET.other_c)
 print(f"{time.perf_counter() - t0:.0f} s")
 
 # %% [markdown]
@@ -95,12 +95,13 @@ ts = res.thetas[0, 0]
 keep = (y_train == c) | (y_train == d)
 xp = np.asarray(x_train[keep], dtype=float)
 tp = np.where(y_train[keep] == c, 1.0, -1.0)
-idx = np.stack([np.random.default_rng([SEED, 99, j]).choice(len(xp), 10, replace=False)
-                for j in range(4)])
+idx = np.stack([np.random.default_rng([SEED, 99, j]).choice(len(xp), PRESET.gd_n, replace=False)
+                for j in range(PRESET.gd_draws)])
 X, Y = xp[idx], tp[idx]
-W, info = models.deep_linear.gradient_descent([as_tensor(np.broadcast_to(ts, (4, ts.size))[..., None])],
-                             models.deep_linear.empirical_objective(as_tensor(X), as_tensor(Y)),
-                             method="nesterov", loss_tol=1e-14, max_steps=200_000)
+W, info = models.deep_linear.gradient_descent(
+    [as_tensor(np.broadcast_to(ts, (PRESET.gd_draws, ts.size))[..., None])],
+    models.deep_linear.empirical_objective(as_tensor(X), as_tensor(Y)),
+    method="nesterov", loss_tol=PRESET.gd_loss_tol, max_steps=PRESET.gd_max_steps)
 gap = np.abs(end_to_end(W).cpu().numpy() - theory.linear_teachers.finetune_predictor(X, Y, ts)).max()
 print(f"max |GD - closed form| = {gap:.1e} (||theta_S|| = {np.linalg.norm(ts):.2f}), "
       f"converged: {info.all_converged}")

@@ -68,14 +68,16 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # (a small $\kappa$ at fixed $m$ makes activation patterns flip more, Lemma 4). Step size
 # $\eta = 1/\lambda_{\max}(H^\infty)$ of the task trained on; training stops when
 # $\|u - y\| \le 10^{-3}\|y\|$. Draws are independent initialisations; the data are fixed.
+# The values, the tasks and the source of each live in
+# `experiments.ntk_similarity.NTK_SIMILARITY` (one preset per scale). The device is not a
+# parameter of the experiment (devices agree to rounding) and stays here: `smoke` runs on
+# the CPU, `paper` on the default device (a GPU where there is one).
 
 # %%
-if SCALE == "paper":
-    D, N, M, SEEDS, MAX_STEPS = 64, 80, 1024, (0, 1, 2), 3000
-else:  # smoke
-    D, N, M, SEEDS, MAX_STEPS = 32, 30, 512, (0, 1), 2000
-KAPPA, TOL = 1.0, 1e-3
-DEVICE = torch.device("cpu") if SCALE == "smoke" else None
+PRESET = experiments.ntk_similarity.NTK_SIMILARITY[SCALE]
+D, N, M, SEEDS, MAX_STEPS = PRESET.d, PRESET.n, PRESET.m, PRESET.seeds, PRESET.max_steps
+KAPPA, TOL = PRESET.kappa, PRESET.tol
+DEVICE = torch.device("cpu") if SCALE == "smoke" else None   # not a protocol value
 PARAMS = (f"d = {D}, n_P = n_Q = {N}, m = {M}, kappa = {KAPPA}, symmetric init, "
           f"{len(SEEDS)} initialisations, tol = {TOL}")
 print(PARAMS)
@@ -83,23 +85,21 @@ print(PARAMS)
 # %%
 xtr, ytr, _, _ = data.load_mnist()
 fx, fy, _, _ = data.load_fashion_mnist()
-to_sphere = theory.ntk.fit_sphere_map(xtr[:10000], D)
+to_sphere = theory.ntk.fit_sphere_map(xtr[:PRESET.sphere_fit], D)
+IMAGES = {"mnist": (xtr, ytr), "fashion": (fx, fy)}
 
 
-def task(x, y, a, b, draw):
-    """n images of classes a (+1) and b (-1), drawn without overlap across `draw`."""
-    xa, t = data.binary_task(x, y, a, b)
+def task(source, a, b, draw):
+    """n images of classes a (+1) and b (-1) of `source` (`"mnist"` or `"fashion"`), drawn
+    with the key `draw`."""
+    xa, t = data.binary_task(*IMAGES[source], a, b)
     idx = np.random.default_rng([draw, 2]).permutation(len(t))[:N]
     return to_sphere(xa[idx]), t[idx].astype(np.float64)
 
 
-XP, yP = task(xtr, ytr, 0, 1, 1)                      # P: MNIST 0 vs 1
-same = task(xtr, ytr, 0, 1, 2)
-TASKS = {"MNIST 0/1 (new images)": same,
-         "MNIST 6/7": task(xtr, ytr, 6, 7, 3),
-         "MNIST 3/8": task(xtr, ytr, 3, 8, 4),
-         "Fashion T-shirt/trouser": task(fx, fy, 0, 1, 5),
-         "MNIST 0/1 swapped labels": (same[0], -same[1])}
+XP, yP = task(*PRESET.source_task)                    # P: MNIST 0 vs 1
+# swapped labels: classes b, a at the draw of a vs b, the same images with the labels negated
+TASKS = {name: task(*spec) for name, *spec in PRESET.target_tasks}
 
 # %% [markdown]
 # ## Simulation
@@ -107,7 +107,9 @@ TASKS = {"MNIST 0/1 (new images)": same,
 # %%
 t0 = time.perf_counter()
 res = experiments.ntk_similarity.transfer_experiment(XP, yP, TASKS, m=M, kappa=KAPPA, seeds=SEEDS,
-                                                     tol=TOL, max_steps=MAX_STEPS, record_every=5,
+                                                     symmetric=PRESET.symmetric, tol=TOL,
+                                                     max_steps=MAX_STEPS,
+                                                     record_every=PRESET.record_every,
                                                      device=DEVICE)
 print(f"{time.perf_counter() - t0:.0f} s; pretraining: {res.pretrain.steps} steps, "
       f"converged {res.pretrain.converged.all()}")

@@ -1,4 +1,6 @@
 """Two-layer ReLU networks between lazy and rich (paper 000, Sec. 4, Eqs. 16-17, App. C, Fig. 9)."""
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -157,3 +159,38 @@ def test_monte_carlo_check_is_a_frozen_record(one_thread):
     assert chk.ok, chk.summary()
     with pytest.raises(dataclasses.FrozenInstanceError):
         mc.exact = None
+
+
+def test_init_scale_presets_are_frozen_tuples():
+    presets = experiments.lazy_rich.INIT_SCALE
+    assert set(presets) == {"paper", "smoke"}
+    for p in presets.values():
+        assert isinstance(p, experiments.lazy_rich.InitScalePreset)
+        assert isinstance(p.alphas, tuple) and isinstance(p.ns, tuple)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        presets["paper"].draws = 3
+
+
+@pytest.mark.parametrize("scale", ["paper", "smoke"])
+def test_init_scale_preset_is_valid(scale):
+    p = experiments.lazy_rich.INIT_SCALE[scale]
+    # what init_scale_sweep and the teachers of Eqs. 16-17 check, without training
+    T = models.relu.draw_init_scale_teachers(p.d, p.m_star, p.mu, 1, seed=p.seed, device="cpu")
+    assert T.keep.sum() == round((1 - p.mu) * p.m_star) >= 1
+    alphas = models.relu.check_alphas(p.alphas)
+    assert np.all(np.diff(alphas) > 0)              # rich -> lazy, as the chapter reads them
+    assert all(isinstance(n, int) and n >= 1 for n in p.ns) and list(p.ns) == sorted(p.ns)
+    assert p.m not in p.ns                          # the interpolation threshold is left out
+    assert p.draws >= 2 and p.scratch_max_steps >= p.max_steps >= 1
+    assert p.sigma >= 0 and 0 < p.loss_tol < 1 and 0 < p.stall_tol < 1 and p.mc_test >= 2
+    # the chapter's finding needs an intermediate alpha between the two ends
+    assert len(p.alphas) >= 3 and len(p.ns) >= 2
+
+
+def test_init_scale_paper_preset_states_the_paper_where_cited():
+    p = experiments.lazy_rich.INIT_SCALE["paper"]
+    assert p.sigma == 0.0            # paper 000, caption of Fig. 3: no label noise
+    assert p.loss_tol == 1e-6        # paper 000, App. D.2: until the loss reaches 1e-6
+    # ours (reduced from d = 100, m = 1000, m* = 100, mu = 0.9 of the caption of Fig. 9)
+    assert (p.d, p.m, p.m_star, p.mu) == (20, 50, 12, 0.5)
+    assert p.scratch_max_steps == 4 * p.max_steps

@@ -12,7 +12,98 @@ from ..models.device import default_device
 from ..models.relu import init_ntk, train_ntk
 from ..theory.ntk import check_labels, check_sphere, deviation_path, gram, similarity
 
-__all__ = ["Pretraining", "TaskTransfer", "TransferResult", "transfer_experiment"]
+__all__ = ["NTK_SIMILARITY", "NtkSimilarityPreset", "Pretraining", "TaskTransfer",
+           "TransferResult", "transfer_experiment"]
+
+
+@dataclass(frozen=True)
+class NtkSimilarityPreset:
+    r"""Parameters of the NTK task-similarity chapter (paper 002, Sec. 6, Thms 1-2, and the
+    Fig. 2 analogue) at one scale.
+
+    The presets are :data:`NTK_SIMILARITY` (``NTK_SIMILARITY["paper"]``,
+    ``NTK_SIMILARITY["smoke"]``); the chapter notebook ``notebooks/ntk_similarity.py`` reads
+    them from there, builds the tasks and passes the rest to :func:`transfer_experiment`.
+    Paper 002 has no numerical experiment for Sec. 6: every value is ours, and Sec. 6.1
+    states only the model (inputs on the unit sphere, :math:`|y| \le 1`, readout
+    :math:`a_r` uniform on :math:`\{-1, 1\}` and fixed, :math:`w_r(0)\sim\mathcal
+    N(0, \kappa^2 I)`, squared loss, gradient descent) and, in Thms 1-2, that :math:`m` is
+    larger than a polynomial in :math:`n, 1/\lambda, 1/\kappa` and :math:`\kappa` small.
+
+    Attributes
+    ----------
+    d : int
+        Input dimension: principal directions kept by
+        :func:`transferkit.theory.ntk.fit_sphere_map` (ours).
+    n : int
+        Images per task, :math:`n_P = n_Q` (ours).
+    m : int
+        Width of the hidden layer (ours).
+    seeds : tuple of int
+        Seeds of the independent initialisations (ours; the data are fixed).
+    max_steps : int
+        Step budget of every training run (ours).
+    kappa : float
+        Initialisation scale :math:`\kappa` (ours; the theorems take it small).
+    symmetric : bool
+        Symmetric initialisation, units in pairs with opposite :math:`a_r` so that
+        :math:`f_{W(0)} = 0` (ours; Sec. 6.1 draws :math:`a_r` independently).
+    tol : float
+        Stopping rule :math:`\|u - y\| \le {\rm tol}\,\|y\|` (ours).
+    record_every : int
+        Steps between two recorded points of the fine-tuning path (ours).
+    sphere_fit : int
+        MNIST training images whose mean and principal directions define the map to the
+        sphere (ours).
+    source_task : tuple
+        The pretraining task :math:`P`, ``(data set, a, b, draw)``: images of classes ``a``
+        (+1) and ``b`` (-1) of ``"mnist"`` or ``"fashion"``, drawn with key ``draw`` (ours).
+    target_tasks : tuple of tuple
+        The target tasks :math:`Q`, ``(name, data set, a, b, draw)`` each, from similar to
+        unrelated (ours).  Swapping ``a`` and ``b`` at the same ``draw`` gives the same
+        images with the labels negated.
+    """
+
+    d: int                      # ours
+    n: int                      # ours
+    m: int                      # ours
+    seeds: tuple                # ours
+    max_steps: int              # ours
+    kappa: float = 1.0          # ours (paper: kappa small, Thms 1-2)
+    symmetric: bool = True      # ours (paper: a_r independent, Sec. 6.1)
+    tol: float = 1e-3           # ours
+    record_every: int = 5       # ours
+    sphere_fit: int = 10_000    # ours
+    source_task: tuple = ("mnist", 0, 1, 1)    # ours
+    target_tasks: tuple = (                    # ours
+        ("MNIST 0/1 (new images)", "mnist", 0, 1, 2),
+        ("MNIST 6/7", "mnist", 6, 7, 3),
+        ("MNIST 3/8", "mnist", 3, 8, 4),
+        ("Fashion T-shirt/trouser", "fashion", 0, 1, 5),
+        ("MNIST 0/1 swapped labels", "mnist", 1, 0, 2),
+    )
+
+
+#: The NTK task-similarity chapter's parameters at each ``TRANSFERKIT_SCALE``.
+#:
+#: Paper 002 has no numerical experiment for Sec. 6; its Thms 1-2 hold for a width m above
+#: a polynomial in n, 1/lambda and 1/kappa, kappa small (Sec. 6.2-6.3), and its Thm 3
+#: (App. C.2.1) takes a learning rate O(lambda_Q / n_Q).  Everything here is ours: inputs
+#: centred with the mean of 10,000 MNIST training images, projected on their top d
+#: principal directions and normalised to the unit sphere (Sec. 6.1 needs unit inputs);
+#: kappa = 1 with the symmetric initialisation (it removes the O(kappa) initial output that
+#: the small kappa of the theorems suppresses, without making the network less lazy); the
+#: step 1 / lambda_max of the Gram matrix of the task trained on (set by
+#: :func:`transfer_experiment`); the stopping rule ||u - y|| <= 1e-3 ||y||; the path recorded
+#: every 5 steps; pretraining on MNIST 0 vs 1 and five targets from similar to unrelated
+#: (new images of the same digits, 6/7, 3/8, Fashion-MNIST T-shirt/trouser, the same digits
+#: with swapped labels), each drawn with its own key.  ``paper``: d = 64, n = 80 images per
+#: task, m = 1024, 3 initialisations, at most 3000 steps per run.  ``smoke``: d = 32,
+#: n = 30, m = 512, 2 initialisations, at most 2000 steps.
+NTK_SIMILARITY = {
+    "paper": NtkSimilarityPreset(d=64, n=80, m=1024, seeds=(0, 1, 2), max_steps=3000),
+    "smoke": NtkSimilarityPreset(d=32, n=30, m=512, seeds=(0, 1), max_steps=2000),
+}
 
 
 @dataclass(frozen=True)

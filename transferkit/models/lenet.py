@@ -85,8 +85,9 @@ def train_lenet(model: nn.Module, x, y, *, epochs: int, seed: int, lr: float = 1
           weight_decay: float = 5e-4, batch: int = 128, snapshots=(),
           purpose: int = PRETRAIN_ORDER_STREAM):
     """Adam on the cross-entropy, in place, with L2 weight decay ``weight_decay``.  Paper
-    002 (App. B) uses SGD at learning rate 0.01, weight decay 5e-4, batch 64, 100 epochs;
-    Adam reaches a trained LeNet in the few epochs a shared CPU allows.
+    002 (App. A, "digit recognition") states learning rate 0.01, weight decay 5e-4, batch 64
+    and 100 epochs but no optimiser (its fine-tuning protocol for ResNet-50 is SGD with
+    momentum 0.9); here Adam reaches a trained LeNet in the few epochs a shared CPU allows.
 
     ``snapshots``: epochs after which a copy of the state dict is kept.  Returns the list
     of ``(epoch, state_dict)`` (copies on the CPU)."""
