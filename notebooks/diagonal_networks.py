@@ -41,6 +41,7 @@
 
 # %% tags=["hide-input"]
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -68,15 +69,11 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # $10^{-10}$ times the mean squared target ($10^{-8}$ for MTL), with relative step 0.01.
 
 # %%
-if SCALE == "paper":
-    D, K, DRAWS = 50, 5, 8
-    NS = [5, 10, 15, 20, 25, 30]
-else:
-    D, K, DRAWS = 16, 2, 2
-    NS = [4, 8]
-ALPHA = GAMMA = 0.1
-N_AUX, REL_STEP, LOSS_TOL, SEED = 2 * D, 0.01, 1e-10, 0
-OVERLAPS = {"overlapping": K, "disjoint": 0}
+PRESET = experiments.diagonal_networks.DIAGONAL[SCALE]  # sources: its docstring and the API reference
+D, K, DRAWS, NS = PRESET.D, PRESET.k, PRESET.draws, list(PRESET.ns)
+ALPHA, GAMMA = PRESET.alpha, PRESET.gamma
+N_AUX, REL_STEP, LOSS_TOL, SEED = PRESET.n_aux, PRESET.rel_step, PRESET.loss_tol, PRESET.seed
+OVERLAPS = dict(PRESET.overlaps)
 PARAMS = (f"D = {D}, k = {K}, n_aux = {N_AUX}, alpha = gamma = {ALPHA}, {DRAWS} draws, "
           f"relative step {REL_STEP}")
 print(PARAMS)
@@ -90,7 +87,8 @@ RUNS = {}
 for name, ov in OVERLAPS.items():
     RUNS[name] = experiments.diagonal_networks.run_tasks(D, K, ov, NS, draws=DRAWS, n_aux=N_AUX, alpha=ALPHA,
                                     gamma=GAMMA, seed=SEED, rel_step=REL_STEP,
-                                    loss_tol=LOSS_TOL, max_steps=100_000)
+                                    loss_tol=LOSS_TOL, mtl_loss_tol=PRESET.mtl_loss_tol,
+                                    max_steps=PRESET.max_steps)
 print(f"wall time {time.perf_counter() - t0:.0f} s")
 for name, r in RUNS.items():
     print(name, {m: f"{run.converged.mean():.0%} converged, max steps "
@@ -185,6 +183,100 @@ assert np.all(Qn["ptft"] <= Q_true * (1 + REL_STEP)), (Qn["ptft"] / Q_true).max(
 # paper:** in this reduced run the $\ell_{1,2}$ norm of the MTL solutions is *above* the
 # ground truth's (ratios printed above; at paper scale 1.04-1.13), whereas the paper's
 # Fig. 5a shows it below at small $n$. Eq. 30 is the bias of the *minimum parameter norm*
-# interpolant; gradient descent from $\alpha = 0.1$ does not reach that limit (it would
-# need $\alpha\to0$, which is far slower to train), so MTL is shown without a theory
-# curve and without a check. The paper shows these panels for $D = 1000$ and 40 features.
+# interpolant, not of gradient descent from a finite $\alpha$; the next section measures
+# which of the two the MTL networks are near. The paper shows these panels for $D = 1000$
+# and 40 features.
+
+# %% [markdown]
+# ## MTL against the minimum-$\ell_{1,2}$ interpolant
+#
+# Two explanations fit an MTL $\ell_{1,2}$ norm above the ground truth's: (i) gradient
+# descent from $\alpha = 0.1$ is not yet at the small-initialisation limit, or (ii) for a
+# first layer shared by two tasks that limit is not the minimum-$\ell_{1,2}$ interpolant
+# at all (Eq. 30 is a statement about minimum *parameter norm*, which small initialisation
+# reaches for one task but need not for several). To tell them apart we compute the
+# minimum-$\ell_{1,2}$ interpolant of the same samples with a convex solver (CVXPY with
+# Clarabel: `models.diagonal.min_l12_interpolant`, a second-order cone program) and train
+# the MTL network again from smaller $\alpha$ on the same samples (overlapping supports;
+# every other setting as above; `experiments.diagonal_networks.mtl_small_init`). Under (i)
+# the networks approach the interpolant as $\alpha$ shrinks; under (ii) the gap stays.
+
+# %%
+t0 = time.perf_counter()
+MIN12 = experiments.diagonal_networks.mtl_small_init(
+    D, K, OVERLAPS["overlapping"], NS, draws=DRAWS, n_aux=N_AUX, alphas=PRESET.mtl_alphas,
+    seed=SEED, rel_step=REL_STEP, mtl_loss_tol=PRESET.mtl_loss_tol,
+    max_steps=PRESET.mtl_max_steps)
+print(f"wall time {time.perf_counter() - t0:.0f} s")
+ratio12 = MIN12.l12_mtl / MIN12.l12_min
+conv12 = MIN12.converged
+
+
+def on_conv(v):
+    """Mean over the converged draws (nan where none converged)."""
+    return np.nanmean(np.where(conv12, v, np.nan), -1)
+
+
+print("minimum-l1,2 interpolant / ground truth, per n:",
+      np.round((MIN12.l12_min / MIN12.l12_true).mean(1), 4))
+print("  alpha  converged  max steps   l1,2(MTL) / l1,2(min), per n: converged runs | all runs")
+for i, a in enumerate(MIN12.alphas):
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # a mean over no converged run is nan
+        print(f"{a:7g} {conv12[i].mean():9.0%} {MIN12.steps[i].max():10d}   "
+              f"{np.round(on_conv(ratio12)[i], 4)} | {np.round(ratio12[i].mean(-1), 4)}")
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", RuntimeWarning)
+    dist_conv = on_conv(MIN12.distance)
+print("relative distance to the interpolant at the largest n, per alpha: converged runs",
+      np.round(dist_conv[:, -1], 4), "| all runs", np.round(MIN12.distance[:, -1].mean(-1), 4))
+fig = figures.paper003_004.diagonal_l12_figure(MIN12.ns, MIN12.alphas, ratio12, MIN12.distance,
+                                               converged=conv12)
+provenance.record(fig, "p004-mtl-l12", seeds=SEED,
+                  params=dict(D=D, k=K, draws=DRAWS, ns=NS, alphas=PRESET.mtl_alphas,
+                              n_aux=N_AUX, rel_step=REL_STEP, loss_tol=PRESET.mtl_loss_tol,
+                              max_steps=PRESET.mtl_max_steps),
+                  caption="MTL diagonal networks against the minimum-l1,2 interpolant as alpha shrinks")
+
+# %%
+# The solver's interpolant interpolates and, the ground truth being an interpolant, its
+# l1,2 norm is at most the ground truth's; no converged network (an interpolant up to its
+# loss tolerance) has a smaller l1,2 norm than it.  The claim of the section rests on
+# converged runs: at every n, the mean l1,2 ratio over converged runs falls as alpha shrinks
+# (alphas without a converged run at that n are skipped), and so does the distance at the
+# largest n.
+assert MIN12.l12_residual.max() < 1e-7
+assert (MIN12.l12_min <= MIN12.l12_true * (1 + 1e-7)).all()
+assert (MIN12.l12_mtl[conv12] >= MIN12.l12_min[None].repeat(len(MIN12.alphas), 0)[conv12] * (1 - 1e-7)).all()
+assert conv12[0].all(), "the largest alpha must converge everywhere"
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", RuntimeWarning)
+    r_conv = on_conv(ratio12)
+for j in range(len(MIN12.ns)):
+    seen = r_conv[:, j][~np.isnan(r_conv[:, j])]
+    assert (np.diff(seen) < 0).all(), (MIN12.ns[j], r_conv[:, j])
+seen = dist_conv[:, -1][~np.isnan(dist_conv[:, -1])]
+assert len(seen) == len(MIN12.alphas) and (np.diff(seen) < 0).all(), dist_conv[:, -1]
+
+# %% [markdown]
+# *MTL against the minimum-$\ell_{1,2}$ interpolant.* Left: $\ell_{1,2}$ norm of the MTL
+# networks over that of the interpolant; right: their relative distance to it; mean and
+# standard error over the converged draws (solid; a dashed line gives the mean over all
+# draws for an $\alpha$ with runs stopped at the step budget), one line per $\alpha$,
+# parameters as printed.
+#
+# **Result.** At the chapter's paper-scale preset ($D = 50$, $k = 5$, 8 draws, overlapping
+# supports, $\alpha = 0.1, 0.03, 0.01$, at most $4\times10^5$ steps; this build's numbers are
+# printed above) the minimum-$\ell_{1,2}$ interpolant is the ground truth for $n \ge 20$ and
+# lies below it for fewer samples (ratio about 0.93, 0.97, 1.00 at $n = 5, 10, 15$). The MTL
+# networks' $\ell_{1,2}$ norm exceeds the interpolant's by 8-13 % at $\alpha = 0.1$, 2-7 %
+# at $\alpha = 0.03$ and 0.4-3 % at $\alpha = 0.01$, and their distance to it at $n = 30$
+# falls from about 0.065 to 0.014 to 0.003: explanation (i). Gradient descent from
+# $\alpha = 0.1$ is not yet at the small-initialisation limit, and as $\alpha$ shrinks the
+# shared-first-layer network approaches the minimum-$\ell_{1,2}$ interpolant, as Eq. 30
+# says. What this does not show: the limit itself (the smallest $\alpha$ here is 0.01, and at
+# $\alpha = 0.01$ about 44 % of the paper-scale runs, every one at $n = 5$ among them, and
+# at $\alpha = 0.03$ three runs at $n = 5$ stop at the step budget with a loss below
+# $4\times10^{-7}$ of the mean squared target; they are left out of the solid lines and the
+# asserts), disjoint supports, or the paper's
+# $D = 1000$, $k = 40$, which this machine does not run (see the preset).

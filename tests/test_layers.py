@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from transferkit.sphinxext import public_objects
+
 PKG = Path(__file__).resolve().parents[1] / "transferkit"
 
 LAYERS = {
@@ -107,6 +109,35 @@ def test_no_private_names_of_other_modules(name):
     assert not bad, "\n".join(bad)
 
 
+#: Dependencies a function may import where it needs them: optional extras (``book``,
+#: ``cluster``) that a plain install lacks, and numpy's private module moved in numpy 2.
+LAZY_OK = ("IPython", "distributed", "jupytext", "nbclient", "sphinx", "docutils",
+           "numpy._core", "numpy.core")
+
+
+def function_level_imports(path: Path):
+    """``(module, line)`` of every import statement inside a function of ``path``."""
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.ImportFrom):
+                    yield "." * sub.level + (sub.module or ""), sub.lineno
+                elif isinstance(sub, ast.Import):
+                    for alias in sub.names:
+                        yield alias.name, sub.lineno
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_imports_at_the_top(name):
+    """Imports stand at the top of the module (DEVELOPERS.md); a function imports only an
+    optional extra (:data:`LAZY_OK`), so that a plain install can import every module."""
+    bad = [f"line {line}: import of {mod} inside a function"
+           for mod, line in function_level_imports(MODULES[name])
+           if not any(mod == ok or mod.startswith(ok + ".") for ok in LAZY_OK)]
+    assert not bad, "\n".join(bad)
+
+
 def import_graph() -> dict:
     """Module -> modules it imports; a package also depends on the submodules its face imports."""
     graph = {name: set() for name in MODULES}
@@ -152,19 +183,22 @@ def test_no_import_cycles():
 
 
 def test_the_checks_can_fail(tmp_path):
-    """The three checks catch a layer violation, a cycle and a private import."""
+    """The checks catch a layer violation, a cycle, a private import and a function-level one."""
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     assert layer("theory.deep_linear") < layer("models.relu") < layer("experiments.lazy_rich")
     fake = PKG / "theory" / "_layer_probe.py"
-    fake.write_text("from ..experiments import deep_linear\nfrom .deep_linear import _scratch\n")
+    fake.write_text("from ..experiments import deep_linear\nfrom .deep_linear import _scratch\n"
+                    "def f():\n    import numpy\n")
     try:
         MODULES["theory._layer_probe"] = fake
         with pytest.raises(AssertionError, match="imports experiments.deep_linear"):
             test_imports_follow_the_layer_order("theory._layer_probe")
         with pytest.raises(AssertionError, match="imports _scratch"):
             test_no_private_names_of_other_modules("theory._layer_probe")
+        with pytest.raises(AssertionError, match="import of numpy inside a function"):
+            test_imports_at_the_top("theory._layer_probe")
     finally:
         MODULES.pop("theory._layer_probe", None)
         fake.unlink()
@@ -174,8 +208,6 @@ def test_public_names_are_unique():
     """No two public functions (or classes) with one name for different things. Public: what
     the API reference documents (:func:`transferkit.sphinxext.public_objects`, every name
     without a leading underscore that a public module defines)."""
-    from transferkit.sphinxext import public_objects
-
     by_name: dict[str, list] = {}
     for qualified in public_objects():
         by_name.setdefault(qualified.rsplit(".", 1)[1], []).append(qualified)

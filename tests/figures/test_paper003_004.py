@@ -78,3 +78,20 @@ def test_diagonal_norms_figure():
     ns = np.array([3, 6])
     ratios = {m: _pos(2, 2) for m in ("stl", "ptft", "mtl")}
     check_figure(paper003_004.diagonal_norms_figure(ns, ratios, ratios), 2)
+
+
+def test_diagonal_l12_figure_marks_unconverged_runs():
+    ns, alphas = np.array([3, 6]), [0.1, 0.01]
+    ratio, dist = 1 + _pos(2, 2, 3), _pos(2, 2, 3)
+    conv = np.ones((2, 2, 3), bool)
+    check_figure(paper003_004.diagonal_l12_figure(ns, alphas, ratio, dist), 2)
+    conv[1, 0] = False                      # no converged run at (alpha = 0.01, n = 3)
+    conv[1, 1, 0] = False
+    fig = paper003_004.diagonal_l12_figure(ns, alphas, ratio, dist, converged=conv)
+    solid = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "-"]
+    dashed = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]
+    assert len(dashed) == 1                 # all-runs mean only for the alpha with stopped runs
+    y = solid[1].get_ydata()
+    assert np.isnan(y[0]) and np.isclose(y[1], ratio[1, 1, 1:].mean())
+    np.testing.assert_allclose(dashed[0].get_ydata(), ratio[1].mean(-1))
+    check_figure(fig, 2)

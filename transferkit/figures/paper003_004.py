@@ -18,7 +18,8 @@ import numpy as np
 from ..theory.penalties import relu_ptft_penalty
 
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
-           "relu_features_figure", "diagonal_generalisation_figure", "diagonal_norms_figure"]
+           "relu_features_figure", "diagonal_generalisation_figure", "diagonal_norms_figure",
+           "diagonal_l12_figure"]
 
 #: Colour of each method in every figure of this module.
 METHOD_COLORS = {"stl": "C0", "ptft": "C1", "mtl": "C2"}
@@ -208,6 +209,57 @@ def diagonal_norms_figure(ns, q_ratio: dict, l12_ratio: dict):
         ax.axhline(1, color="k", lw=0.8, ls=":")
         ax.set_xlabel("main-task samples $n$")
         ax.set_title(t)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def diagonal_l12_figure(ns, alphas, ratio, distance, converged=None):
+    r"""MTL diagonal networks against the minimum-:math:`\ell_{1,2}` interpolant (paper 004,
+    Eqs. 30 and 35) as the initialisation scale shrinks.
+
+    Parameters
+    ----------
+    ns : array_like
+        Main-task sample sizes.
+    alphas : array_like, shape (A,)
+        Initialisation scales.
+    ratio, distance : array_like, shape (A, len(ns), draws)
+        :math:`\ell_{1,2}` norm of the networks over that of the interpolant, and their
+        relative distance to it
+        (:class:`transferkit.experiments.diagonal_networks.L12Result`).
+    converged : array_like of bool, shape (A, len(ns), draws), optional
+        Which runs reached their loss tolerance.  Solid lines and markers are then means over
+        converged runs only (a point without one is left out); where some runs stopped at
+        the step budget, a thin dashed line gives the mean over all runs.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels, mean and standard error over draws against :math:`n`, one line per
+        :math:`\alpha`.
+    """
+    ratio, distance = np.asarray(ratio, float), np.asarray(distance, float)
+    conv = np.ones(ratio.shape, bool) if converged is None else np.asarray(converged, bool)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    shades = plt.cm.viridis(np.linspace(0.1, 0.85, len(alphas)))
+    for a, col, r, dist, c in zip(alphas, shades, ratio, distance, conv):
+        for ax, v in zip(axes, (r, dist)):
+            kept = np.where(c, v, np.nan)
+            count = c.sum(-1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.nansum(kept, -1) / np.where(count > 0, count, np.nan)
+                sq = np.nansum((kept - mean[:, None]) ** 2, -1)
+                se = np.where(count > 1, np.sqrt(sq / np.maximum(count - 1, 1) / np.maximum(count, 1)), 0.0)
+            ax.errorbar(ns, mean, yerr=se, fmt="o-", ms=3, color=col, label=rf"$\alpha = {a:g}$")
+            if not c.all():
+                ax.plot(ns, v.mean(-1), "--", lw=0.8, color=col)
+    axes[0].axhline(1, color="k", lw=0.8, ls=":")
+    axes[0].set_title(r"$\ell_{1,2}$(MTL) / $\ell_{1,2}$(minimum interpolant)")
+    axes[1].set_title(r"$\|B_{\rm MTL} - B_{1,2}\|_F / \|B_{1,2}\|_F$")
+    axes[1].set_yscale("log")
+    for ax in axes:
+        ax.set_xlabel("main-task samples $n$")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cvxpy as cp
 import numpy as np
 import torch
 
@@ -29,7 +30,8 @@ from .._validate import check_int, check_positive
 from .descent import Descent
 from .device import default_device
 
-__all__ = ["DiagonalState", "init_state", "effective_weights", "train_diagonal", "q_min_interpolant"]
+__all__ = ["DiagonalState", "init_state", "effective_weights", "train_diagonal", "q_min_interpolant",
+           "min_l12_interpolant"]
 
 
 @dataclass
@@ -202,3 +204,62 @@ def q_min_interpolant(X, y, w1_0, w2_0, *, tol: float = 1e-12, max_iter: int = 2
         lam = lam - t * step
     beta = c * np.sinh(X.T @ lam / 2)
     return beta, float(np.linalg.norm(X @ beta - y) / ynorm)
+
+
+def min_l12_interpolant(Xs, ys, *, tol: float = 1e-9):
+    r"""Minimum-:math:`\ell_{1,2}` interpolant of several tasks (paper 004, Eqs. 30 and 35).
+
+    .. math:: \min_{B\in\mathbb R^{D\times T}}\ \sum_{d=1}^D \|B_{d,:}\|_2
+              \quad\text{subject to}\quad X_t B_{:,t} = y_t,\ t = 1, \dots, T,
+
+    the minimum-parameter-norm interpolant of a diagonal network whose first layer the
+    :math:`T` tasks share (paper 004, App. B: at minimum :math:`\ell_2` parameter norm the
+    network's task weights minimise the :math:`\ell_{1,2}` norm).  A second-order cone
+    program, solved by CVXPY with the Clarabel interior-point solver (maintained packages,
+    not a hand-written solver).
+
+    Parameters
+    ----------
+    Xs : sequence of T arrays ``(n_t, D)``
+        The inputs of each task.
+    ys : sequence of T arrays ``(n_t,)``
+        The targets.
+    tol : float
+        Clarabel's relative feasibility and gap tolerances.
+
+    Returns
+    -------
+    B : ndarray ``(T, D)``
+        The interpolant, one row per task.
+    residual : float
+        Largest relative residual :math:`\|X_tB_{:,t} - y_t\|/\|y_t\|` over the tasks.
+
+    References
+    ----------
+    Paper 004 (implicit regularisation of pretraining and fine-tuning, appendix), Eqs. 30
+    and 35; the solver: Goulart and Chen, *Clarabel: an interior-point solver for conic
+    programs with quadratic objectives* (2024).
+    """
+    if len(Xs) != len(ys) or not len(Xs):
+        raise ValueError(f"Xs and ys must list the same number (>= 1) of tasks "
+                         f"(got {len(Xs)} and {len(ys)})")
+    Xs = [np.asarray(x, float) for x in Xs]
+    ys = [np.asarray(v, float) for v in ys]
+    D = Xs[0].shape[1]
+    for t, (x, v) in enumerate(zip(Xs, ys)):
+        if x.ndim != 2 or x.shape[1] != D or v.shape != (x.shape[0],):
+            raise ValueError(f"task {t}: Xs[{t}] must be (n, {D}) and ys[{t}] (n,) "
+                             f"(got {x.shape} and {v.shape})")
+        if not (np.isfinite(x).all() and np.isfinite(v).all()):
+            raise ValueError(f"task {t}: Xs and ys must be finite")
+    check_positive("tol", tol)
+    B = cp.Variable((D, len(Xs)))
+    cons = [x @ B[:, t] == v for t, (x, v) in enumerate(zip(Xs, ys))]
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.norm(B, 2, axis=1))), cons)
+    prob.solve(solver=cp.CLARABEL, tol_feas=tol, tol_gap_abs=tol, tol_gap_rel=tol)
+    if B.value is None:
+        raise ValueError(f"the interpolation constraints admit no solution ({prob.status})")
+    sol = np.ascontiguousarray(B.value.T)
+    res = max(np.linalg.norm(x @ b - v) / max(np.linalg.norm(v), 1e-300)
+              for x, b, v in zip(Xs, sol, ys))
+    return sol, float(res)
