@@ -12,6 +12,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .plotting import tight_layout
+
 __all__ = ["LAYER_TICKS", "deviation_path_figure", "fig8a_figure", "fig9_figure",
            "ntk_similarity_figure"]
 
@@ -70,7 +72,7 @@ def ntk_similarity_figure(tasks):
     ax2.set_xlabel(r"theory $\|y_Q - y_{P\to Q}\|^2$")
     ax2.set_ylabel(r"measured $\|u_Q(P) - y_Q\|^2$")
     ax2.set_title("(b) Thm 1: squared loss gradient at $W(P)$")
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -101,7 +103,7 @@ def deviation_path_figure(tasks):
     ax.set_ylabel(r"$\|W_k - W(P)\|_F / \sqrt{n}$")
     ax.legend(fontsize=7)
     ax.set_title("Fig. 2 (NTK regime): simulation (solid), linearised theory (dotted)")
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -156,7 +158,7 @@ def fig8a_figure(acc, dev, thm1, labels, layer_ticks=None):
     ax.set_ylim(0.9 * thm1.min(), 1.05 * thm1.max())
     ax.set_ylabel(r"$\|Y_Q - Y_{P\to Q}\|^2 / n_Q$")
     ax.set_title("(c) theory: Thm 1 task dissimilarity")
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -190,5 +192,5 @@ def fig9_figure(epochs, pre_acc, ft_acc):
     ax2.set_xlabel("pretraining epochs (0: scratch)")
     ax2.set_ylabel("target test accuracy")
     ax2.set_title("(b) after fine-tuning on digits")
-    fig.tight_layout()
+    tight_layout(fig)
     return fig

@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from matplotlib.colors import ListedColormap
 
-__all__ = ["use_style", "plotly_surface", "plotly_heatmap", "phase_surface", "sign_map", "value_map", "theta_label"]
+__all__ = ["use_style", "tight_layout", "plotly_surface", "plotly_heatmap", "phase_surface", "sign_map", "value_map", "theta_label"]
 
 
 STYLE_NAME = "style.mplstyle"
@@ -32,6 +32,18 @@ def use_style() -> None:
     style = resources.files("transferkit").joinpath(STYLE_NAME)
     with resources.as_file(style) as path:
         plt.style.use(str(path))
+
+
+def tight_layout(fig) -> None:
+    """Lay ``fig`` out once with matplotlib's tight layout, in place of the style's engine.
+
+    The style (``figure.constrained_layout.use``) gives every new figure the constrained
+    layout engine; a figure builder that wants the tight layout instead detaches that engine
+    first, so ``fig.tight_layout()`` does not warn that it replaced it.  The figure is laid
+    out exactly as ``fig.tight_layout()`` alone lays it out (no draw happens in between).
+    """
+    fig.set_layout_engine("none")
+    fig.tight_layout()
 
 
 def plotly_surface(gammas, thetas, T, *, clip=(-1.0, 1.0), title="", zlabel="T",
