@@ -36,6 +36,7 @@
 # %% tags=["hide-input"]
 import math
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -138,10 +139,9 @@ assert r1[0.9, 100.0] > r1[0.9, 0.01] and r1[1.0, 100.0] < r1[1.0, 0.01]
 # corresponds to a relatively larger auxiliary weight (larger $m^{\rm aux}/m$), where the
 # theory predicts that only highly correlated pretrained features help.
 #
-# This is a reduced version of the paper's experiment (printed parameters): input
-# dimension $d$, student width and sample sizes are smaller, there are few draws, and
-# training stops at a relative loss of $10^{-6}$ or a step cap (the fraction of converged
-# runs is printed).
+# The parameters are printed; where the paper leaves one open (most of them) the value is
+# ours. Training stops at a relative loss of $10^{-6}$ or at a step cap; the fraction of
+# converged runs is printed and runs stopped at a cap are marked.
 
 # %%
 FIG1C = experiments.ptft_relu.SAMPLE_EFFICIENCY[SCALE]  # sources: the preset's docs
@@ -152,18 +152,14 @@ assert FIG1C.gamma == ALPHA, "the line below prints alpha = gamma"
 print(f"d = {D_IN}, width {WIDTH}, n_aux = {N_AUX}, alpha = gamma = {ALPHA}, {DRAWS} draws, "
       f"n = {NS}, at most {STEPS} steps")
 t0 = time.perf_counter()
-SE = {}
-import warnings  # noqa: E402
-
 with warnings.catch_warnings():
+    # runs stopped at their step cap are counted below and marked in the figures
     warnings.simplefilter("ignore", tk.ConvergenceWarning)
-    for rho in FIG_RHOS:
-        for mag in FIG_MAGS:
-            SE[rho, mag] = experiments.ptft_relu.run_sample_efficiency(
-                D_IN, rho, mag, NS, draws=DRAWS, width=WIDTH, units=FIG1C.units, n_aux=N_AUX,
-                n_test=FIG1C.n_test, alpha=ALPHA, gamma=FIG1C.gamma, seed=SEED,
-                loss_tol=FIG1C.loss_tol, max_steps=STEPS, pre_max_steps=FIG1C.pre_max_steps)
-print(f"{time.perf_counter() - t0:.0f} s")
+    # one transferkit.sweep over (rho, m): cached, resumable, on Dask with TRANSFERKIT_SCHEDULER;
+    # pretraining (the same for every rho and m) is trained once
+    SE = experiments.ptft_relu.run_sample_efficiency_grid(FIG1C)
+SE_SECONDS = time.perf_counter() - t0
+print(f"{SE_SECONDS:.0f} s")
 for k, r in SE.items():
     print(k, "converged: pretraining", r.pre_converged.mean(), "STL", r.stl.converged.mean(),
           "PT+FT", r.ptft.converged.mean())
@@ -175,24 +171,157 @@ provenance.record(fig, "p003-fig1c", seeds=SEED,
                   caption="paper 003 Fig. 1c (reduced): sample efficiency of STL vs PT+FT")
 
 # %% [markdown]
-# *Fig. 1c (reduced).* Normalised test error of STL and PT+FT students (mean over draws)
+# *Fig. 1c.* Normalised test error of STL and PT+FT students (mean over draws)
 # against the number of main-task samples, for rows of $\rho$ and columns of main-task
 # feature magnitude $m$ (auxiliary weight 1, so $m^{\rm aux}/m = 1/m$). Each title gives the
 # theory's prediction: the penalty $\tilde r$ of re-using a pretrained unit
 # ($m_0 = 1$, cosine $\rho$) relative to that of a fresh unit ($m_0 = 0$, Eq. 35's
-# $2|m|$ when $\gamma = 0$); below 1, pretraining should help. Differences from the paper:
-# $d = 12$, 24 hidden units, 128 auxiliary samples, two draws, and a step cap (pretraining
-# stops at the cap, before the $10^{-6}$ loss tolerance: see the printed convergence).
-# **Not reproduced** (not a finding): at paper scale PT+FT still beats STL for $\rho = 0.9$, $m = 0.1$, where the
-# single-unit penalty predicts no advantage (ratio about 1.03) and the paper reports the
-# benefit vanishing; with unconverged pretraining and two draws this run cannot tell
-# whether the difference is real, so only the $\rho = 1$ benefit is checked.
+# $2|m|$ when $\gamma = 0$); below 1, pretraining should help. An open marker: some draw of
+# that method stopped at its step cap before the $10^{-6}$ loss tolerance. Differences from
+# the paper (the printed parameters; each value's source is in
+# `experiments.ptft_relu.SAMPLE_EFFICIENCY`): the paper states only the six teacher units
+# and, in paper 004 App. D, 1024 auxiliary samples and up to 1024 main-task samples; $d$,
+# the width, the values of $\rho$ and $m$, the initialisation, the optimiser, the stopping
+# rule and the number of draws are ours. At `paper` scale $n\le64$ instead of up to 1024
+# (the CPU budget); `experiments.ptft_relu.SAMPLE_EFFICIENCY_FULL` keeps $n$ up to 1024 for
+# a Dask cluster (`run_sample_efficiency_grid`). At `smoke` scale there are 128 auxiliary
+# samples and pretraining stops at its cap before the tolerance (printed below).
 
 # %%
 # The check this chapter asserts: with identical features (rho = 1, m = 1), PT+FT generalises
 # better than STL at the smallest sample size.
 r = SE[1.0, 1.0]
 assert r.ptft.error[0].mean() < r.stl.error[0].mean(), (r.ptft.error, r.stl.error)
+
+# %% [markdown]
+# ### Does the reversal appear where the penalty predicts it?
+#
+# The penalty makes a prediction for each cell of Fig. 1c: re-using a pretrained unit
+# (norm $m_0 = 1$, cosine $\rho$) costs $\tilde r(m;\rho, 1, \gamma)$, a fresh unit
+# $\tilde r(m; 0, 0, \gamma)$; where the ratio is below 1 PT+FT should be the more
+# sample-efficient, where it is above 1 STL should win (the reversal of Sec. 1.2). For
+# $\rho = 1$ the ratio is below 1 at every $m$; for $\rho = 0.9$ it is 0.47 at $m = 1$,
+# 1.03 at $m = 0.1$ (parity), 3.4 at $m = 0.03$ and 10.5 at $m = 0.01$. The measurement
+# that this compares with is, per draw, $\log_{10}$ of the PT+FT test error over the STL
+# test error of the same draw (same teachers and samples), averaged over the draws in which
+# pretraining, STL and PT+FT all reached the loss tolerance (runs stopped at a step cap are
+# left out and counted).
+
+# %%
+PRED = {k: float(experiments.ptft_relu.penalty_ratio(k[1], k[0], FIG1C.gamma)) for k in SE}
+LOGR = {k: figures.paper003_004.paired_log_ratio(r) for k, r in SE.items()}  # NaN: a run stopped at its cap
+print(f"pretraining: at most {max(int(r.pre_steps.max()) for r in SE.values())} steps "
+      f"(cap {FIG1C.pre_max_steps or 5 * STEPS}), converged in "
+      f"{min(int(r.pre_converged.sum()) for r in SE.values())} of {DRAWS} draws")
+LR_MEAN, LR_SE, LR_COUNT = {}, {}, {}  # per (rho, m): mean, standard error, converged draws per n
+for k, lr in LOGR.items():
+    ok = np.isfinite(lr)
+    LR_COUNT[k] = ok.sum(1)
+    LR_MEAN[k] = np.array([v[f].mean() if f.any() else np.nan for v, f in zip(lr, ok)])
+    LR_SE[k] = np.array([v[f].std(ddof=1) / math.sqrt(f.sum()) if f.sum() > 1 else np.nan
+                         for v, f in zip(lr, ok)])
+    cells = ", ".join(f"n={n}: {m:+.2f} +- {e:.2f} ({c}/{DRAWS})"
+                      for n, m, e, c in zip(NS, LR_MEAN[k], LR_SE[k], LR_COUNT[k]))
+    print(f"rho = {k[0]}, m = {k[1]}: penalty ratio {PRED[k]:.2f}; log10(PT+FT/STL) {cells}")
+
+fig = figures.paper003_004.reversal_figure(SE, FIG_RHOS, FIG_MAGS, FIG1C.gamma)
+provenance.record(fig, "p003-fig1c-prediction", seeds=SEED,
+                  params=dict(rhos=FIG_RHOS, magnitudes=FIG_MAGS, ns=NS, draws=DRAWS, max_steps=STEPS,
+                              pre_max_steps=FIG1C.pre_max_steps, d=D_IN, width=WIDTH, n_aux=N_AUX,
+                              alpha=ALPHA, gamma=FIG1C.gamma, loss_tol=FIG1C.loss_tol),
+                  caption="paper 003 Fig. 1c against Eqs. 10-11: measured PT+FT / STL error ratio "
+                          "beside the penalty's reuse / fresh ratio")
+
+# %% [markdown]
+# *Fig. 1c against the penalty.* Markers: mean and standard error over converged draws of
+# the paired $\log_{10}(e_{\rm PT+FT}/e_{\rm STL})$ (one colour per $n$; a thin dashed line,
+# the mean over all draws, where some run stopped at its cap); black line: $\log_{10}$ of
+# the penalty ratio. The theory predicts the sign (below 0 pretraining helps, above 0 the
+# reversal), not the size of the error ratio.
+#
+# **What we measured** (`TRANSFERKIT_SCALE=paper`, the printed parameters: $d = 12$, 24
+# hidden units, 1024 auxiliary samples, $n = 8$ to 64, 8 draws, $\alpha = \gamma = 10^{-2}$;
+# on two CPU cores shared with other jobs the grid took 455 s in a script and 415 s in a
+# run of this notebook, whose whole run took 428 s; another run of the notebook took
+# 289 s; all gave the same numbers). Pretraining reached its
+# tolerance in every draw (at most 37059 steps of the $10^6$ allowed). STL reached it in
+# all 256 runs, PT+FT in 223: the other 33 stopped at the 50000-step cap, mostly at small
+# $m$ and large $n$ ($\rho = 1$, $m = 0.01$: 5 of 8 at $n = 32$, 1 at $n = 64$;
+# $\rho = 0.9$, $m = 0.03$: 3 of 8 at $n = 64$; $\rho = 0.9$, $m = 0.01$: 6, 3 and 0 of 8
+# at $n = 16$, 32, 64). Those points rest on few or no converged draws and are marked; no
+# claim below rests on them.
+#
+# Each cell with at least two converged draws is tested against 0 with a Bonferroni
+# $t$ critical value over all 30 such cells (family-wise level 1%):
+#
+# - $\rho = 1$: PT+FT is significantly more sample-efficient than STL in every tested cell
+#   (e.g. $\log_{10}$ ratio $-0.52\pm0.04$ at $m = 1$, $n = 8$; below $-2.4$ for
+#   $m \le 0.03$), as the penalty (ratio 0.33 down to 0) and the paper say.
+# - $\rho = 0.9$, $m = 1$ (ratio 0.47): PT+FT significantly better at every $n$ ($-0.43$ to
+#   $-0.71$), as predicted.
+# - $\rho = 0.9$, $m = 0.1$ (ratio 1.03, parity predicted): PT+FT still significantly better
+#   at every $n$, by about the same factor ($-0.57$ to $-0.62$, every run converged).
+# - $\rho = 0.9$, $m = 0.03$ (ratio 3.4, a reversal predicted): PT+FT significantly better
+#   at $n = 16$ ($-0.52\pm0.04$) and 32 ($-0.46\pm0.05$); not significant at $n = 8$
+#   ($-0.39\pm0.14$) and $n = 64$ (3 converged draws).
+# - $\rho = 0.9$, $m = 0.01$ (ratio 10.5): no significant difference either way at any $n$
+#   with converged draws ($-0.21\pm0.18$ at $n = 8$; $-0.47\pm0.06$ at $n = 16$, 6 draws;
+#   $-0.43\pm0.13$ at $n = 32$, 3 draws; none converged at $n = 64$). At $n = 8$ the
+#   arithmetic means even order the other way (2.10 for PT+FT, 1.97 for STL), driven by one
+#   draw.
+#
+# **The reversal does not appear where the penalty predicts it**: no cell has STL
+# significantly better, and every mean is below 0. What does follow the prediction is the
+# direction of the trend at the smallest $n$: at $\rho = 0.9$, $n = 8$ the benefit of
+# pretraining shrinks from $-0.62$ ($m = 0.1$) to $-0.39$ ($m = 0.03$) and $-0.21$
+# ($m = 0.01$) (the last two steps within their standard errors, so only suggestive),
+# while at $\rho = 1$ it is far larger at every $m < 1$ than at $m = 1$.
+#
+# **Not reproduced, and not a finding.** The paper reports the benefit at $\rho = 0.9$
+# vanishing and reversing for small $m$; our runs show neither, but they are not the paper's
+# protocol: the paper states neither $d$, the width, the values of $\rho$ and $m$, the
+# initialisation, the optimiser nor the stopping rule, and our $n$ stops at 64 where the
+# paper's goes to 1024 (`SAMPLE_EFFICIENCY_FULL`, for a cluster). Reasons it may differ:
+# (i) the penalty compares re-using *one* pretrained unit with a fresh one, and the
+# students here are not forced to choose: PT+FT keeps 18 units that pretraining left near
+# their small initialisation, so it can learn new features as STL does, while each new
+# direction lies 26 degrees from a pretrained one, a head start that a learner with
+# $n \le 64$ samples in $d = 12$ may use whatever the per-unit penalty; (ii) gradient
+# descent from the pretrained weights need not reach the minimum-penalty interpolant the
+# theory describes, and at small $m$ fine-tuning is slow (the unconverged runs above);
+# (iii) the sizes. One sensitivity check of an open choice, the initialisation scale, was
+# run outside the chapter (a one-off probe, same pipeline, $\alpha = \gamma = 10^{-3}$,
+# 8 draws, $n = 8, 16$, about 3 minutes): at $\rho = 0.9$ the paired $\log_{10}$ ratios were
+# $-0.26\pm0.14$ and $-0.43\pm0.05$ at $m = 0.03$, and $-0.04\pm0.17$ and $-0.35\pm0.07$ at
+# $m = 0.01$ (penalty ratios 3.2 and 9.6 at that $\gamma$): a smaller initialisation does
+# not bring the reversal either.
+
+# %%
+# The checks of what the text above claims, on every cell with at least two converged draws
+# (at smoke scale there is none: one draw). Tolerances: Bonferroni t critical values over
+# those cells with the converged draws of each (only runs that reached the tolerance enter).
+# -1: PT+FT significantly better, +1: STL significantly better (the reversal), 0: neither.
+tested = [(k, i) for k in SE for i in range(len(NS)) if LR_COUNT[k][i] >= 2]
+sign = {}
+for k, i in tested:
+    crit = stats.critical_value(len(tested), int(LR_COUNT[k][i]))
+    lo, hi = LR_MEAN[k][i] - crit * LR_SE[k][i], LR_MEAN[k][i] + crit * LR_SE[k][i]
+    sign[k[0], k[1], NS[i]] = -1 if hi < 0 else (1 if lo > 0 else 0)
+print(f"{len(tested)} cells tested; PT+FT significantly better in "
+      f"{sum(v == -1 for v in sign.values())}, STL in {sum(v == 1 for v in sign.values())}")
+assert not any(v == 1 for v in sign.values()), sign      # no reversal anywhere
+# where the penalty predicts a benefit or parity (ratio <= 1.05), PT+FT is significantly better
+assert all(v == -1 for (rho, m, n), v in sign.items() if PRED[rho, m] <= 1.05), sign
+assert all(LR_MEAN[k][i] < 0 for k, i in tested)         # every tested mean below 0
+# the penalty's ratios quoted in the text (Eqs. 10-11, the closed form)
+
+
+def ratio_at(m):
+    """The penalty's reuse / fresh ratio at rho = 0.9 (Eqs. 10-11)."""
+    return float(experiments.ptft_relu.penalty_ratio(m, 0.9, FIG1C.gamma))
+
+
+assert ratio_at(0.03) > 3 and ratio_at(0.01) > 10 and abs(ratio_at(0.1) - 1) < 0.05
 
 # %% [markdown]
 # ## App. E.2 and G: clustering and dimensionality of the learned ReLU features

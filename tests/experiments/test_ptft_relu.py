@@ -78,9 +78,10 @@ def test_penalty_preset_is_valid(scale):
                 assert np.all(np.isfinite(r) & (r > 0)) and np.all(np.isfinite(e)), (rho, ma)
 
 
-@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("scale", SCALES + ["full"])
 def test_sample_efficiency_preset_is_valid(scale):
-    p = ptft_relu.SAMPLE_EFFICIENCY[scale]
+    p = (ptft_relu.SAMPLE_EFFICIENCY_FULL if scale == "full"
+         else ptft_relu.SAMPLE_EFFICIENCY[scale])
     rng = np.random.default_rng(0)
     for rho in p.rhos:
         for mag in p.magnitudes:
@@ -112,6 +113,90 @@ def test_paper_presets_state_the_papers_values():
     assert ptft_relu.RELU_FEATURES["paper"].align_k == 6
     # ours, stated in the preset (the paper states neither)
     p = ptft_relu.SAMPLE_EFFICIENCY["paper"]
-    assert (p.rhos, p.magnitudes, p.ns, p.draws, p.max_steps) == (
-        (1.0, 0.9), (1.0, 0.1), (8, 16, 32, 64), 2, 20_000)
-    assert (p.d, p.width, p.n_aux, p.alpha, p.loss_tol) == (12, 24, 128, 1e-2, 1e-6)
+    assert (p.rhos, p.magnitudes, p.ns, p.draws, p.max_steps, p.pre_max_steps) == (
+        (1.0, 0.9), (1.0, 0.1, 0.03, 0.01), (8, 16, 32, 64), 8, 50_000, 1_000_000)
+    assert (p.d, p.width, p.alpha, p.loss_tol) == (12, 24, 1e-2, 1e-6)
+    # paper 004, App. D: 1024 auxiliary samples, main-task samples up to 1024 (the full
+    # protocol, for a cluster)
+    assert p.n_aux == 1024
+    full = ptft_relu.SAMPLE_EFFICIENCY_FULL
+    assert full.n_aux == 1024 and full.ns[-1] == 1024 and full.units == 6
+    assert full.rhos == p.rhos and full.magnitudes == p.magnitudes and full.draws >= 8
+    # issue 18: at least 8 draws and the magnitudes where the penalty predicts a reversal
+    assert p.draws >= 8 and {0.03, 0.01} <= set(p.magnitudes)
+
+
+# ------------------------------------------------------- the grid of Fig. 1c (issue 18)
+
+GP = ptft_relu.SampleEfficiencyPreset(rhos=(1.0, 0.9), magnitudes=(1.0, 0.03), ns=(4, 8), draws=2,
+                                      max_steps=200, pre_max_steps=300, d=6, width=5, units=2,
+                                      n_aux=16, n_test=30, seed=1)
+
+
+@pytest.fixture(scope="module")
+def grid(one_thread, cache):
+    return ptft_relu.run_sample_efficiency_grid(GP, directory=cache, progress=False)
+
+
+def test_grid_cells_are_the_single_runs(grid, one_thread, monkeypatch):
+    """Each (rho, m) of the grid gives the numbers of run_sample_efficiency with the same
+    parameters (same seed, same numbers), whatever the grid around it; the single run
+    pretrains afresh at rho = 0.9, m = 0.03 (the grid's pretraining, kept in memory, came
+    from its first cell, rho = 1, m = 1): pretraining depends on neither."""
+    monkeypatch.setattr(ptft_relu, "_PRETRAINED", {})
+    assert list(grid) == [(1.0, 1.0), (1.0, 0.03), (0.9, 1.0), (0.9, 0.03)]
+    args = dict(d=6, ns=[4, 8], draws=2, width=5, units=2, n_aux=16, n_test=30, seed=1,
+                max_steps=200, pre_max_steps=300, progress=False, cache=False)
+    assert_same(ptft_relu.run_sample_efficiency(rho=0.9, magnitude=0.03, **args), grid[0.9, 0.03])
+    # pretraining depends on neither rho nor m: the same in every cell
+    for r in grid.values():
+        np.testing.assert_array_equal(r.W_pre, grid[1.0, 1.0].W_pre)
+        assert r.pre_steps.shape == (2,) and np.all(r.pre_steps <= 300)
+        assert np.array_equal(r.pre_converged, r.pre_steps < 300) or np.all(r.pre_converged)
+
+
+def test_grid_second_run_loads_the_cache(grid, cache, monkeypatch):
+    monkeypatch.setattr(ptft_relu, "train_units", trained_again)
+    again = ptft_relu.run_sample_efficiency_grid(GP, directory=cache, progress=False)
+    assert list(again) == list(grid)
+    for k in grid:
+        assert_same(again[k], grid[k])
+
+
+def test_pretraining_memory_does_not_change_the_numbers(se, one_thread, monkeypatch):
+    """Pretraining kept in memory between cells gives the numbers of a fresh pretraining."""
+    monkeypatch.setattr(ptft_relu, "_PRETRAINED", {})
+    assert_same(ptft_relu.run_sample_efficiency(**P, cache=False), se)
+
+
+@pytest.mark.parametrize("name, value", [
+    ("rho", 1.5), ("rho", float("nan")), ("magnitude", 0.0), ("magnitude", -1.0), ("ns", []),
+    ("n", [4, 0]), ("draws", 0), ("width", 0), ("d", 3), ("n_aux", 0), ("n_test", 1),
+    ("alpha", 0.0), ("gamma", -1e-2), ("loss_tol", 0.0), ("loss_tol", 2.0), ("max_steps", 0),
+    ("pre_max_steps", 0), ("seed", -1)])
+def test_bad_input_names_the_parameter(name, value):
+    kwargs = {**P, "cache": False}
+    kwargs["ns" if name == "n" else name] = value
+    with pytest.raises(ValueError, match=name):
+        ptft_relu.run_sample_efficiency(**kwargs)
+
+
+def test_bad_grid_preset_names_the_parameter():
+    with pytest.raises(TypeError, match="preset"):
+        ptft_relu.run_sample_efficiency_grid({"rhos": (1.0,)})
+    with pytest.raises(ValueError, match="magnitude"):
+        ptft_relu.run_sample_efficiency_grid(dataclasses.replace(GP, magnitudes=(1.0, 0.0)))
+    with pytest.raises(ValueError, match="rho"):
+        ptft_relu.run_sample_efficiency_grid(dataclasses.replace(GP, rhos=(2.0,)))
+
+
+def test_penalty_ratio_is_the_issues_prediction():
+    """The reuse / fresh penalty ratios quoted in issue 18 for rho = 0.9 (gamma = 1e-2), and
+    pretraining helping at every magnitude for rho = 1."""
+    r = ptft_relu.penalty_ratio(np.array([0.1, 0.03, 0.01]), 0.9, 1e-2)
+    np.testing.assert_allclose(r, [1.03, 3.37, 10.5], rtol=5e-3)
+    assert np.all(ptft_relu.penalty_ratio(np.array([1.0, 0.1, 0.03]), 1.0, 1e-2) < 1)
+    for name, args in [("magnitude", (0.0, 0.9, 1e-2)), ("rho", (0.1, 1.2, 1e-2)),
+                       ("gamma", (0.1, 0.9, 0.0)), ("m0", (0.1, 0.9, 1e-2, -1.0))]:
+        with pytest.raises(ValueError, match=name):
+            ptft_relu.penalty_ratio(*args)

@@ -95,3 +95,38 @@ def test_diagonal_l12_figure_marks_unconverged_runs():
     assert np.isnan(y[0]) and np.isclose(y[1], ratio[1, 1, 1:].mean())
     np.testing.assert_allclose(dashed[0].get_ydata(), ratio[1].mean(-1))
     check_figure(fig, 2)
+
+
+def _se_result(rho, mag, ns, draws, pre_converged=True):
+    return SampleEfficiencyResult(ns=np.array(ns), rho=rho, magnitude=mag,
+                                  pre_converged=np.full(draws, pre_converged), teachers=[],
+                                  W_pre=np.zeros((draws, 3, 2)), stl=_student(ns, draws),
+                                  ptft=_student(ns, draws), X_test=np.zeros((draws, 5, 2)),
+                                  pre_steps=np.full(draws, 10))
+
+
+def test_paired_log_ratio_leaves_out_unconverged_runs():
+    r = _se_result(0.9, 0.1, [4, 8], 3)
+    lr = paper003_004.paired_log_ratio(r)
+    np.testing.assert_allclose(lr, np.log10(r.ptft.error / r.stl.error))
+    r.ptft.converged[0, 1] = False
+    lr = paper003_004.paired_log_ratio(r)
+    assert np.isnan(lr[0, 1]) and np.isfinite(lr).sum() == 5
+    assert np.isfinite(paper003_004.paired_log_ratio(r, converged_only=False)).all()
+    assert np.isnan(paper003_004.paired_log_ratio(_se_result(0.9, 0.1, [4], 2, False))).all()
+
+
+def test_reversal_figure_draws_the_penalty_beside_the_measurements():
+    ns, draws, rhos, mags = [4, 8], 3, [1.0, 0.9], [1.0, 0.1, 0.01]
+    res = {(rho, m): _se_result(rho, m, ns, draws) for rho in rhos for m in mags}
+    res[0.9, 0.01].stl.converged[1, 0] = False      # one run stopped at its cap
+    fig = paper003_004.reversal_figure(res, rhos, mags, 1e-2, m_curve=np.logspace(-2.5, 0.5, 50))
+    check_figure(fig, 2)
+    ax = fig.axes[1]
+    theory = [ln for ln in ax.lines if len(ln.get_xdata()) == 50]
+    assert len(theory) == 1 and theory[0].get_color() == "k"
+    np.testing.assert_allclose(theory[0].get_ydata(), np.log10(
+        paper003_004.penalty_ratio(np.logspace(-2.5, 0.5, 50), 0.9, 1e-2)))
+    dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
+    assert len(dashed) == 1                         # the all-draws mean, only where one stopped
+    assert len([ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]) == 0

@@ -1,7 +1,8 @@
 r"""Figures of papers 003 (*the PT+FT penalty of a ReLU unit*) and 004 (*diagonal linear networks*).
 
 Paper 003: the penalty and its local exponent (Fig. 1a-b), sample efficiency of STL against
-PT+FT (Fig. 1c) and the clustering of the learned ReLU features (paper 004, App. E.2/G).
+PT+FT (Fig. 1c) with the penalty's prediction beside the measured benefit, and the
+clustering of the learned ReLU features (paper 004, App. E.2/G).
 Paper 004: generalisation of STL, PT+FT and MTL diagonal networks against the number of
 samples, and the :math:`Q` and :math:`\ell_{1,2}` norms of their solutions (Fig. 5a).
 
@@ -15,10 +16,13 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ..experiments.ptft_relu import penalty_ratio
 from ..theory.penalties import relu_ptft_penalty
+from .plotting import tight_layout
 
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
-           "relu_features_figure", "diagonal_generalisation_figure", "diagonal_norms_figure",
+           "paired_log_ratio", "reversal_figure", "relu_features_figure",
+           "diagonal_generalisation_figure", "diagonal_norms_figure",
            "diagonal_l12_figure"]
 
 #: Colour of each method in every figure of this module.
@@ -69,7 +73,7 @@ def ptft_penalty_figure(m, penalty: dict, dlog: dict, m_check, direct: dict, fd:
     axes[0, 0].set_ylabel(r"$\tilde r$")
     axes[1, 0].set_ylabel(r"$\partial\log\tilde r/\partial\log m$")
     axes[0, 0].legend(fontsize=8)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -91,7 +95,9 @@ def sample_efficiency_figure(results: dict, rhos, magnitudes, gamma: float):
     Returns
     -------
     matplotlib.figure.Figure
-        One panel per :math:`(\rho, m)`: mean normalised test error over draws.
+        One panel per :math:`(\rho, m)`: mean normalised test error over draws; an open
+        marker where some draw of that method stopped at its step cap before the loss
+        tolerance.
     """
     fig, axes = plt.subplots(len(rhos), len(magnitudes),
                              figsize=(3.3 * len(magnitudes), 2.8 * len(rhos)), squeeze=False,
@@ -103,6 +109,10 @@ def sample_efficiency_figure(results: dict, rhos, magnitudes, gamma: float):
             for name, run in r.methods.items():
                 ax.loglog(ns, run.error.mean(1), "o-", color=METHOD_COLORS[name],
                           label=METHOD_LABELS[name])
+                stopped = ~np.asarray(run.converged, bool).all(1)
+                if stopped.any():           # some draw stopped at the step cap: open marker
+                    ax.loglog(np.asarray(ns)[stopped], run.error.mean(1)[stopped], "o", ms=7,
+                              mfc="white", color=METHOD_COLORS[name])
             ratio = relu_ptft_penalty(mag, rho, 1.0, gamma) / relu_ptft_penalty(mag, 0.0, 0.0, gamma)
             ax.set_title(rf"$\rho={rho}$, $m={mag}$; $\tilde r/\tilde r_{{\rm new}}={ratio:.2f}$",
                          fontsize=8)
@@ -111,7 +121,99 @@ def sample_efficiency_figure(results: dict, rhos, magnitudes, gamma: float):
             ax.minorticks_off()
     axes[0, 0].set_ylabel("test error / Var f*")
     axes[0, 0].legend(fontsize=8)
-    fig.tight_layout()
+    tight_layout(fig)
+    return fig
+
+
+def paired_log_ratio(result, converged_only: bool = True):
+    r"""Per draw, :math:`\log_{10}` of the PT+FT test error over the STL test error of the
+    same draw (same teachers and samples) in one cell of paper 003, Fig. 1c.
+
+    Parameters
+    ----------
+    result : SampleEfficiencyResult
+        One :math:`(\rho, m)` of
+        :func:`transferkit.experiments.ptft_relu.run_sample_efficiency`.
+    converged_only : bool
+        Set to NaN every draw whose pretraining, STL or PT+FT run stopped at its step cap
+        before the loss tolerance.
+
+    Returns
+    -------
+    ndarray, shape (len(ns), draws)
+        :math:`\log_{10}(e_{\rm PT+FT}/e_{\rm STL})`; below 0 pretraining helped.
+    """
+    lr = np.log10(result.ptft.error / result.stl.error)
+    if converged_only:
+        ok = result.stl.converged & result.ptft.converged & np.asarray(result.pre_converged)[None, :]
+        lr = np.where(ok, lr, np.nan)
+    return lr
+
+
+def _mean_se(v):
+    count = np.sum(np.isfinite(v), -1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.nansum(v, -1) / np.where(count > 0, count, np.nan)
+        sq = np.nansum((v - mean[..., None]) ** 2, -1)
+        se = np.where(count > 1, np.sqrt(sq / np.maximum(count - 1, 1) / np.maximum(count, 1)), np.nan)
+    return mean, se
+
+
+def reversal_figure(results: dict, rhos, magnitudes, gamma: float, m_curve=None):
+    r"""Measured benefit of pretraining against the penalty's prediction (paper 003, Fig. 1c
+    beside Eqs. 10-11).
+
+    One panel per :math:`\rho`, against the main-task magnitude :math:`m`.  Markers (one
+    colour per sample size :math:`n`): mean and standard error over draws of the paired
+    :math:`\log_{10}(e_{\rm PT+FT}/e_{\rm STL})` (:func:`paired_log_ratio`), over the draws
+    where pretraining, STL and PT+FT all reached their loss tolerance; where some draw
+    stopped at its step cap a thin dashed line gives the mean over all draws.  Black line:
+    the prediction, :math:`\log_{10}` of the penalty of re-using a pretrained unit over that
+    of a fresh one, :math:`\tilde r(m;\rho, 1, \gamma)/\tilde r(m; 0, 0, \gamma)`
+    (:func:`transferkit.experiments.ptft_relu.penalty_ratio`).  The theory predicts the sign
+    (below 0: pretraining helps; above 0: the reversal), not the size of the error ratio.
+
+    Parameters
+    ----------
+    results : dict
+        ``{(rho, magnitude): SampleEfficiencyResult}``.
+    rhos, magnitudes : sequence of float
+        Panels (cosines :math:`\rho`) and the magnitudes :math:`m` on the horizontal axis.
+    gamma : float
+        Readout re-initialisation :math:`\gamma` of PT+FT.
+    m_curve : array_like, optional
+        Magnitudes of the prediction's curve (default: 200 points log-spaced over the
+        range of ``magnitudes``, widened by a factor 2 each side).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per :math:`\rho`.
+    """
+    mags = np.asarray(magnitudes, float)
+    if m_curve is None:
+        m_curve = np.logspace(np.log10(mags.min() / 2), np.log10(mags.max() * 2), 200)
+    ns = [int(n) for n in results[rhos[0], magnitudes[0]].ns]
+    shades = plt.cm.viridis(np.linspace(0.1, 0.85, len(ns)))
+    fig, axes = plt.subplots(1, len(rhos), figsize=(4.2 * len(rhos), 3.4), squeeze=False, sharey=True)
+    for ax, rho in zip(axes[0], rhos):
+        conv = np.array([paired_log_ratio(results[rho, m]) for m in magnitudes])     # (M, N, draws)
+        every = np.array([paired_log_ratio(results[rho, m], False) for m in magnitudes])
+        mean, se = _mean_se(conv)
+        for i, (n, col) in enumerate(zip(ns, shades)):
+            ax.errorbar(mags, mean[:, i], yerr=se[:, i], fmt="o-", ms=3, lw=0.8, capsize=2,
+                        color=col, label=f"$n = {n}$")
+            if np.isnan(conv[:, i]).any():
+                ax.plot(mags, every[:, i].mean(-1), "--", lw=0.8, color=col)
+        ax.plot(m_curve, np.log10(penalty_ratio(m_curve, rho, gamma)), "k-", lw=1.5,
+                label=r"penalty: $\log_{10}\tilde r/\tilde r_{\rm new}$")
+        ax.axhline(0, color="k", lw=0.6, ls=":")
+        ax.set_xscale("log")
+        ax.set_xlabel("main-task magnitude $m$")
+        ax.set_title(rf"$\rho = {rho}$", fontsize=9)
+    axes[0, 0].set_ylabel(r"$\log_{10}(e_{\rm PT+FT}/e_{\rm STL})$")
+    axes[0, 0].legend(fontsize=7)
+    tight_layout(fig)
     return fig
 
 
@@ -141,7 +243,7 @@ def relu_features_figure(ks, rows):
     ax.set_xlabel("clusters $K$")
     ax.set_ylabel("inertia")
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -178,7 +280,7 @@ def diagonal_generalisation_figure(runs: dict):
         ax.set_title(f"{name} supports ({r.overlap}/{r.k})")
     axes[0].set_ylabel(r"$\|\hat\beta - \beta\|^2$")
     axes[0].legend(fontsize=7)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -210,7 +312,7 @@ def diagonal_norms_figure(ns, q_ratio: dict, l12_ratio: dict):
         ax.set_xlabel("main-task samples $n$")
         ax.set_title(t)
     axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -261,5 +363,5 @@ def diagonal_l12_figure(ns, alphas, ratio, distance, converged=None):
     for ax in axes:
         ax.set_xlabel("main-task samples $n$")
     axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
