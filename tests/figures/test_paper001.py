@@ -16,7 +16,7 @@ from transferkit.experiments.linear_teachers import (
     FrozenResult,
     ScalingResult,
 )
-from transferkit.experiments.mnist_table import R2, Table1Result
+from transferkit.experiments.mnist_table import R2, FitSensitivityResult, Table1Result
 from transferkit.figures import paper001
 
 RNG = np.random.default_rng(0)
@@ -63,3 +63,30 @@ def test_table1_figure(ns):
                        r2={k: R2(_risk(len(ns)), _risk(len(ns))) for k in names}, r2_other_c={},
                        theta_norms=_risk(K, 2), thetas=_risk(K, 2, 5))
     check_figure(paper001.table1_figure(res, ns, {"eq3": "Eq. 3"}), 3 * len(ns))
+
+
+@pytest.mark.parametrize("ns,sets", [([10], 1), ([10, 20, 30], 2)])
+def test_fit_sensitivity_figure(ns, sets):
+    fits, reps, K = ("pinv", "eig:1e-06", "ridge:0.01", "gd:100"), 2, 4
+    names = ("dist", "bartlett", "eq3")
+    results = [FitSensitivityResult(
+        fits=fits, pairs=np.zeros((K, 4), int), pair_seed=s, ns=np.array(ns),
+        errors=_risk(len(fits), reps, len(ns), K),
+        measures={k: _risk(len(fits), reps, len(ns), K) for k in names},
+        r2={k: R2(_risk(len(fits), len(ns)), _risk(len(fits), len(ns))) for k in names},
+        theta_norms=_risk(len(fits), reps, K, 2)) for s in range(sets)]
+    paper = {"eq3": ([0.86, 0.89, 0.84, 0.75, 0.69], [0.02, 0.02, 0.02, 0.01, 0.02])}
+    check_figure(paper001.fit_sensitivity_figure(results, paper, labels={"eq3": "Eq. 3"},
+                                                 fit_labels=[f.upper() for f in fits],
+                                                 highlight="eig:1e-06"), len(ns))
+
+
+def test_fit_sensitivity_figure_rejects_mismatched_results():
+    def res(fits):
+        return FitSensitivityResult(fits=fits, pairs=np.zeros((3, 4), int), pair_seed=0,
+                                    ns=np.array([10]), errors=_risk(len(fits), 2, 1, 3),
+                                    measures={}, r2={}, theta_norms=_risk(len(fits), 2, 3, 2))
+    with pytest.raises(ValueError, match="results"):
+        paper001.fit_sensitivity_figure([res(("pinv",)), res(("pinv", "gd:100"))])
+    with pytest.raises(ValueError, match="results"):
+        paper001.fit_sensitivity_figure([])

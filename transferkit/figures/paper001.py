@@ -1,6 +1,7 @@
 r"""Figures of paper 001 (Shachaf, Brutzkus and Globerson, *A theoretical analysis of
 fine-tuning with linear teachers*): eigen-align (Fig. 1), depth (Fig. 2), the frozen first
-layer (Fig. 3) and the scatter plots behind Table 1.
+layer (Fig. 3), the scatter plots behind Table 1 and Table 1's :math:`R^2` against the fit of
+the teachers.
 
 Each function returns a :class:`matplotlib.figure.Figure`; the notebooks
 ``notebooks/linear_teachers.py`` and ``notebooks/mnist_table.py`` call them and show them
@@ -14,7 +15,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["depth_figure", "eigen_align_figure", "frozen_figure", "table1_figure"]
+__all__ = ["depth_figure", "eigen_align_figure", "fit_sensitivity_figure", "frozen_figure",
+           "table1_figure"]
 
 TABLE1_MEASURES = ("dist", "bartlett", "eq3")
 
@@ -206,4 +208,81 @@ def table1_figure(res, ns, labels: dict | None = None):
             if j == 0:
                 ax.set_ylabel(f"test error\nvs {labels.get(name, name)}", fontsize=8)
             ax.tick_params(labelsize=6)
+    return fig
+
+
+def fit_sensitivity_figure(results, paper=None, paper_ns=(10, 15, 20, 25, 30), labels=None,
+                           fit_labels=None, highlight=None):
+    r"""Paper 001, Table 1, against the fit of the teachers: :math:`R^2` of each measure
+    (:math:`\|\theta_T-\theta_S\|^2`, the Bartlett-style bound and Eq. 3) for every fitting
+    choice, one axis per sample size, the paper's values marked.
+
+    Parameters
+    ----------
+    results : sequence of transferkit.experiments.mnist_table.FitSensitivityResult
+        Results of :func:`transferkit.experiments.mnist_table.fit_sensitivity_sim` with the
+        same ``fits`` and ``ns``, one per set of task pairs; uses ``r2`` (mean and standard
+        deviation over repetitions, ``(len(fits), len(ns))``).  The first is drawn with
+        filled markers and error bars (one standard deviation over repetitions, as in the
+        paper's table), the others with open markers.
+    paper : dict, optional
+        Measure name -> ``(means, sds)`` of the paper's Table 1 at ``paper_ns``; drawn as a
+        horizontal line with a band of one standard deviation where ``n`` is in
+        ``paper_ns``.
+    paper_ns : sequence of int
+        The sample sizes of ``paper``.
+    labels : dict, optional
+        Measure name -> legend label.
+    fit_labels : sequence of str, optional
+        Tick labels of the fits (default: the fit strings).
+    highlight : str, optional
+        A fit to mark with a vertical line (e.g. the chapter's default).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``len(ns)`` axes, one per sample size, sharing the fitting-choice axis.
+    """
+    results = list(results)
+    if not results:
+        raise ValueError("results must hold at least one FitSensitivityResult (got none)")
+    first = results[0]
+    fits, ns = list(first.fits), [int(n) for n in first.ns]
+    for r in results[1:]:
+        if list(r.fits) != fits or [int(n) for n in r.ns] != ns:
+            raise ValueError("results must share fits and ns (got different ones)")
+    labels = labels or {}
+    paper = paper or {}
+    paper_ns = [int(n) for n in paper_ns]
+    x = np.arange(len(fits))
+    fig, axes = plt.subplots(len(ns), 1, figsize=(max(6.0, 0.45 * len(fits) + 2), 2.1 * len(ns) + 1),
+                             sharex=True, squeeze=False)
+    for j, (n, ax) in enumerate(zip(ns, axes[:, 0])):
+        for i, name in enumerate(TABLE1_MEASURES):
+            col = f"C{i}"
+            for s, res in enumerate(results):
+                r2 = res.r2[name]
+                shift = (i - 1) * 0.12 + 0.04 * s
+                if s == 0:
+                    ax.errorbar(x + shift, r2.mean[:, j], yerr=r2.sd[:, j], fmt="o-", color=col,
+                                ms=3.5, lw=0.8, capsize=1.5,
+                                label=f"{labels.get(name, name)} (pairs, seed {res.pair_seed})")
+                else:
+                    ax.plot(x + shift, r2.mean[:, j], "o--", mfc="none", color=col, ms=3.5, lw=0.6,
+                            label=f"{labels.get(name, name)} (pairs, seed {res.pair_seed})")
+            if name in paper and n in paper_ns:
+                pm, ps = paper[name][0][paper_ns.index(n)], paper[name][1][paper_ns.index(n)]
+                ax.axhline(pm, color=col, ls=":", lw=1.2)
+                ax.axhspan(pm - ps, pm + ps, color=col, alpha=0.12, lw=0)
+        if highlight is not None and highlight in fits:
+            ax.axvline(fits.index(highlight), color="0.5", lw=0.8, ls="-", zorder=0)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylabel(f"$R^2$, n = {n}", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0, 0].plot([], [], "k:", label="paper 001, Table 1 (band: its sd)")
+    axes[0, 0].legend(fontsize=6, ncol=2, loc="upper left", bbox_to_anchor=(0, 1.6), frameon=False)
+    ax = axes[-1, 0]
+    ax.set_xticks(x, list(fit_labels) if fit_labels is not None else fits, rotation=60,
+                  ha="right", fontsize=7)
+    ax.set_xlabel("fit of the teachers")
     return fig
