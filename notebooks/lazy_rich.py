@@ -205,7 +205,7 @@ for j, n in enumerate(NS):
           f"{m[0]:+.3f} ± {se[0]:.3f}, lazy {m[-1]:+.3f} ± {se[-1]:.3f}")
 
 # %%
-# the finding the asserts hold: at the smallest target set the best alpha is an intermediate
+# the claim the asserts hold: at the smallest target set the best alpha is an intermediate
 # one, its transfer is significantly positive, and both ends transfer worse
 m, se, best = WINDOWS[NS[0]]
 assert 0 < best < len(ALPHAS) - 1, best

@@ -166,16 +166,17 @@ provenance.record(fig, "p001-fig2", seeds=[P2.seed_a, P2.seed_b],
 # target or the source scaled by $a$; dotted: the depth-1 prediction of Thm 4.1 for
 # comparison. The paper's $d$ and draw count are not stated; ours are printed above.
 #
-# **Finding.** Thm 5.2 matches gradient descent at every depth (check below), but the
+# **What we measure.** Thm 5.2 matches gradient descent at every depth (check below), but the
 # approach to the $L\to\infty$ limit is slow: the self-consistency makes the rescaling
 # factor depend on $\|P_\perp\theta_S\|^{L}/\|\theta_S\|^L \approx (1-n/d)^{L/2}$, which is
 # $0.69$ at $L = 7$, $n/d = 0.1$. A 7-layer network is therefore far from the
 # infinite-depth behaviour of Thms 5.3-5.4: in (b) scaling the *source* up hurts about as much
 # as scaling the target (paper scale, $a = 8$: risk 22.0 with the source scaled, 20.8 with the
 # target scaled; Eq. 6 gives 0.01 and 0.65), whereas the paper's Fig. 2b reports that the
-# source scale matters much less than the target scale. Thm 5.2 itself matches gradient
-# descent, so the difference must come from the paper's experimental setting (its $n/d$,
-# initialisation or balancedness are not stated). Depth does help as $\alpha$ grows in (a),
+# source scale matters much less than the target scale. **Not reproduced** (not a finding):
+# Thm 5.2 itself matches gradient descent, so the difference must come from the paper's
+# experimental setting, and the paper states neither its $n/d$ nor the initialisation or
+# balancedness; this chapter shows Fig. 2b at one reading of them, not under all. Depth does help as $\alpha$ grows in (a),
 # as in the paper.
 
 # %%
@@ -200,7 +201,7 @@ print(f"depth 7, a = {SCALES[-1]}: risk with source scaled {src:.3f}, target sca
 assert fig2a.converged.all() and fig2b.converged.all()
 assert A2a.ok and A2b.ok
 assert z41 < -3      # depth lowers the risk below the L = 1 prediction
-# the finding: at depth 7 and n = d/10, scaling the source is far from the harmless L -> inf
+# what the text claims: at depth 7 and n = d/10, scaling the source is far from the harmless L -> inf
 # limit (Eq. 6), by more than an order of magnitude
 assert fig2b.risk_gd[1, -1].mean() > 10 * fig2b.risk_eq6[1, -1].mean()
 
