@@ -658,13 +658,16 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     r"""Riemannian gradient descent on (c, W in sphere^m) with Armijo backtracking.
 
     ``loss_grad(W, c) -> (loss (S,), g_c (S, m), g_W (S, m, d))``.  Step ``h`` (per seed)
-    in units of the mean-field time: ``c -= h m g_c``, ``W -= h m g_W`` (so the paper's
-    fixed step is ``h = 0.01``). Accepted steps multiply ``h`` by ``grow`` (up to
+    in units of the mean-field time: ``c -= h m g_c``, ``W -= h m g_W``, with ``g`` the
+    gradients of ``loss_grad``'s loss.  The book's losses are mean squared errors without the
+    factor 1/2 of paper 000's Eqs. 2-3, so the paper's learning rate :math:`0.01\,m` is
+    ``h = 0.005`` here.  Accepted steps multiply ``h`` by ``grow`` (up to
     ``max_step``, which keeps the iteration close to the gradient flow), rejected ones
     halve it. Stops a seed when its loss is below ``tol`` times its initial loss or when
     the relative decrease over the last 200 iterations is below ``tol``, or when its
     gradient-flow time :math:`\sum h` over accepted steps reaches ``max_time`` (the paper's
-    :math:`10^5` steps at learning rate :math:`0.01\,m` are a time of :math:`10^3`).
+    :math:`10^5` steps at learning rate :math:`0.01\,m` end at a time of 500 in these
+    units).
     """
     S = W.shape[0]
     h = torch.full((S,), min(float(lr), float(max_step)), dtype=W.dtype, device=W.device)
