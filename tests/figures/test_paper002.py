@@ -8,7 +8,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from transferkit.experiments.ntk_similarity import TaskTransfer  # noqa: E402
+from transferkit.experiments.ntk_similarity import (  # noqa: E402
+    TaskTransfer,
+    WidthSweepResult,
+    fit_excess_decay,
+)
 from transferkit.figures import paper002  # noqa: E402
 
 
@@ -90,3 +94,47 @@ def test_fig9_figure():
     assert ax2.get_xlabel() == "pretraining epochs (0: scratch)"
     np.testing.assert_allclose(ax2.get_lines()[0].get_xdata(), ep)
     np.testing.assert_allclose(ax2.get_lines()[0].get_ydata(), ft.mean(0))
+
+
+def width_result(converged_last=True):
+    """A synthetic :class:`WidthSweepResult`: task A decays as m^-1/2, task B as m^-1/4, task C
+    has a negative mean excess at the last width (not drawn there, not fitted)."""
+    widths = np.array([256, 512, 1024, 2048])
+    mean = np.stack([widths ** -0.5, 0.5 * widths ** -0.25, np.r_[0.01, 0.01, 0.01, -0.01]], 1)
+    excess = mean[..., None] * np.array([0.98, 1.0, 1.02])
+    thm2 = np.ones(3)
+    conv = np.ones((4, 3), bool)
+    conv[-1, 1] = converged_last
+    return WidthSweepResult(widths=widths, seeds=(0, 1, 2), names=("A", "B", "C"), thm2=thm2,
+                            scratch=thm2, dev=1 + excess, dev_scratch=1 + excess,
+                            excess=excess, excess_scratch=excess, atol=np.zeros((4, 3)),
+                            flips=np.zeros((4, 3, 3)), steps=np.ones((4, 3, 3), int),
+                            steps_scratch=np.ones((4, 3, 3), int), converged=conv,
+                            pre_converged=np.ones((4, 3), bool), seconds=np.ones(4))
+
+
+def test_thm2_width_figure():
+    res = width_result(converged_last=False)
+    decay = fit_excess_decay(res)
+    assert set(decay.fits) == {"A", "B"}
+    fig = paper002.thm2_width_figure(res, decay)
+    assert isinstance(fig, Figure)
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(texts) == 4                          # one entry per task and the rate
+    assert any(t.startswith("A: $\\nu = 0.50") for t in texts)
+    assert "C" in texts and any("m^{-0.25}" in t for t in texts)
+    lines = ax.get_lines()
+    fitted = [ln for ln in lines if ln.get_linestyle() == "-" and len(ln.get_xdata()) > 1]
+    assert len(fitted) == 2                         # the fitted lines of A and B
+    np.testing.assert_allclose(fitted[0].get_ydata(), res.excess[:, 0].mean(-1), rtol=1e-9)
+    np.testing.assert_allclose(fitted[1].get_xdata(), [256, 512, 1024])   # B: converged only
+    ref = lines[-1]
+    assert ref.get_linestyle() == "--"
+    y = ref.get_ydata()
+    np.testing.assert_allclose(np.log(y[1:] / y[:-1]), -0.25 * np.log(2))   # slope -1/4
+    # only positive means are drawn: C has three points; B's unconverged point is open
+    pts = {ln.get_color(): ln for ln in lines if ln.get_linestyle() == "None"}
+    assert len(pts["C2"].get_xdata()) == 3
+    assert ax.get_title().startswith("Thm 2 against width")

@@ -15,7 +15,7 @@ import numpy as np
 from .plotting import tight_layout
 
 __all__ = ["LAYER_TICKS", "deviation_path_figure", "fig8a_figure", "fig9_figure",
-           "ntk_similarity_figure"]
+           "ntk_similarity_figure", "thm2_width_figure"]
 
 #: tick labels of the layers of :data:`transferkit.models.lenet.LAYERS` in Fig. 8a (b)
 #:
@@ -103,6 +103,64 @@ def deviation_path_figure(tasks):
     ax.set_ylabel(r"$\|W_k - W(P)\|_F / \sqrt{n}$")
     ax.legend(fontsize=7)
     ax.set_title("Fig. 2 (NTK regime): simulation (solid), linearised theory (dotted)")
+    tight_layout(fig)
+    return fig
+
+
+def thm2_width_figure(result, decay):
+    r"""Thm 2 of paper 002 (Sec. 6.3, Eq. 2) against the width: the relative excess of the
+    measured distance over the leading term, with its fitted decay and the theorem's rate.
+
+    Parameters
+    ----------
+    result : transferkit.experiments.ntk_similarity.WidthSweepResult
+        From :func:`transferkit.experiments.ntk_similarity.width_sweep`: ``widths``,
+        ``names``, ``excess`` ``(width, task, seed)`` and ``converged`` ``(width, task)``.
+        Task ``i`` is drawn in colour ``C{i}``.
+    decay : transferkit.experiments.ntk_similarity.ExcessDecay
+        From :func:`transferkit.experiments.ntk_similarity.fit_excess_decay`: the fitted
+        :math:`A m^{-\nu}` per task and the theorem's rate.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Log-log plot of the mean relative excess :math:`\|W(Q) - W(P)\|_F /
+        \sqrt{(y_Q - y_{P\to Q})^\top H_Q^{-1}(y_Q - y_{P\to Q})} - 1` against :math:`m`
+        (dots, one standard error over the initialisations; open dots: a run did not
+        converge; only positive means can be drawn), the fitted line per task (solid,
+        :math:`\nu` in the legend) and the slope :math:`m^{-1/4}` of Eq. 2's remainder
+        (dashed, through the first fitted point of the largest excess).
+    """
+    m = np.asarray(result.widths, dtype=float)
+    ex = np.asarray(result.excess)
+    S = ex.shape[-1]
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for i, k in enumerate(result.names):
+        mean = ex[:, i].mean(-1)
+        se = ex[:, i].std(-1, ddof=1) / np.sqrt(S) if S > 1 else np.zeros_like(mean)
+        pos = mean > 0
+        conv = np.asarray(result.converged)[:, i]
+        f = decay.fits.get(k)
+        label = k if f is None else rf"{k}: $\nu = {f.exponent:.2f} \pm {f.se_exponent:.2f}$"
+        for sel, mfc in ((pos & conv, None), (pos & ~conv, "none")):
+            if sel.any():
+                ax.errorbar(m[sel], mean[sel], yerr=np.minimum(se[sel], 0.99 * mean[sel]),
+                            fmt="o", c=f"C{i}", mfc=mfc, capsize=2, label=label)
+                label = None                       # one legend entry per task
+        if f is not None:
+            ax.plot(f.widths, f.amplitude * f.widths.astype(float) ** -f.exponent, c=f"C{i}",
+                    lw=1)
+    if decay.fits:
+        ref = max(decay.fits.values(), key=lambda f: f.mean[0])
+        x0, y0 = float(ref.widths[0]), float(ref.mean[0])
+        ax.plot(m, y0 * (m / x0) ** -decay.rate, "k--", lw=1,
+                label=rf"Eq. 2 remainder rate $m^{{-{decay.rate:g}}}$")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("width $m$")
+    ax.set_ylabel(r"relative excess $\|W(Q) - W(P)\|_F\,/\,$leading term $- 1$")
+    ax.set_title("Thm 2 against width: excess over Eq. 2's leading term")
+    ax.legend(fontsize=7)
     tight_layout(fig)
     return fig
 
