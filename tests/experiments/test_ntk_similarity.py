@@ -62,7 +62,7 @@ def test_presets_are_ours_and_paper_is_the_larger():
     # the paper scale is the larger run, the protocol is the same at both scales
     paper, smoke = NTK_SIMILARITY["paper"], NTK_SIMILARITY["smoke"]
     assert (paper.d, paper.n, paper.m, paper.seeds, paper.max_steps) == (64, 80, 1024,
-                                                                        (0, 1, 2), 3000)
+                                                                        (0, 1, 2), 10_000)
     assert paper.d > smoke.d and paper.n > smoke.n and paper.m > smoke.m
     for f in ("kappa", "symmetric", "tol", "record_every", "sphere_fit", "source_task",
               "target_tasks"):
