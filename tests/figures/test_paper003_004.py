@@ -130,3 +130,27 @@ def test_reversal_figure_draws_the_penalty_beside_the_measurements():
     dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
     assert len(dashed) == 1                         # the all-draws mean, only where one stopped
     assert len([ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]) == 0
+
+
+def test_diagonal_rescaling_figure_draws_theory_beside_gd():
+    from transferkit.experiments.diagonal_networks import RescalingResult
+
+    S, ns, draws, D = 3, np.array([2, 4]), 3, 5
+    shape = (S, len(ns), draws)
+    beta_aux = np.zeros((draws, D))
+    beta_aux[:, :2] = 1.0
+    r = RescalingResult(scales=np.array([0.5, 1.0, 2.0]), ns=ns, D=D, k=2, k_main=1, n_aux=10,
+                        alpha=0.1, gamma=0.1, beta_aux=beta_aux, beta_main=beta_aux * 0,
+                        beta_pre=beta_aux, pre_converged=np.ones(draws, bool),
+                        beta=RNG.standard_normal(shape + (D,)), risk=_pos(*shape),
+                        steps=np.full(shape, 10), converged=np.ones(shape, bool),
+                        qmin_beta=RNG.standard_normal(shape + (D,)), qmin_risk=_pos(*shape),
+                        qmin_residual=np.full(shape, 1e-14))
+    fig = paper003_004.diagonal_rescaling_figure(r)
+    lines = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "-"]
+    assert len(lines) == S                       # one theory line per factor
+    np.testing.assert_allclose(lines[1].get_ydata(), r.qmin_risk[1].mean(-1))
+    assert lines[1].get_color() == "k"           # s = 1, the reference, in black
+    right = [ln for ln in fig.axes[1].lines if ln.get_linestyle() == "-"]
+    np.testing.assert_allclose(right[0].get_ydata(), r.qmin_aux_fraction[0].mean(-1))
+    check_figure(fig, 2)

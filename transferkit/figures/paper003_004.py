@@ -365,3 +365,44 @@ def diagonal_l12_figure(ns, alphas, ratio, distance, converged=None):
     axes[0].legend(fontsize=8)
     tight_layout(fig)
     return fig
+
+
+def diagonal_rescaling_figure(result):
+    r"""PT+FT with the pretrained weights rescaled before fine-tuning, on a nested main task
+    (paper 004, App. E.1, Fig. 5b; App. E.2.3).
+
+    Parameters
+    ----------
+    result : transferkit.experiments.diagonal_networks.RescalingResult
+        From :func:`transferkit.experiments.diagonal_networks.rescaling_experiment`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Left: :math:`\|\hat\beta-\beta\|^2` against the number of main-task samples, one
+        colour per factor :math:`s` (markers: gradient descent, mean and standard error over
+        draws; lines: the minimiser of Eq. 22 at the rescaled initialisation, the theory).
+        Right: the fraction of :math:`\|\hat\beta\|^2` on the auxiliary support (Fig. 5b's
+        quantity), the same way.  :math:`s = 1` (no rescaling) is drawn in black.
+    """
+    r = result
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    shades = plt.cm.viridis(np.linspace(0.05, 0.9, len(r.scales)))
+    draws = r.risk.shape[-1]
+    panels = ((r.risk, r.qmin_risk), (r.aux_fraction, r.qmin_aux_fraction))
+    for i, s in enumerate(r.scales):
+        col = "k" if s == 1 else shades[i]
+        for ax, (gd, th) in zip(axes, panels):
+            se = gd[i].std(-1, ddof=1) / np.sqrt(draws) if draws > 1 else np.zeros(len(r.ns))
+            ax.errorbar(r.ns, gd[i].mean(-1), se, fmt="o", ms=4, capsize=2, color=col,
+                        label=rf"$s = {s:g}$" + (" (no rescaling)" if s == 1 else ""))
+            ax.plot(r.ns, th[i].mean(-1), "-", lw=1, color=col)
+    axes[0].set_ylabel(r"$\|\hat\beta - \beta\|^2$")
+    axes[0].set_title(f"nested main task ({r.k_main} of {r.k} auxiliary features)")
+    axes[1].set_ylabel(r"fraction of $\|\hat\beta\|^2$ on the auxiliary support")
+    axes[1].set_title("Fig. 5b's quantity")
+    for ax in axes:
+        ax.set_xlabel("main-task samples $n$")
+    axes[0].legend(fontsize=7)
+    tight_layout(fig)
+    return fig
