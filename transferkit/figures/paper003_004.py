@@ -23,7 +23,7 @@ from .plotting import tight_layout
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
            "paired_log_ratio", "reversal_figure", "relu_features_figure",
            "diagonal_generalisation_figure", "diagonal_norms_figure",
-           "diagonal_l12_figure"]
+           "diagonal_l12_figure", "diagonal_rescaling_figure"]
 
 #: Colour of each method in every figure of this module.
 METHOD_COLORS = {"stl": "C0", "ptft": "C1", "mtl": "C2"}
