@@ -15,7 +15,7 @@ from transferkit.experiments.lenet_transfer import (
     target_data,
     transfer_cell,
 )
-from transferkit.models.lenet import train_lenet
+from transferkit.models.lenet import LAYERS, make_lenet, train_lenet
 
 
 def _have_data():
@@ -77,3 +77,20 @@ def test_preset_sizes_fit_the_data(scale):
         assert len(x) == p.n_pretrain
     target_data(p.sim_target, p.sim_seed)
     source_data("mnist", p.sim_source, p.sim_seed)
+
+
+@needs_data
+def test_transfer_cell_returns_both_deviations(one_thread):
+    """The cell's flat dict holds the paper's absolute deviation ``dev_abs`` (paper 002,
+    Sec. 5.1, Fig. 8a) beside the relative ``dev``; from scratch fine-tuning starts at the
+    seed's initialisation, so ``dev_abs / dev`` is the norm of its weights."""
+    kw = dict(n_pretrain=100, n_target=100, ft_epochs=1, batch=64)
+    out = transfer_cell("scratch", 3, snapshots=(1,), **kw)
+    assert set(out) == {"epochs", "pre_acc", "acc", "acc0", "dev", "dev_abs"}
+    assert all(isinstance(v, np.ndarray) for v in out.values())       # flat: the sweep cache
+    assert out["dev"].shape == out["dev_abs"].shape == (1, len(LAYERS))
+    init = make_lenet(3, "cpu").state_dict()
+    norms = [float(np.linalg.norm(init[f"{name}.weight"].double().numpy())) for name in LAYERS]
+    np.testing.assert_allclose(out["dev_abs"][0] / out["dev"][0], norms, rtol=1e-10)
+    pre = transfer_cell("mnist", 3, snapshots=(1, 2), **kw)
+    assert pre["dev_abs"].shape == (2, len(LAYERS)) and np.all(pre["dev_abs"] > 0)

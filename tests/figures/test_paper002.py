@@ -71,16 +71,36 @@ def test_fig8a_figure():
     rng = np.random.default_rng(1)
     labels = ["MNIST", "upside-down MNIST", "Fashion-MNIST", "scratch"]
     acc = 0.9 + 0.05 * rng.random((4, 2))
-    dev = rng.random((4, 2, len(paper002.LAYER_TICKS)))
-    fig = paper002.fig8a_figure(acc, dev, np.array([0.5, 0.6, 0.7, 0.9]), labels)
+    dev_rel = rng.random((4, 2, len(paper002.LAYER_TICKS)))
+    dev_abs = 10 * dev_rel + 5
+    fig = paper002.fig8a_figure(acc, dev_abs, dev_rel, np.array([0.5, 0.6, 0.7, 0.9]), labels)
     assert isinstance(fig, Figure)
-    a, b, c = fig.axes
+    a, b, c, d = fig.axes
     assert [t.get_text() for t in a.get_xticklabels()] == labels
-    assert [t.get_text() for t in b.get_xticklabels()] == list(paper002.LAYER_TICKS)
-    assert len(b.patches) == 4 * len(paper002.LAYER_TICKS)
-    assert [t.get_text() for t in b.get_legend().get_texts()] == labels
-    assert c.get_title() == "(c) theory: Thm 1 task dissimilarity"
-    assert c.get_ylim() == pytest.approx((0.45, 0.945))
+    # (b) the paper's absolute deviation, (c) our relative one: each bar is a layer's mean
+    for ax, dev, title in ((b, dev_abs, "(b) simulation: deviation of each layer (paper)"),
+                           (c, dev_rel, "(c) simulation: relative deviation (ours)")):
+        assert ax.get_title() == title
+        assert [t.get_text() for t in ax.get_xticklabels()] == list(paper002.LAYER_TICKS)
+        assert len(ax.patches) == 4 * len(paper002.LAYER_TICKS)
+        np.testing.assert_allclose([p.get_height() for p in ax.patches],
+                                   dev.mean(1).ravel())
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == labels
+    assert "/" not in b.get_ylabel() and "/" in c.get_ylabel()
+    assert d.get_title() == "(d) theory: Thm 1 task dissimilarity"
+    assert d.get_ylim() == pytest.approx((0.45, 0.945))
+
+
+def test_fig8a_figure_rejects_mismatched_deviations():
+    acc = np.full((4, 2), 0.9)
+    dev = np.ones((4, 2, 5))
+    thm1 = np.ones(4)
+    with pytest.raises(ValueError, match="dev_rel"):
+        paper002.fig8a_figure(acc, dev, dev[:, :, :3], thm1, list("abcd"))
+    with pytest.raises(ValueError, match="dev_abs"):
+        paper002.fig8a_figure(acc, dev[:, :1], dev, thm1, list("abcd"))
+    with pytest.raises(ValueError, match="dev_abs"):
+        paper002.fig8a_figure(acc, dev[0], dev, thm1, list("abcd"))
 
 
 def test_fig9_figure():

@@ -62,6 +62,22 @@ def test_training_is_deterministic_and_deviation(one_thread):
     assert 0 <= acc <= 1
 
 
+def test_absolute_deviation_is_the_frobenius_norm(one_thread):
+    """relative=False gives paper 002's ||W_(l) - W_0(l)||_F (Sec. 5.1, Fig. 8a; Sec. 3),
+    relative=True the same divided by ||W_0(l)||_F; biases are left out."""
+    model, ref = models.lenet.make_lenet(1, "cpu"), models.lenet.make_lenet(2, "cpu").state_dict()
+    absolute = models.lenet.layer_deviation(model, ref, relative=False)
+    relative = models.lenet.layer_deviation(model, ref)
+    state = model.state_dict()
+    for k, name in enumerate(models.lenet.LAYERS):
+        w, r = state[f"{name}.weight"].double().numpy(), ref[f"{name}.weight"].double().numpy()
+        assert absolute[k] == pytest.approx(np.sqrt(np.sum((w - r) ** 2)), rel=1e-12)
+        assert relative[k] == pytest.approx(absolute[k] / np.sqrt(np.sum(r ** 2)), rel=1e-12)
+    assert not np.allclose(absolute, relative)
+    with pytest.raises(ValueError, match="relative"):
+        models.lenet.layer_deviation(model, ref, relative="yes")
+
+
 @needs_data
 def test_sources_are_balanced_and_flipped():
     x, y, xt, yt = experiments.lenet_transfer.source_data("mnist", 100, 0)

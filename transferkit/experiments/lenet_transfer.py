@@ -63,9 +63,10 @@ class LenetTransferPreset:
     sim_seed : int
         Seed of those subsets (ours).
     establish_claims : bool
-        Whether the chapter requires the paper's Fig. 8a differences to be significant of
-        the right sign (ours: only with enough seeds; at every scale none may be
-        significant of the wrong sign).
+        Whether the chapter requires the differences it asserts for Fig. 8a (the paper's
+        accuracy differences, and the differences of absolute layer deviation the chapter
+        states) to be significant of the stated sign (ours: only with enough seeds; at
+        every scale none may be significant of the other sign).
     batch : int
         Minibatch size of pretraining and fine-tuning (App. A: 64).
     lr : float
@@ -166,7 +167,7 @@ def target_data(n: int, seed: int):
 def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5,),
                   n_target: int = 600, ft_epochs: int = 50, batch: int = 128,
                   lr: float = 1e-3) -> dict:
-    """One (source, seed) cell of Figs. 8a and 9: pretrain, snapshot, fine-tune each snapshot.
+    r"""One (source, seed) cell of Figs. 8a and 9: pretrain, snapshot, fine-tune each snapshot.
 
     ``source`` is one of :data:`SOURCES` or ``"scratch"`` (fine-tuning from the random
     initialisation; the snapshots are then ignored).  Pretraining runs ``max(snapshots)``
@@ -175,8 +176,13 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
     same 10 labels).  A cell function for :func:`transferkit.sweep.run`, whose cache stores
     what it returns: a flat dict of arrays over the snapshots, ``epochs``, ``pre_acc`` (test
     accuracy on the source), ``acc`` (test accuracy on the target after fine-tuning),
-    ``acc0`` (target accuracy before fine-tuning) and ``dev`` ``(S, len(LAYERS))``, the
-    relative deviation of each layer from its starting weights.
+    ``acc0`` (target accuracy before fine-tuning), ``dev_abs`` ``(S, len(LAYERS))``, the
+    deviation :math:`\|W_{(l)} - W_{0(l)}\|_F` of each layer's weights from where
+    fine-tuning started (paper 002's deviation of each layer, Sec. 5.1 and Fig. 8a, defined
+    in Sec. 3 with a factor :math:`1/\sqrt n` common to all sources here, which is left
+    out), and ``dev`` ``(S, len(LAYERS))``, the same divided by
+    :math:`\|W_{0(l)}\|_F` (the relative deviation; ours), both from
+    :func:`transferkit.models.lenet.layer_deviation`.
     """
     seed = check_int("seed", seed, 0)
     snaps = sorted(set(check_int("snapshots", e, 0) for e in np.atleast_1d(snapshots).tolist()))
@@ -195,7 +201,7 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
         for _, st in states:
             model.load_state_dict(st)
             pre_acc.append(accuracy(model, xt, yt))
-    acc, acc0, devs = [], [], []
+    acc, acc0, devs, devs_abs = [], [], [], []
     for _, st in states:
         model.load_state_dict(st)
         acc0.append(accuracy(model, xq_test, yq_test))
@@ -203,14 +209,16 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
               purpose=FINETUNE_ORDER_STREAM)
         acc.append(accuracy(model, xq_test, yq_test))
         devs.append(layer_deviation(model, st))
+        devs_abs.append(layer_deviation(model, st, relative=False))
     return {"epochs": np.array([e for e, _ in states]), "pre_acc": np.array(pre_acc),
-            "acc": np.array(acc), "acc0": np.array(acc0), "dev": np.array(devs)}
+            "acc": np.array(acc), "acc0": np.array(acc0), "dev": np.array(devs),
+            "dev_abs": np.array(devs_abs)}
 
 
 @dataclass(frozen=True)
 class PixelSimilarity:
     r"""The result of :func:`ntk_similarity`: paper 002's task-similarity terms (Sec. 6,
-    Thms 1-2) from one source to the digits target, on the pixels (Fig. 8a, panel (c) of the
+    Thms 1-2) from one source to the digits target, on the pixels (Fig. 8a, panel (d) of the
     chapter).  Smaller means more similar.
 
     Attributes

@@ -165,21 +165,27 @@ def thm2_width_figure(result, decay):
     return fig
 
 
-def fig8a_figure(acc, dev, thm1, labels, layer_ticks=None):
-    r"""Fig. 8a of paper 002 (Sec. 5) at LeNet scale, with the task similarity of Thm 1.
+def fig8a_figure(acc, dev_abs, dev_rel, thm1, labels, layer_ticks=None):
+    r"""Fig. 8a of paper 002 (Sec. 5.1) at LeNet scale, with the task similarity of Thm 1.
 
     Parameters
     ----------
     acc : array ``(source, seed)``
         Target test accuracy after fine-tuning, one row per entry of ``labels``.
-    dev : array ``(source, seed, layer)``
-        Relative deviation :math:`\|W_l - W_l^{\rm start}\|_F / \|W_l^{\rm start}\|_F` of each
-        layer (:func:`transferkit.models.lenet.layer_deviation`).
+    dev_abs : array ``(source, seed, layer)``
+        Deviation :math:`\|W_{(l)} - W_{0(l)}\|_F` of each layer's weights from where
+        fine-tuning started: paper 002's measure (Sec. 5.1, Fig. 8a: "the deviation from
+        pretrained weight of each layer"; Sec. 3 defines it with a factor :math:`1/\sqrt n`,
+        :math:`n` the number of target examples, the same for every source here and left
+        out), ``dev_abs`` of :func:`transferkit.experiments.lenet_transfer.transfer_cell`.
+    dev_rel : array ``(source, seed, layer)``
+        The relative deviation :math:`\|W_{(l)} - W_{0(l)}\|_F / \|W_{0(l)}\|_F` (ours, not
+        the paper's), ``dev`` of the same cell.
     thm1 : array ``(source,)``
         Thm 1's term :math:`\|Y_Q - Y_{P\to Q}\|^2 / n_Q` (paper 002, Eq. 1): the ``thm1`` of
         each source's :class:`transferkit.experiments.lenet_transfer.PixelSimilarity`.
     labels : list of str
-        The sources (up to four: the bars of panel (b) are centred for four).
+        The sources (up to four: the bars of panels (b) and (c) are centred for four).
     layer_ticks : sequence of str
         One tick label per layer (default, ``None``: :data:`LAYER_TICKS`).
 
@@ -187,12 +193,25 @@ def fig8a_figure(acc, dev, thm1, labels, layer_ticks=None):
     -------
     matplotlib.figure.Figure
         Regenerates Fig. 8a of paper 002: (a) target accuracy (bars: mean and standard
-        deviation over seeds; dots: seeds); (b) deviation of each layer; (c) Thm 1's term.
+        deviation over seeds; dots: seeds); (b) absolute deviation of each layer, the
+        paper's measure; (c) relative deviation of each layer (ours); (d) Thm 1's term.
+
+    Raises
+    ------
+    ValueError
+        If ``dev_abs`` and ``dev_rel`` do not both have the shape ``(len(labels), seeds,
+        layers)`` with the seeds of ``acc``.
     """
-    acc, dev, thm1 = np.asarray(acc), np.asarray(dev), np.asarray(thm1)
+    acc, thm1 = np.asarray(acc), np.asarray(thm1)
+    devs = {"dev_abs": np.asarray(dev_abs), "dev_rel": np.asarray(dev_rel)}
+    for name, d in devs.items():
+        if d.ndim != 3 or d.shape[:2] != acc.shape or d.shape != devs["dev_abs"].shape:
+            raise ValueError(f"{name} must have the shape (source, seed, layer) with "
+                             f"(source, seed) = {acc.shape} as acc and the shape of dev_abs "
+                             f"(got {d.shape})")
     x = np.arange(len(labels))
-    fig, axes = plt.subplots(1, 3, figsize=(12, 4))
-    ax = axes[0]
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    ax = axes[0, 0]
     ax.bar(x, acc.mean(1), yerr=acc.std(1, ddof=1), capsize=3, color=[f"C{k}" for k in x])
     for k in x:
         ax.plot(np.full(acc.shape[1], k), acc[k], "k.", ms=4)
@@ -200,22 +219,28 @@ def fig8a_figure(acc, dev, thm1, labels, layer_ticks=None):
     ax.set_ylim(max(0, acc.min() - 0.1), 1)
     ax.set_ylabel("target test accuracy")
     ax.set_title("(a) simulation: accuracy after fine-tuning")
-    ax = axes[1]
     w = 0.2
-    n_layers = dev.shape[-1]
-    for k in x:
-        ax.bar(np.arange(n_layers) + (k - 1.5) * w, dev[k].mean(0), w,
-               yerr=dev[k].std(0, ddof=1), capsize=2, color=f"C{k}", label=labels[k])
-    ax.set_xticks(np.arange(n_layers), list(LAYER_TICKS if layer_ticks is None else layer_ticks))
-    ax.set_ylabel(r"$\|W_l - W_l^{\rm start}\|_F / \|W_l^{\rm start}\|_F$")
-    ax.set_title("(b) simulation: deviation of each layer")
-    ax.legend(fontsize=7)
-    ax = axes[2]
+    panels = ((axes[0, 1], devs["dev_abs"], r"$\|W_l - W_l^{\rm start}\|_F$",
+               "(b) simulation: deviation of each layer (paper)"),
+              (axes[1, 0], devs["dev_rel"],
+               r"$\|W_l - W_l^{\rm start}\|_F / \|W_l^{\rm start}\|_F$",
+               "(c) simulation: relative deviation (ours)"))
+    for ax, dev, ylabel, title in panels:
+        n_layers = dev.shape[-1]
+        for k in x:
+            ax.bar(np.arange(n_layers) + (k - 1.5) * w, dev[k].mean(0), w,
+                   yerr=dev[k].std(0, ddof=1), capsize=2, color=f"C{k}", label=labels[k])
+        ax.set_xticks(np.arange(n_layers),
+                      list(LAYER_TICKS if layer_ticks is None else layer_ticks))
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+    ax = axes[1, 1]
     ax.bar(x, thm1, color=[f"C{k}" for k in x])
     ax.set_xticks(x, labels, rotation=20)
     ax.set_ylim(0.9 * thm1.min(), 1.05 * thm1.max())
     ax.set_ylabel(r"$\|Y_Q - Y_{P\to Q}\|^2 / n_Q$")
-    ax.set_title("(c) theory: Thm 1 task dissimilarity")
+    ax.set_title("(d) theory: Thm 1 task dissimilarity")
     tight_layout(fig)
     return fig
 

@@ -117,12 +117,38 @@ def state_copy(model):
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
 
-def layer_deviation(model: nn.Module, ref: dict) -> np.ndarray:
-    r"""Relative deviation :math:`\|W_l - W_l^{\rm ref}\|_F / \|W_l^{\rm ref}\|_F` of each weight
-    tensor in :data:`LAYERS` (paper 002, Fig. 8a, there :math:`\|W - W_0\|_F`)."""
+def layer_deviation(model: nn.Module, ref: dict, relative: bool = True) -> np.ndarray:
+    r"""Deviation of each weight tensor in :data:`LAYERS` from a reference state.
+
+    With ``relative=False`` this is paper 002's deviation of each layer,
+    :math:`\|W_{(l)} - W_{0(l)}\|_F` (Sec. 5.1 and Fig. 8a, "the deviation from pretrained
+    weight of each layer"; defined in Sec. 3 as the Frobenius norm of the deviation between
+    the fine-tuned and the pretrained weight, there divided by :math:`\sqrt n`, with
+    :math:`n` the number of target examples, which this function does not do).  With
+    ``relative=True`` (the default; ours) it is divided by the norm of the reference,
+    :math:`\|W_l - W_l^{\rm ref}\|_F / \|W_l^{\rm ref}\|_F`.  Biases are not included.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A :class:`LeNet` (its current weights are :math:`W_l`).
+    ref : dict
+        A state dict of the same architecture (:math:`W_l^{\rm ref} = W_{0(l)}`, e.g. the
+        weights fine-tuning started from).
+    relative : bool
+        Whether to divide by :math:`\|W_l^{\rm ref}\|_F`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(len(LAYERS),)``, one deviation per layer.
+    """
+    if not isinstance(relative, (bool, np.bool_)):
+        raise ValueError(f"relative must be True or False (got {relative!r})")
     state = model.state_dict()
     out = []
     for name in LAYERS:
         w, r = state[f"{name}.weight"].detach().cpu().double(), ref[f"{name}.weight"].double()
-        out.append(float(torch.linalg.vector_norm(w - r) / torch.linalg.vector_norm(r)))
+        d = torch.linalg.vector_norm(w - r)
+        out.append(float(d / torch.linalg.vector_norm(r)) if relative else float(d))
     return np.array(out)
