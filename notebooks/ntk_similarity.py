@@ -302,3 +302,23 @@ assert wres.atol.max() < 1e-3, wres.atol.max()
 z_crit = stats.norm.ppf(1 - 0.01 / len(decay.fits))
 for k, f in decay.fits.items():
     assert f.exponent > decay.rate - z_crit * f.se_exponent, (k, f.exponent, f.se_exponent)
+
+# %% [markdown]
+# **Result** (paper preset: $d = 64$, $n = 80$, $m = 512, \dots, 4096$, 3 initialisations,
+# tolerance $10^{-5}$; this build's numbers are printed above). The excess decays with the
+# width on every task. At $m = 512$ the mean excess is 1.0-16 %; the 16 % is Fashion-MNIST, and
+# one of its runs there stopped at the step budget, so that width is left out of its fit. At
+# $m = 4096$ it is 0.03-5.2 %. Three initialisations make single widths noisy: MNIST 6/7
+# rises from 1.0 % to 2.1 % between $m = 512$ and 1024. The fitted exponents run from
+# $\nu = 0.40 \pm 0.11$ (Fashion-MNIST) to $0.90 \pm 0.88$ (MNIST 6/7, barely
+# determined), every one above the theorem's $1/4$, by 0.7 to 4.1 standard errors. The
+# excess is largest on the worst-conditioned task (Fashion-MNIST, $\lambda_Q = 0.016$), as
+# the remainder's $\mathrm{poly}(\lambda_Q^{-1})$ suggests. The certified optimisation error
+# is at most 0.024 % of the leading term.
+#
+# So the few per cent by which the distance exceeds Eq. 2's leading term at $m = 1024$ (the
+# `DISAGREES` of the equality test above) is a finite-width remainder. It decays at least
+# as fast as the theorem allows (the theorem bounds the remainder, so a faster decay agrees
+# with it), and this is no disagreement with Thm 2. Not run: $m = 8192$ and $16384$, which
+# are in `NTK_SIMILARITY_WIDTH_FULL` for a cluster. This section takes about 4-6 min on two
+# cores, the widest width most of it.
