@@ -266,9 +266,9 @@ def transfer_experiment(XP, yP, tasks: dict, *, m: int = 4096, kappa: float = 1.
 # Thm 2 against width (issue 17): the excess over Eq. 2's leading term and its decay
 # ---------------------------------------------------------------------------------------
 
-#: The rate of the finite-width remainder of Thm 2, :math:`{\rm poly}(n_P, n_Q, \delta^{-1},
-#: \lambda_P^{-1}, \lambda_Q^{-1}, \kappa^{-1})/m^{1/4}` (paper 002, Eq. 2): the exponent
-#: :math:`\nu` of :math:`m^{-\nu}`.  An upper bound: a faster measured decay agrees with it.
+#: The exponent :math:`\nu` of :math:`m^{-\nu}` in the finite-width remainder of Thm 2,
+#: :math:`{\rm poly}(n_P, n_Q, \delta^{-1}, \lambda_P^{-1}, \lambda_Q^{-1}, \kappa^{-1})/m^{1/4}`
+#: (paper 002, Eq. 2).  An upper bound, so a faster measured decay agrees with it.
 THM2_RATE = 0.25
 
 
@@ -293,7 +293,7 @@ class NtkWidthPreset:
     tol : float
         Stopping rule :math:`\|u - y\| \le {\rm tol}\,\|y\|` (ours).  Tighter than the
         chapter's :math:`10^{-3}`: the distance still to travel at the stop,
-        :attr:`TaskTransfer.atol`, must be small beside the excess being measured.
+        ``TaskTransfer.atol``, must be small beside the excess being measured.
     max_steps : int
         Step budget of every training run (ours).
     record_every : int
@@ -353,7 +353,7 @@ class WidthSweepResult:
         Relative excess over the leading term, ``dev / thm2 - 1`` and
         ``dev_scratch / scratch - 1``.
     atol : ndarray ``(width, task)``
-        Certified optimisation error (:attr:`TaskTransfer.atol`), relative to ``thm2``.
+        Certified optimisation error (``TaskTransfer.atol``), relative to ``thm2``.
     flips : ndarray ``(width, task, seed)``
         Fraction of activation signs flipped during fine-tuning.
     steps, steps_scratch : ndarray of int ``(width, task, seed)``
@@ -536,7 +536,7 @@ def fit_excess_decay(result: WidthSweepResult, scratch: bool = False) -> ExcessD
     (:math:`y_{P\to Q} = 0`) instead of fine-tuning.  The mean and its standard error are
     over initialisations; only widths where every run of the task converged are fitted
     (at least three are needed).  Returns an :class:`ExcessDecay`; compare
-    :attr:`ExcessFit.exponent` with the theorem's :data:`THM2_RATE` (a bound on the
+    ``ExcessFit.exponent`` with the theorem's :data:`THM2_RATE` (a bound on the
     remainder: a faster decay is consistent with it).
     """
     if not isinstance(result, WidthSweepResult):
