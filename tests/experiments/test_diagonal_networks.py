@@ -5,7 +5,7 @@ import pytest
 from _helpers import assert_same, trained_again
 
 from transferkit.experiments import diagonal_networks as dn
-from transferkit.models.diagonal import min_l12_interpolant
+from transferkit.models.diagonal import init_state, min_l12_interpolant, train_diagonal
 
 P = dict(D=6, k=2, overlap=1, ns=[2, 4], draws=2, n_aux=8, alpha=0.1, gamma=0.1, seed=3,
          loss_tol=1e-8, mtl_loss_tol=1e-6, max_steps=3000, progress=False)
@@ -143,3 +143,90 @@ def test_rescaling_bad_input_names_the_parameter(bad, name):
     kw.update(bad)
     with pytest.raises(ValueError, match=name):
         dn.rescaling_experiment(**kw)
+
+
+# ---------------------------------------------------------------- sparsity (Fig. 5c-f)
+
+
+def test_top_k_variance_analytic_cases():
+    """A 1-sparse vector has top-1 share 1; (3, 4) shares 16/25 then 1; the shares rise to 1
+    and do not depend on signs or order."""
+    v = dn.top_k_variance([0.0, -2.0, 0.0])
+    np.testing.assert_allclose(v, [1.0, 1.0, 1.0])
+    v = dn.top_k_variance([[3.0, 0.0, -4.0], [1.0, 1.0, 1.0]])
+    np.testing.assert_allclose(v, [[16 / 25, 1.0, 1.0], [1 / 3, 2 / 3, 1.0]])
+    b = np.random.default_rng(1).standard_normal((4, 7))
+    v = dn.top_k_variance(b)
+    assert (np.diff(v, axis=-1) >= 0).all() and np.allclose(v[:, -1], 1.0)
+    np.testing.assert_allclose(dn.top_k_variance(-b[:, ::-1]), v)
+
+
+def test_l1_norm():
+    np.testing.assert_allclose(dn.l1_norm([[1.0, -2.0, 0.5], [0.0, 0.0, 0.0]]), [3.5, 0.0])
+
+
+@pytest.mark.parametrize("f, bad", [(dn.top_k_variance, [0.0, 0.0]),
+                                    (dn.top_k_variance, [1.0, np.nan]),
+                                    (dn.top_k_variance, 1.0),
+                                    (dn.l1_norm, [np.inf]), (dn.l1_norm, "x")])
+def test_sparsity_measures_bad_input_names_beta(f, bad):
+    with pytest.raises(ValueError, match="beta"):
+        f(bad)
+
+
+def test_readout_only_fit_is_the_minimum_distance_interpolant():
+    """The fit interpolates, its readout step is numpy's minimum-norm least-squares solution
+    (orthogonal to the null space of the feature map), and with a constant first layer beta
+    is the minimum-l2 interpolant X^+ y."""
+    rng = np.random.default_rng(2)
+    X, y = rng.standard_normal((3, 5)), rng.standard_normal(3)
+    w1, w2_0 = rng.uniform(0.5, 2.0, 5), rng.uniform(0.1, 1.0, 5)
+    fit = dn.readout_only_fit(X, y, w1, w2_0)
+    assert fit.residual < 1e-12
+    np.testing.assert_allclose(X @ fit.beta, y, atol=1e-12)
+    phi = np.concatenate([X * w1, -X * w1], 1)
+    v0 = np.concatenate([w2_0, w2_0])
+    dv = fit.readout.ravel() - v0
+    np.testing.assert_allclose(dv, np.linalg.lstsq(phi, y - phi @ v0, rcond=None)[0], atol=1e-12)
+    null = np.linalg.svd(phi)[2][3:]                # the null space of phi (rank 3)
+    np.testing.assert_allclose(null @ dv, 0.0, atol=1e-12)
+    np.testing.assert_allclose(dn.readout_only_fit(X, y, 0.1, 0.1).beta, np.linalg.pinv(X) @ y,
+                               atol=1e-12)
+
+
+def test_readout_only_fit_is_the_limit_of_readout_descent(one_thread):
+    """Gradient descent on the readout alone (train_diagonal with train_first=False) from the
+    same initialisation lands on the closed form."""
+    rng = np.random.default_rng(4)
+    X, y = rng.standard_normal((3, 5)), rng.standard_normal(3)
+    w1 = rng.uniform(0.5, 1.5, 5)
+    st = init_state(1, 1, 5, w1, 0.2)
+    res = train_diagonal(st, X[None, None], y[None, None], np.array([[3.0]]), train_first=False,
+                         rel_step=0.01, loss_tol=1e-24, max_steps=200_000)
+    assert res.converged.all()
+    fit = dn.readout_only_fit(X, y, w1, 0.2)
+    np.testing.assert_allclose(res.beta[0, 0], fit.beta, atol=1e-9)
+    np.testing.assert_allclose(res.state.w2[0, :, 0].cpu().numpy(), fit.readout, atol=1e-9)
+
+
+@pytest.mark.parametrize("kw, name", [(dict(X=np.ones(3)), "X"), (dict(y=np.ones(2)), "y"),
+                                      (dict(y=[1.0, np.nan, 0.0]), "y"),
+                                      (dict(w1=np.ones(4)), "w1"), (dict(w2_0=[np.inf]), "w2_0")])
+def test_readout_only_fit_bad_input_names_the_parameter(kw, name):
+    args = dict(X=np.ones((3, 5)), y=np.ones(3), w1=0.1, w2_0=0.1)
+    args.update(kw)
+    with pytest.raises(ValueError, match=name):
+        dn.readout_only_fit(**args)
+
+
+def test_stl_readout_only_uses_the_chapters_samples(tasks):
+    """Same teachers as run_tasks; every fit interpolates its main-task sample."""
+    keep = ("D", "k", "overlap", "ns", "draws", "n_aux", "alpha", "seed")
+    lp = dn.stl_readout_only(**{k: P[k] for k in keep})
+    np.testing.assert_array_equal(lp.beta_main, tasks.beta_main)
+    assert lp.beta.shape == tasks.stl.beta.shape and lp.risk.shape == (2, 2)
+    assert lp.residual.max() < 1e-12
+    data = dn.task_data(P["seed"], P["D"], P["k"], P["overlap"], P["ns"], P["draws"], P["n_aux"])
+    np.testing.assert_allclose(lp.beta[1, 0], np.linalg.pinv(data.Xm[2]) @ data.ym[2], atol=1e-12)
+    with pytest.raises(ValueError, match="alpha"):
+        dn.stl_readout_only(**{k: P[k] for k in keep if k != "alpha"}, alpha=0.0)

@@ -7,11 +7,13 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 from _helpers import check_figure  # noqa: E402
 
 from transferkit.experiments.diagonal_networks import (  # noqa: E402
     MethodRun,
     QMinSolution,
+    ReadoutRuns,
     TasksResult,
 )
 from transferkit.experiments.ptft_relu import SampleEfficiencyResult, StudentRun  # noqa: E402
@@ -154,3 +156,16 @@ def test_diagonal_rescaling_figure_draws_theory_beside_gd():
     right = [ln for ln in fig.axes[1].lines if ln.get_linestyle() == "-"]
     np.testing.assert_allclose(right[0].get_ydata(), r.qmin_aux_fraction[0].mean(-1))
     check_figure(fig, 2)
+
+
+def test_diagonal_sparsity_figure():
+    runs = {"overlapping": _tasks(2), "disjoint": _tasks(0)}
+    for r in runs.values():
+        r.beta_aux[:, :2] = 1.0
+    lp = {name: ReadoutRuns(ns=r.ns, beta_main=r.beta_main, beta=RNG.standard_normal(r.stl.beta.shape),
+                            risk=_pos(2, 2), residual=np.zeros((2, 2))) for name, r in runs.items()}
+    check_figure(paper003_004.diagonal_sparsity_figure(runs, lp, 6), 6)
+    with pytest.raises(ValueError, match="n_show"):
+        paper003_004.diagonal_sparsity_figure(runs, lp, 5)
+    with pytest.raises(ValueError, match="readout"):
+        paper003_004.diagonal_sparsity_figure(runs, {"overlapping": lp["overlapping"]}, 6)

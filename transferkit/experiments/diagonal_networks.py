@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import check_int, check_positive
+from .._validate import check_array, check_int, check_positive, check_rows
 from ..models.diagonal import (
     init_state,
     min_l12_interpolant,
@@ -20,7 +20,8 @@ from ..theory.penalties import l12_norm
 __all__ = ["DiagonalPreset", "DIAGONAL", "sparse_teachers", "task_data", "run_tasks", "tasks_cell", "mtl_small_init", "mtl_cell",
            "l12_cell", "TaskData", "MethodRun", "QMinSolution", "TasksResult", "L12Result",
            "RescalingResult", "aux_norm_fraction", "nested_task_data", "rescaling_experiment",
-           "rescaling_cell"]
+           "rescaling_cell", "top_k_variance", "l1_norm", "ReadoutFit", "readout_only_fit",
+           "ReadoutRuns", "stl_readout_only"]
 
 
 # ---------------------------------------------------------------------------
@@ -162,6 +163,9 @@ class DiagonalPreset:
         Its main-task sample sizes and draws.  The section is reduced from the paper's
         :math:`D = 1000` and 40 auxiliary features to the chapter's :math:`D` and ``k``
         (sources and every choice the paper leaves open: the comment on :data:`DIAGONAL`).
+    sparsity_n : int
+        The main-task sample size of Fig. 5e in the sparsity section (one of ``ns``; ours:
+        the paper's figure does not say which sample sizes it shows).
     seed : int
         Base seed.
     """
@@ -186,6 +190,8 @@ class DiagonalPreset:
     rescale_k_main: int = 2
     rescale_ns: tuple = (2, 3, 4, 5, 6, 8, 10)
     rescale_draws: int = 16
+    # sparsity section (Fig. 5c-f; post-processing of run_tasks and stl_readout_only)
+    sparsity_n: int = 15
 
 
 #: The diagonal-networks chapter's parameters at each ``TRANSFERKIT_SCALE``.
@@ -225,13 +231,28 @@ class DiagonalPreset:
 #: fraction (ours).  The paper's D = 1000, 40 auxiliary features are not run.  ``smoke``:
 #: k_main = 1, n = 2, 4, 2 draws, factors 0.1, 0.25, 1 (0.5 and 2 are left out to keep the
 #: smoke notebook near its earlier time).
+#:
+#: Sparsity section (Figs. 5c-f; field ``sparsity_n``, added with a default).  What the paper
+#: states: the "proportion of variance concentrated in the top k weights, as a function of
+#: k" for STL and for "pure linear readout training (STL (LP))" (Fig. 5c; App. E.1: "only
+#: training second-layer weights"), the "L1 norm for STL as a function of the number of
+#: samples" (Fig. 5d), the proportion of variance for PT+FT and MTL at overlaps of the 40
+#: features (Fig. 5e), and the "proportion of weight norm in the 40 dimensions relevant for
+#: the auxiliary task" (Fig. 5f), for the networks of Fig. 1 (D = 1000, 40 features).  What
+#: it leaves open: whether the plotted variance is the share inside or outside the top k
+#: (the caption says it "decreases", so ours is the share outside, 1 - V_k, of the squared
+#: weights), the sample size of Fig. 5e (ours: n = 15), the readout's initialisation in STL
+#: (LP) (ours: the chapter's STL initialisation, alpha in both layers; the readout-only
+#: limit, the minimum-l2 interpolant, does not depend on it).  No new training: the networks
+#: are those of run_tasks, STL (LP) is computed in closed form (:func:`stl_readout_only`).
+#: The paper's D = 1000, 40 features are not run.  ``smoke``: n = 4.
 DIAGONAL = {
     "paper": DiagonalPreset(D=50, k=5, ns=(5, 10, 15, 20, 25, 30), draws=8, n_aux=100,
                             overlaps=(("overlapping", 5), ("disjoint", 0))),
     "smoke": DiagonalPreset(D=16, k=2, ns=(4, 8), draws=2, n_aux=32,
                             overlaps=(("overlapping", 2), ("disjoint", 0)),
                             mtl_alphas=(0.1, 0.03), rescale_k_main=1, rescale_ns=(2, 4),
-                            rescale_draws=2, rescale_factors=(0.1, 0.25, 1.0)),
+                            rescale_draws=2, rescale_factors=(0.1, 0.25, 1.0), sparsity_n=4),
 }
 
 
@@ -821,3 +842,224 @@ def rescaling_cell(scale, seed, D, k, k_main, ns, draws, n_aux, alpha, gamma, re
             "qmin_residual": np.array(qr).reshape(shape),
             "beta_aux": data.beta_aux, "beta_main": b_main, "beta_pre": b_pre,
             "pre_converged": pre.converged}
+
+
+# ---------------------------------------------------------------------------
+# sparsity of the learned solutions (paper 004, Fig. 5c-f): post-processing and STL (LP)
+# ---------------------------------------------------------------------------
+
+
+def top_k_variance(beta) -> np.ndarray:
+    r"""Share of :math:`\sum_d\beta_d^2` held by the :math:`k` largest :math:`|\beta_d|`, for
+    every :math:`k = 1, \dots, D` (paper 004, Fig. 5c and 5e: "proportion of variance
+    concentrated in the top k weights, as a function of k").
+
+    .. math:: V_k(\beta) = \frac{\sum_{i\le k}\beta_{(i)}^2}{\sum_d\beta_d^2},\qquad
+              |\beta_{(1)}|\ge|\beta_{(2)}|\ge\dots
+
+    :math:`V_k` rises from :math:`V_1` to :math:`V_D = 1`; a solution with :math:`s`
+    non-zero weights has :math:`V_s = 1`.  The caption says this variance "decreases"
+    with :math:`k`, which fits the share *outside* the top :math:`k`, :math:`1 - V_k`;
+    that is our reading, and the figure shows :math:`1 - V_k`
+    (:func:`transferkit.figures.paper003_004.diagonal_sparsity_figure`).
+
+    Parameters
+    ----------
+    beta : array_like, shape (..., D)
+        Weight vectors (last axis: the :math:`D` coordinates), finite, none all zero.
+
+    Returns
+    -------
+    ndarray, shape (..., D)
+        :math:`V_k` for :math:`k = 1, \dots, D` along the last axis (at most 1).
+
+    Raises
+    ------
+    ValueError
+        Naming ``beta``: non-finite entries, no coordinate axis, or an all-zero vector
+        (whose shares are undefined).
+    """
+    beta = check_array("beta", beta, 1)
+    if beta.shape[-1] < 1:
+        raise ValueError(f"beta must have at least one coordinate (got shape {beta.shape})")
+    sq = -np.sort(-beta ** 2, axis=-1)
+    total = sq.sum(-1, keepdims=True)
+    if np.any(total == 0):
+        raise ValueError("beta must have a non-zero entry in every vector "
+                         "(got an all-zero vector, whose shares are undefined)")
+    return np.minimum(np.cumsum(sq, -1) / total, 1.0)
+
+
+def l1_norm(beta) -> np.ndarray:
+    r""":math:`\|\beta\|_1 = \sum_d|\beta_d|` over the last axis (paper 004, Fig. 5d: "L1
+    norm for STL as a function of the number of samples"; the norm that STL from small
+    initialisation is biased to minimise, Eq. 22 as :math:`c\to0`).
+
+    Parameters
+    ----------
+    beta : array_like, shape (..., D)
+        Finite weight vectors.
+
+    Returns
+    -------
+    ndarray, shape (...)
+
+    Raises
+    ------
+    ValueError
+        Naming ``beta`` when it is not finite or has no coordinate axis.
+    """
+    beta = check_array("beta", beta, 1)
+    return np.abs(beta).sum(-1)
+
+
+@dataclass(frozen=True)
+class ReadoutFit:
+    r"""The limit of training only the readout of a diagonal network (:func:`readout_only_fit`).
+
+    Attributes
+    ----------
+    beta : ndarray, shape (D,)
+        The effective weights :math:`\beta = w^{(1)}\circ(w^{(2)}_+ - w^{(2)}_-)`.
+    readout : ndarray, shape (2, D)
+        The trained readout :math:`(w^{(2)}_+, w^{(2)}_-)`.
+    residual : float
+        Relative residual :math:`\|X\beta - y\|/\|y\|` (0 for ``y = 0``).
+    """
+
+    beta: np.ndarray
+    readout: np.ndarray
+    residual: float
+
+
+def readout_only_fit(X, y, w1, w2_0) -> ReadoutFit:
+    r"""Train only the readout of a diagonal network, in closed form: paper 004's "pure
+    linear readout training" (Fig. 5c, STL (LP)).
+
+    With the first layer frozen at :math:`w^{(1)}_{\pm} = w^{(1)}` (the symmetric
+    initialisation before Eq. 18), the output is linear in the readout
+    :math:`v = (w^{(2)}_+, w^{(2)}_-)\in\mathbb R^{2D}`: :math:`X\beta = \Phi v` with
+    :math:`\Phi = [X\,\mathrm{diag}(w^{(1)}),\ -X\,\mathrm{diag}(w^{(1)})]`.  Gradient
+    descent (or flow) on :math:`\frac1{2n}\|\Phi v - y\|^2` from :math:`v_0` moves only
+    within :math:`v_0 + \mathrm{row}(\Phi)` and converges to the least-squares solution
+    nearest :math:`v_0`,
+
+    .. math:: v_\infty = v_0 + \Phi^+(y - \Phi v_0),
+
+    the minimum-distance interpolant when the samples can be fitted, computed here with
+    :func:`numpy.linalg.lstsq` (its minimum-norm solution).  From :math:`w^{(2)}_\pm(0) =
+    w^{(2)}_0` (so :math:`\beta(0) = 0`) and a constant :math:`w^{(1)}` this is
+    :math:`\beta = X^+y`, the minimum-:math:`\ell_2` interpolant, whatever the scale.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, D)
+        Inputs.
+    y : array_like, shape (n,)
+        Targets.
+    w1 : float or array_like, shape (D,)
+        The frozen first layer (both branches).
+    w2_0 : float or array_like, shape (D,)
+        The initial readout (both branches).
+
+    Returns
+    -------
+    ReadoutFit
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: ``X`` not a finite ``(n, D)`` array, ``y`` not finite of
+        shape ``(n,)``, ``w1`` or ``w2_0`` not finite or not broadcasting to ``(D,)``.
+    """
+    X = check_rows("X", X)
+    if X.ndim != 2:
+        raise ValueError(f"X must have shape (n, D) (got shape {X.shape})")
+    n, D = X.shape
+    y = check_array("y", y, 1)
+    if y.shape != (n,):
+        raise ValueError(f"y must have shape ({n},) to match X (got shape {y.shape})")
+    vecs = {}
+    for name, v in (("w1", w1), ("w2_0", w2_0)):
+        v = check_array(name, v, 0)
+        if v.ndim > 1 or (v.ndim == 1 and v.shape[0] not in (1, D)):
+            raise ValueError(f"{name} must be a number or have shape ({D},) (got shape {v.shape})")
+        vecs[name] = np.broadcast_to(v, (D,))
+    Xw = X * vecs["w1"]
+    phi = np.concatenate([Xw, -Xw], 1)
+    v0 = np.concatenate([vecs["w2_0"], vecs["w2_0"]])
+    dv = np.linalg.lstsq(phi, y - phi @ v0, rcond=None)[0]
+    v = v0 + dv
+    readout = v.reshape(2, D)
+    beta = vecs["w1"] * (readout[0] - readout[1])
+    ynorm = np.linalg.norm(y)
+    res = float(np.linalg.norm(X @ beta - y) / ynorm) if ynorm > 0 else float(np.linalg.norm(X @ beta))
+    return ReadoutFit(beta=beta, readout=readout, residual=res)
+
+
+@dataclass(frozen=True)
+class ReadoutRuns:
+    r"""STL (LP): readout-only training on the main-task samples of :func:`run_tasks`
+    (:func:`stl_readout_only`; paper 004, Fig. 5c).
+
+    Attributes
+    ----------
+    ns : ndarray of int
+        The main-task sample sizes.
+    beta_main : ndarray, shape (draws, D)
+        The main teachers (those of :func:`run_tasks` with the same arguments).
+    beta : ndarray, shape (len(ns), draws, D)
+        The readout-only solutions (:func:`readout_only_fit`).
+    risk : ndarray, shape (len(ns), draws)
+        :math:`\|\hat\beta - \beta\|^2` against the main teacher.
+    residual : ndarray, shape (len(ns), draws)
+        Relative interpolation residuals.
+    """
+
+    ns: np.ndarray
+    beta_main: np.ndarray
+    beta: np.ndarray
+    risk: np.ndarray
+    residual: np.ndarray
+
+
+def stl_readout_only(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int,
+                     alpha: float, seed: int = 0) -> ReadoutRuns:
+    r"""STL (LP) of paper 004's Fig. 5c ("pure linear readout training") on the main-task
+    samples of :func:`run_tasks` with the same arguments.
+
+    The first layer stays at the STL initialisation :math:`w^{(1)}_\pm = \alpha`; the readout
+    is trained from :math:`w^{(2)}_\pm(0) = \alpha` to its gradient-descent limit, computed in
+    closed form (:func:`readout_only_fit`; no descent is run): the minimum-:math:`\ell_2`
+    interpolant :math:`X^+y`, which does not depend on :math:`\alpha`.  Same teachers and
+    samples as :func:`run_tasks` (:func:`task_data`).
+
+    Parameters
+    ----------
+    D, k, overlap, ns, draws, n_aux, alpha, seed
+        As in :func:`run_tasks`.
+
+    Returns
+    -------
+    ReadoutRuns
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: a bad ``n``, ``draws``, ``n_aux``, ``alpha`` or ``seed``, or
+        teacher sizes that :func:`sparse_teachers` refuses.
+    """
+    ns = [check_int("n", n, 1) for n in ns]
+    draws = check_int("draws", draws, 1)
+    n_aux = check_int("n_aux", n_aux, 1)
+    alpha = check_positive("alpha", alpha)
+    seed = check_int("seed", seed, 0)
+    data = task_data(seed, D, k, overlap, ns, draws, n_aux)
+    jj = np.tile(np.arange(draws), len(ns))
+    fits = [readout_only_fit(x, v, alpha, alpha) for x, v in zip(data.Xm, data.ym)]
+    shape = (len(ns), draws)
+    beta = np.array([f.beta for f in fits])
+    return ReadoutRuns(ns=np.array(ns), beta_main=data.beta_main,
+                       beta=beta.reshape(shape + (beta.shape[-1],)),
+                       risk=((beta - data.beta_main[jj]) ** 2).sum(-1).reshape(shape),
+                       residual=np.array([f.residual for f in fits]).reshape(shape))

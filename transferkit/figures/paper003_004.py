@@ -16,6 +16,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ..experiments.diagonal_networks import aux_norm_fraction, l1_norm, top_k_variance
 from ..experiments.ptft_relu import penalty_ratio
 from ..theory.penalties import relu_ptft_penalty
 from .plotting import tight_layout
@@ -23,7 +24,7 @@ from .plotting import tight_layout
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
            "paired_log_ratio", "reversal_figure", "relu_features_figure",
            "diagonal_generalisation_figure", "diagonal_norms_figure",
-           "diagonal_l12_figure", "diagonal_rescaling_figure"]
+           "diagonal_l12_figure", "diagonal_rescaling_figure", "diagonal_sparsity_figure"]
 
 #: Colour of each method in every figure of this module.
 METHOD_COLORS = {"stl": "C0", "ptft": "C1", "mtl": "C2"}
@@ -404,5 +405,127 @@ def diagonal_rescaling_figure(result):
     for ax in axes:
         ax.set_xlabel("main-task samples $n$")
     axes[0].legend(fontsize=7)
+    tight_layout(fig)
+    return fig
+
+
+def _mean_se_draws(v):
+    """Mean and standard error over the draws (last axis; zero error for one draw)."""
+    v = np.asarray(v, float)
+    d = v.shape[-1]
+    se = v.std(-1, ddof=1) / np.sqrt(d) if d > 1 else np.zeros(v.shape[:-1])
+    return v.mean(-1), se
+
+
+def diagonal_sparsity_figure(runs: dict, readout: dict, n_show: int):
+    r"""Sparsity of the learned diagonal-network solutions (paper 004, Fig. 5c-f).
+
+    Parameters
+    ----------
+    runs : dict
+        ``{support name: TasksResult}`` from
+        :func:`transferkit.experiments.diagonal_networks.run_tasks` (the first entry gives
+        panels c and d).
+    readout : dict
+        ``{support name: ReadoutRuns}`` from
+        :func:`transferkit.experiments.diagonal_networks.stl_readout_only`, same keys, ns
+        and draws: STL (LP), readout-only training.
+    n_show : int
+        The main-task sample size of panel e (one of the runs' ``ns``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Six axes, row-major.  **c** (top left): the share of :math:`\sum_d\hat\beta_d^2`
+        outside the :math:`k` largest weights, :math:`1 - V_k`
+        (:func:`~transferkit.experiments.diagonal_networks.top_k_variance`), against
+        :math:`k`, for STL (markers: gradient descent; thin lines: the minimiser of Eq. 22
+        at the STL initialisation) and STL (LP) (dashed), one colour per :math:`n`, mean over
+        draws.  **e** (top middle, right): the same at :math:`n` = ``n_show`` for STL, PT+FT
+        and MTL, one axis per support.  **d** (bottom left): :math:`\|\hat\beta\|_1` of STL
+        against :math:`n` (mean and standard error; line: Eq. 22 minimiser; dashed: STL (LP);
+        dotted: the teacher's).  **f** (bottom middle, right): the fraction of
+        :math:`\|\hat\beta\|^2` on the auxiliary support
+        (:func:`~transferkit.experiments.diagonal_networks.aux_norm_fraction`) against
+        :math:`n`, per method, one axis per support.
+
+    Raises
+    ------
+    ValueError
+        Naming ``readout`` when its keys differ from those of ``runs``, ``n_show`` when it
+        is not one of the sample sizes.
+    """
+    if list(readout) != list(runs):
+        raise ValueError(f"readout must have the keys of runs {list(runs)} (got {list(readout)})")
+    first = next(iter(runs))
+    ns = np.asarray(runs[first].ns)
+    if n_show not in ns:
+        raise ValueError(f"n_show must be one of the sample sizes {list(ns)} (got {n_show!r})")
+    j = int(np.flatnonzero(ns == n_show)[0])
+    fig, axes = plt.subplots(2, 1 + len(runs), figsize=(4 + 3.6 * len(runs), 6.6),
+                             squeeze=False)
+
+    def outside(beta):
+        return np.maximum(1 - top_k_variance(beta), 1e-16).mean(-2)   # mean over draws
+
+    # c: STL against STL (LP), every n
+    r, lp = runs[first], readout[first]
+    ks = np.arange(1, r.D + 1)
+    shades = plt.cm.viridis(np.linspace(0.05, 0.9, len(ns)))
+    ax = axes[0, 0]
+    out_gd, out_q, out_lp = outside(r.stl.beta), outside(r.qmin_stl.beta), outside(lp.beta)
+    for i, n in enumerate(ns):
+        ax.plot(ks, out_gd[i], "o", ms=2.5, color=shades[i], label=f"$n = {n}$")
+        ax.plot(ks, out_q[i], "-", lw=0.8, color=shades[i])
+        ax.plot(ks, out_lp[i], "--", lw=1, color=shades[i])
+    ax.plot([], [], "ko", ms=2.5, label="STL (GD)")
+    ax.plot([], [], "k-", lw=0.8, label="STL: Eq. 22 minimiser")
+    ax.plot([], [], "k--", lw=1, label="STL (LP)")
+    ax.set_title(f"c: STL vs STL (LP), {first} run")
+    # d: l1 norm of STL against n
+    ax = axes[1, 0]
+    m, se = _mean_se_draws(l1_norm(r.stl.beta))
+    ax.errorbar(ns, m, se, fmt="o", ms=4, capsize=2, color=METHOD_COLORS["stl"], label="STL (GD)")
+    ax.plot(ns, l1_norm(r.qmin_stl.beta).mean(-1), "-", color=METHOD_COLORS["stl"],
+            label="STL: Eq. 22 minimiser")
+    ax.plot(ns, l1_norm(lp.beta).mean(-1), "--", color="0.4", label="STL (LP)")
+    ax.axhline(l1_norm(r.beta_main).mean(), ls=":", color="k", label="teacher")
+    ax.set_xlabel("main-task samples $n$")
+    ax.set_ylabel(r"$\|\hat\beta\|_1$")
+    ax.set_title("d: L1 norm, STL")
+    ax.legend(fontsize=7)
+    # e and f, one column per support
+    for col, (name, r) in enumerate(runs.items(), start=1):
+        ax = axes[0, col]
+        for mth, run in r.methods.items():
+            ax.plot(ks, outside(run.beta[j][None])[0], "o", ms=2.5, color=METHOD_COLORS[mth],
+                    label=f"{METHOD_LABELS[mth]} (GD)")
+        for mth, q in r.qmin.items():
+            ax.plot(ks, outside(q.beta[j][None])[0], "-", lw=0.8, color=METHOD_COLORS[mth],
+                    label=f"{METHOD_LABELS[mth]}: Eq. 22 minimiser")
+        ax.plot(ks, outside(readout[name].beta[j][None])[0], "--", color="0.4", label="STL (LP)")
+        ax.set_title(f"e: {name} ({r.overlap}/{r.k}), $n = {n_show}$")
+        ax = axes[1, col]
+        aux = r.beta_aux[None]
+        for mth, run in r.methods.items():
+            m, se = _mean_se_draws(aux_norm_fraction(run.beta, aux))
+            ax.errorbar(r.ns, m, se, fmt="o", ms=4, capsize=2, color=METHOD_COLORS[mth],
+                        label=f"{METHOD_LABELS[mth]} (GD)")
+        for mth, q in r.qmin.items():
+            ax.plot(r.ns, aux_norm_fraction(q.beta, aux).mean(-1), "-", lw=1,
+                    color=METHOD_COLORS[mth], label=f"{METHOD_LABELS[mth]}: Eq. 22 minimiser")
+        ax.plot(r.ns, aux_norm_fraction(readout[name].beta, aux).mean(-1), "--", color="0.4",
+                label="STL (LP)")
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("main-task samples $n$")
+        ax.set_title(f"f: {name} ({r.overlap}/{r.k})")
+    for ax in axes[0]:
+        ax.set_yscale("log")
+        ax.set_ylim(1e-9, 1.5)
+        ax.set_xlabel("top $k$ weights")
+    axes[0, 0].set_ylabel(r"$1 - V_k$: share of $\|\hat\beta\|^2$ outside the top $k$")
+    axes[1, 1].set_ylabel(r"fraction of $\|\hat\beta\|^2$ on the auxiliary support")
+    axes[0, 0].legend(fontsize=6, ncol=2)
+    axes[0, 1].legend(fontsize=6)
     tight_layout(fig)
     return fig
