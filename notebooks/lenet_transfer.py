@@ -14,8 +14,9 @@
 # %% [markdown]
 # # LeNet transfer among digit-like data sets
 #
-# This chapter regenerates, at LeNet scale, Fig. 8a and (in small) Fig. 9 of Liu et al.
-# {cite:p}`liu2019transferability` (paper 002, Sec. 5). LeNet {cite:p}`lecun1998gradient` is
+# This chapter regenerates, at LeNet scale, Fig. 8a and Fig. 9 of Liu et al.
+# {cite:p}`liu2019transferability` (paper 002, Sec. 5): Fig. 9 in small with the chapter's
+# optimiser, then with the paper's optimiser on the whole MNIST training set (last section). LeNet {cite:p}`lecun1998gradient` is
 # pretrained on MNIST, on upside-down MNIST and on Fashion-MNIST {cite:p}`xiao2017fashion`,
 # with the same number of images, the same labels and the same number of images per class,
 # so that the three pretrained networks differ only through the pixels; each is then
@@ -186,7 +187,8 @@ provenance.record(fig, "p002-fig9", seeds=list(SEEDS), params=dict(FIXED, snapsh
 # shared CPU allows, transfer accuracy only rises with pretraining (at `paper` scale, 5
 # seeds: 0.934 from scratch, then 0.939, 0.949, 0.953, 0.966 after 1, 2, 4, 8 epochs); the
 # decline the paper reports sets in after the pretraining accuracy has saturated, which
-# these short runs (MNIST test accuracy 0.96 after 8 epochs) do not reach.
+# these short runs (MNIST test accuracy 0.96 after 8 epochs) do not reach. The last section
+# runs Fig. 9 with the paper's optimiser on the whole MNIST training set (after the checks).
 
 # %% [markdown]
 # ## Checks
@@ -243,3 +245,101 @@ for d_, se_ in dev_pairs:                          # absolute deviations, as sta
     assert d_ < crit_dev * se_, (d_, se_)         # Fig. 8a: Fashion below scratch in every
     if PRESET.establish_claims:                   # layer, MNIST below Fashion in fc1-fc3
         assert d_ < -crit_dev * se_, (d_, se_)
+
+
+# %% [markdown]
+# ## Fig. 9 at the paper's optimiser, on the whole MNIST training set
+#
+# **The paper's claim** (Sec. 5.2, Fig. 9): transferability rises over the first epochs of
+# pretraining and then falls as pretraining goes on, while the accuracy on the pretraining
+# task keeps rising ("the model starts to fit the specific knowledge of the pretrained
+# dataset"). **What is run here**: LeNet pretrained on all 60,000 MNIST training
+# images with the paper's optimiser (App. A: SGD, momentum 0.9, learning rate 0.01, weight
+# decay $5\times10^{-4}$, batch 64); the network is saved after each snapshot epoch and each
+# saved network (and the initialisation, epoch 0: scratch) is fine-tuned, all layers, on
+# the chapter's target with the same optimiser (the fine-tuning protocol of App. A, SGD with
+# momentum 0.9, at the chapter's number of fine-tuning epochs and target images, see
+# Parameters). One `transferkit.sweep` cell per seed (`transfer_cell`, the cell of Fig. 8a).
+# The values and their sources are in `experiments.lenet_transfer.LENET_FIG9` (one preset per
+# scale). **Reduction**: one epoch takes 5.0 s here (measured, one thread), so the paper's
+# 100 epochs for 3 seeds with snapshots at 1, 2, 5, 10, 20, 50, 100 do not fit the
+# chapter's budget; the `paper` preset stops at 20 epochs and fine-tunes for 20 epochs
+# instead of 100. The full protocol is `experiments.lenet_transfer.LENET_FIG9_FULL`, for a
+# Dask cluster (`TRANSFERKIT_SCHEDULER`).
+
+# %%
+P9 = experiments.lenet_transfer.LENET_FIG9[SCALE]
+FIXED9 = {"n_pretrain": P9.n_pretrain, "n_target": P9.n_target, "ft_epochs": P9.ft_epochs,
+          "batch": P9.batch, "lr": P9.lr, "optimizer": P9.optimizer, "momentum": P9.momentum,
+          "weight_decay": P9.weight_decay, "snapshots": list(P9.snapshots)}
+print(f"{P9.n_pretrain or 60000} MNIST pretraining images, {P9.optimizer.upper()} lr {P9.lr}, "
+      f"momentum {P9.momentum}, weight decay {P9.weight_decay}, batch {P9.batch}; snapshots "
+      f"{list(P9.snapshots)} epochs, {P9.ft_epochs} fine-tuning epochs on {P9.n_target} "
+      f"target images, {len(P9.seeds)} seeds")
+t0 = time.perf_counter()
+sgd = sweep.run(experiments.lenet_transfer.transfer_cell, {"source": ["mnist"], "seed": list(P9.seeds)},
+                fixed=FIXED9, desc="Fig. 9, SGD")
+print(f"{time.perf_counter() - t0:.0f} s ({sgd.computed} cells computed, {sgd.cached} from the cache)")
+ep9, acc9, pa9 = sgd["epochs"][0, 0], sgd["acc"][0], sgd["pre_acc"][0]      # (seed, epoch)
+dev9, dev9_abs = sgd["dev"][0], sgd["dev_abs"][0]                          # (seed, epoch, layer)
+for k, e in enumerate(ep9):
+    src = "scratch" if e == 0 else f"source accuracy {pa9[:, k].mean():.3f}"
+    print(f"{e:3d} epochs ({src}): target accuracy {acc9[:, k].mean():.3f} "
+          f"+- {acc9[:, k].std(ddof=1):.3f} (before fine-tuning {sgd['acc0'][0][:, k].mean():.3f})")
+print("absolute deviation per layer (paper 002's measure)", models.lenet.LAYERS)
+for k, e in enumerate(ep9):
+    print(f"{e:3d} epochs", np.round(dev9_abs[:, k].mean(0), 3), "+-",
+          np.round(dev9_abs[:, k].std(0, ddof=1), 3))
+print("relative deviation per layer (ours)", models.lenet.LAYERS)
+for k, e in enumerate(ep9):
+    print(f"{e:3d} epochs", np.round(dev9[:, k].mean(0), 3), "+-",
+          np.round(dev9[:, k].std(0, ddof=1), 3))
+fig = figures.paper002.fig9_figure(ep9, pa9[:, 1:], acc9, xscale="symlog")
+provenance.record(fig, "p002-fig9-sgd", seeds=list(P9.seeds), params=FIXED9,
+                  caption="paper 002 Fig. 9 at the paper's optimiser (SGD, App. A) on the "
+                          "whole MNIST training set")
+
+# %% [markdown]
+# *Fig. 9 at the paper's optimiser.* (a) MNIST test accuracy after each number of
+# pretraining epochs; (b) accuracy on the digits target after fine-tuning from each of
+# those networks (0: from scratch). Mean and standard deviation over seeds; symmetric-log
+# epoch axis. Parameters as printed above (SGD, momentum 0.9, learning rate 0.01, weight
+# decay $5\times10^{-4}$, batch 64, the whole MNIST training set: App. A and Sec. 5.1);
+# differences from the paper: the target (scikit-learn's digits for SVHN), LeNet for
+# ResNet-50 and MNIST for Food-101 (the paper's Fig. 9 is Food-101 to CUB-200), and, at
+# `paper` scale, snapshots up to 20 of the 100 epochs and 20 instead of 100 fine-tuning
+# epochs (measured 5.0 s per epoch; see above).
+# **Not reproduced** at this horizon (not a finding, and no disagreement with the paper): at
+# `paper` scale (3 seeds, 322-337 s) the target accuracy after fine-tuning was 0.812 ± 0.021
+# from scratch, then 0.967, 0.967, 0.972, 0.973, 0.975 (± 0.002-0.003) after 1, 2, 5, 10, 20
+# epochs of pretraining, while the MNIST test accuracy rose from 0.972 to 0.993. Transfer
+# rises or stays level; no decline after the early epochs appears within 20 epochs (last
+# snapshot minus the best earlier one: +0.002 ± 0.003, check below). Why it may be so: the
+# runs stop at 20 of the paper's 100 epochs, and the decline the paper describes comes with
+# fitting what is specific to the pretraining set, while the MNIST test accuracy is still
+# rising at 20 epochs; MNIST and scikit-learn's digits are two digit sets, much closer to
+# each other than Food-101 to CUB-200, with LeNet instead of ResNet-50; fine-tuning runs 20
+# instead of 100 epochs. `LENET_FIG9_FULL` runs the paper's horizon. Deviations (printed
+# above): in the paper's absolute measure every layer moves less during fine-tuning from a
+# pretrained network than from scratch (from scratch 1.47, 1.41, 1.93, 1.21, 1.27 for
+# $\psi_1$, $\psi_2$, fc1, fc2, fc3; after 1 epoch of pretraining 0.30, 0.83, 1.79, 0.83,
+# 0.61; after 20 epochs 0.21, 0.78, 1.48, 0.62, 0.33), and the relative deviation (ours)
+# falls likewise (first layer: 1.02 from scratch, 0.11 after 1 epoch, 0.06 after 20).
+
+# %% [markdown]
+# *Check.* Finite results at every scale. At `paper` scale (`LENET_FIG9[...].establish_claims`)
+# the two statements above are required: the mean MNIST test accuracy rises at every
+# snapshot, and the target accuracy at the last snapshot is not significantly below the best
+# earlier pretrained snapshot (paired over seeds, Student's $t$, 1 % two-sided; the best
+# snapshot is chosen after the fact, which only makes a decline easier to detect).
+
+# %%
+best = 1 + int(np.argmax(acc9[:, 1:-1].mean(0)))           # best earlier pretrained snapshot
+drop, se_drop = paired(acc9[:, -1], acc9[:, best])
+crit9 = tkstats.critical_value(1, len(P9.seeds))
+print(f"target accuracy, {ep9[-1]} epochs - {ep9[best]} epochs: {drop:+.4f} +- {se_drop:.4f} "
+      f"(critical {crit9:.1f} se)")
+assert np.all(np.isfinite(acc9)) and np.all(np.isfinite(dev9)) and np.all(np.isfinite(dev9_abs))
+if P9.establish_claims:                                    # stated above for this run
+    assert np.all(np.diff(pa9[:, 1:].mean(0)) > 0), pa9    # source accuracy keeps rising
+    assert drop > -crit9 * se_drop, (drop, se_drop)        # no significant decline

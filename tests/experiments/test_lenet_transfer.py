@@ -9,7 +9,10 @@ import pytest
 
 from transferkit import data, stats
 from transferkit.experiments.lenet_transfer import (
+    LENET_FIG9,
+    LENET_FIG9_FULL,
     LENET_TRANSFER,
+    LenetFig9Preset,
     LenetTransferPreset,
     source_data,
     target_data,
@@ -59,9 +62,9 @@ def test_paper_preset_states_the_paper_where_cited():
     p = LENET_TRANSFER["paper"]
     assert p.batch == 64             # paper 002, App. A: "The batch-size is set to 64"
     assert p.n_target == 600         # paper 002, Sec. 5.1: 600 target images
-    # App. A: weight decay 5e-4, the default of train_lenet that transfer_cell keeps
+    # App. A: weight decay 5e-4, the default of train_lenet and of transfer_cell
     assert inspect.signature(train_lenet).parameters["weight_decay"].default == 5e-4
-    assert "weight_decay" not in inspect.signature(transfer_cell).parameters
+    assert inspect.signature(transfer_cell).parameters["weight_decay"].default == 5e-4
     # ours: five seeds at paper scale, enough to establish Fig. 8a's claims; not at smoke
     assert p.establish_claims and not LENET_TRANSFER["smoke"].establish_claims
 
@@ -94,3 +97,48 @@ def test_transfer_cell_returns_both_deviations(one_thread):
     np.testing.assert_allclose(out["dev_abs"][0] / out["dev"][0], norms, rtol=1e-10)
     pre = transfer_cell("mnist", 3, snapshots=(1, 2), **kw)
     assert pre["dev_abs"].shape == (2, len(LAYERS)) and np.all(pre["dev_abs"] > 0)
+
+
+def test_fig9_presets_state_the_paper():
+    """Fig. 9 at the paper's optimiser: every preset carries App. A's SGD, learning rate 0.01,
+    momentum 0.9, weight decay 5e-4, batch 64; ``paper`` and the full protocol pretrain on the
+    whole MNIST training set and fine-tune on 600 target images (Sec. 5.1) with 3 seeds; the
+    full protocol keeps App. A's 100 pretraining and 100 fine-tuning epochs, snapshots at 1,
+    2, 5, 10, 20, 50, 100; ``paper`` is a prefix of those snapshots (the reduction)."""
+    assert set(LENET_FIG9) == {"paper", "smoke"}
+    presets = [*LENET_FIG9.values(), LENET_FIG9_FULL]
+    params = inspect.signature(transfer_cell).parameters
+    for p in presets:
+        assert isinstance(p, LenetFig9Preset)
+        assert (p.optimizer, p.lr, p.momentum, p.weight_decay, p.batch) == ("sgd", 0.01, 0.9,
+                                                                            5e-4, 64)
+        fields = {f.name for f in dataclasses.fields(p)} - {"seeds", "establish_claims"}
+        assert fields <= set(params)                      # every field is a cell argument
+        assert isinstance(p.snapshots, tuple) and isinstance(p.seeds, tuple)
+        assert list(p.snapshots) == sorted(set(p.snapshots)) and p.snapshots[0] == 0
+        assert len(set(p.seeds)) == len(p.seeds) >= 2
+    for p in (LENET_FIG9["paper"], LENET_FIG9_FULL):
+        assert p.n_pretrain == 0 and p.n_target == 600 and len(p.seeds) == 3
+    full = LENET_FIG9_FULL
+    assert full.snapshots == (0, 1, 2, 5, 10, 20, 50, 100) and full.ft_epochs == 100
+    paper = LENET_FIG9["paper"].snapshots
+    assert paper == full.snapshots[:len(paper)] and len(paper) < len(full.snapshots)
+    # ours: the chapter states the paper-scale run only
+    assert LENET_FIG9["paper"].establish_claims
+    assert not LENET_FIG9["smoke"].establish_claims and not full.establish_claims
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        LENET_FIG9["paper"].lr = 0.1
+
+
+@needs_data
+def test_snapshot_zero_is_fine_tuning_from_scratch(one_thread):
+    """The epoch-0 snapshot of a pretraining cell is the scratch cell (same initialisation,
+    target split and fine-tuning batches), here with the paper's SGD (App. A)."""
+    kw = dict(n_pretrain=100, n_target=100, ft_epochs=1, batch=64, lr=0.01,
+              optimizer="sgd", momentum=0.9)
+    pre = transfer_cell("mnist", 2, snapshots=(0, 1), **kw)
+    scratch = transfer_cell("scratch", 2, snapshots=(1,), **kw)
+    assert list(pre["epochs"]) == [0, 1]
+    for key in ("acc", "acc0", "dev", "dev_abs"):
+        np.testing.assert_array_equal(pre[key][0], scratch[key][0])
+    assert not np.array_equal(pre["dev_abs"][0], pre["dev_abs"][1])

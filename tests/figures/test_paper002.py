@@ -114,6 +114,20 @@ def test_fig9_figure():
     assert ax2.get_xlabel() == "pretraining epochs (0: scratch)"
     np.testing.assert_allclose(ax2.get_lines()[0].get_xdata(), ep)
     np.testing.assert_allclose(ax2.get_lines()[0].get_ydata(), ft.mean(0))
+    assert ax1.get_xscale() == ax2.get_xscale() == "linear"
+
+
+def test_fig9_figure_symlog_axis():
+    """xscale="symlog" spreads snapshots over decades (0, 1, 2, 5, 10, 20) on both panels;
+    anything else but "linear" is a ValueError naming xscale."""
+    ep = np.array([0, 1, 2, 5, 10, 20])
+    pa = np.tile([0.9, 0.95, 0.97, 0.98, 0.99], (3, 1))
+    ft = np.tile([0.90, 0.92, 0.93, 0.94, 0.94, 0.93], (3, 1))
+    fig = paper002.fig9_figure(ep, pa, ft, xscale="symlog")
+    assert [ax.get_xscale() for ax in fig.axes] == ["symlog", "symlog"]
+    np.testing.assert_allclose(fig.axes[1].get_lines()[0].get_xdata(), ep)
+    with pytest.raises(ValueError, match="xscale"):
+        paper002.fig9_figure(ep, pa, ft, xscale="log")
 
 
 def width_result(converged_last=True):

@@ -78,6 +78,64 @@ def test_absolute_deviation_is_the_frobenius_norm(one_thread):
         models.lenet.layer_deviation(model, ref, relative="yes")
 
 
+def _reference_loop(model, x, y, opt, epochs, seed, batch):
+    """The training loop of train_lenet written out by hand, with a given torch optimiser."""
+    X, Y = torch.as_tensor(x), torch.as_tensor(y)
+    gen = torch.Generator().manual_seed(1_000_003 * seed + models.lenet.PRETRAIN_ORDER_STREAM)
+    for _ in range(epochs):
+        model.train()
+        order = torch.randperm(len(Y), generator=gen)
+        for i in range(0, len(Y), batch):
+            idx = order[i:i + batch]
+            opt.zero_grad(set_to_none=True)
+            torch.nn.functional.cross_entropy(model(X[idx]), Y[idx]).backward()
+            opt.step()
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+def test_optimizer_option_is_the_torch_optimiser(one_thread, optimizer):
+    """train_lenet's default is Adam (the chapter's numbers are unchanged, bit for bit);
+    optimizer="sgd" is torch's SGD with momentum and weight decay (paper 002, App. A: SGD,
+    momentum 0.9, learning rate 0.01, weight decay 5e-4, batch 64)."""
+    rng = np.random.default_rng(0)
+    x, y = rng.random((40, 784)).astype(np.float32), rng.integers(0, 10, 40)
+    kw = {} if optimizer == "adam" else dict(optimizer="sgd", momentum=0.9, lr=0.01)
+    model = models.lenet.make_lenet(1, "cpu")
+    models.lenet.train_lenet(model, x, y, epochs=2, seed=5, batch=16, **kw)
+    ref = models.lenet.make_lenet(1, "cpu")
+    opt = (torch.optim.Adam(ref.parameters(), lr=1e-3, weight_decay=5e-4) if optimizer == "adam"
+           else torch.optim.SGD(ref.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4))
+    _reference_loop(ref, x, y, opt, epochs=2, seed=5, batch=16)
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, ref.state_dict()[k]), k
+
+
+def test_optimizer_options_are_checked():
+    model = models.lenet.make_lenet(0, "cpu")
+    x, y = np.zeros((4, 784), np.float32), np.zeros(4, int)
+    train = models.lenet.train_lenet
+    with pytest.raises(ValueError, match="optimizer"):
+        train(model, x, y, epochs=1, seed=0, optimizer="rmsprop")
+    for bad in (-0.1, 1.0):
+        with pytest.raises(ValueError, match="momentum"):
+            train(model, x, y, epochs=1, seed=0, optimizer="sgd", momentum=bad)
+    with pytest.raises(ValueError, match="momentum"):
+        train(model, x, y, epochs=1, seed=0, momentum=0.9)          # Adam has no momentum
+    with pytest.raises(ValueError, match="weight_decay"):
+        train(model, x, y, epochs=1, seed=0, weight_decay=-1e-4)
+
+
+@needs_data
+def test_whole_training_set():
+    """n = 0 is the whole training set (paper 002, Sec. 5.1: MNIST, no subset stated)."""
+    x, y, xt, _ = experiments.lenet_transfer.source_data("mnist", 0, 0)
+    full, labels, _, _ = data.load_mnist()
+    assert x.shape == (60_000, 784) and np.array_equal(x, full) and np.array_equal(y, labels)
+    assert xt.shape == (2000, 784)
+    with pytest.raises(ValueError, match="n must be 0"):
+        experiments.lenet_transfer.source_data("mnist", 5, 0)
+
+
 @needs_data
 def test_sources_are_balanced_and_flipped():
     x, y, xt, yt = experiments.lenet_transfer.source_data("mnist", 100, 0)

@@ -245,7 +245,7 @@ def fig8a_figure(acc, dev_abs, dev_rel, thm1, labels, layer_ticks=None):
     return fig
 
 
-def fig9_figure(epochs, pre_acc, ft_acc):
+def fig9_figure(epochs, pre_acc, ft_acc, xscale: str = "linear"):
     r"""Fig. 9 of paper 002 (Sec. 5) in small: transfer accuracy against pretraining epochs.
 
     Parameters
@@ -257,6 +257,9 @@ def fig9_figure(epochs, pre_acc, ft_acc):
     ft_acc : array ``(seed, E + 1)``
         Target test accuracy after fine-tuning from each of those networks (column 0:
         from scratch).
+    xscale : {"linear", "symlog"}
+        Scale of the epoch axes; ``"symlog"`` is linear below 1 epoch and logarithmic
+        above, for snapshots spread over decades (1, 2, 5, 10, 20, ...).
 
     Returns
     -------
@@ -265,8 +268,13 @@ def fig9_figure(epochs, pre_acc, ft_acc):
         accuracy after fine-tuning against pretraining epochs, mean and standard deviation
         over seeds.
     """
+    if xscale not in ("linear", "symlog"):
+        raise ValueError(f"xscale must be 'linear' or 'symlog' (got {xscale!r})")
     ep, pa, ft = np.asarray(epochs), np.asarray(pre_acc), np.asarray(ft_acc)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    if xscale == "symlog":
+        for ax in (ax1, ax2):
+            ax.set_xscale("symlog", linthresh=1)
     ax1.errorbar(ep[1:], pa.mean(0), yerr=pa.std(0, ddof=1), fmt="o-", capsize=3)
     ax1.set_xlabel("pretraining epochs")
     ax1.set_ylabel("MNIST test accuracy")
