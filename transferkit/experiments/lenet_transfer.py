@@ -180,9 +180,9 @@ class LenetFig9Preset:
     establish_claims: bool = False  # ours
 
 
-#: Fig. 9 at the paper's optimiser (paper 002, App. A: SGD, momentum 0.9, learning rate
-#: 0.01, weight decay 5e-4, batch 64) on the whole MNIST training set, at each
-#: ``TRANSFERKIT_SCALE``.
+#: Fig. 9 at the paper's optimiser on the whole MNIST training set, at each
+#: ``TRANSFERKIT_SCALE`` (paper 002, App. A gives SGD, momentum 0.9, learning rate 0.01,
+#: weight decay 5e-4, batch 64).
 #:
 #: Measured on this project's CPU (one thread, ``OMP_NUM_THREADS=2``): one epoch of LeNet at
 #: batch 64 on the 60,000 MNIST images takes 5.0 s, so the 100 epochs of App. A take about
