@@ -253,7 +253,9 @@ plain_T = (wd.risk[:, 0][:, None, :] - lin.risk("linear")).mean(-1)
 spike = theory.deep_linear.linear_transferability_finite(wd.n, D5, np.pi / 2, SIGMA) > 0
 print("gammas with anomalous positive transfer at theta = pi/2 (exact finite-d theory):",
       GAMMAS[spike], "; simulated T there:", plain_T[spike, j].round(3))
-assert (plain_T[spike, j] > 0).all() and (SCALE != "paper" or spike.any())
+# (the paper preset's grid must contain such a gamma: a data check, not a scale switch)
+assert (plain_T[spike, j] > 0).all()
+assert spike.any() or PRESET != experiments.regularisation.FIG56["paper"], GAMMAS
 tuned_T = CHECKS.tuned_transferability
 assert (tuned_T.mean[:, j] < 0).all(), tuned_T.mean[:, j]
 g_fine = np.linspace(0.02, 2, 300)
