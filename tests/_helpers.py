@@ -114,3 +114,9 @@ def assert_same(x, y, path="res"):
 def trained_again(*args, **kwargs):
     """Stand-in for a trainer that must not run (monkeypatched in while loading a cache)."""
     raise AssertionError("trained again instead of loading the cache")
+
+
+#: Marker for tests that need the LeNet chapter's data sets: the session fixture
+#: ``lenet_data`` (``conftest.py``) skips them when MNIST, Fashion-MNIST or the digits are
+#: not installed, loading the data only when such a test runs.
+needs_data = pytest.mark.usefixtures("lenet_data")

@@ -4,6 +4,8 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
+from transferkit import data
+
 
 @pytest.fixture(scope="module")
 def one_thread():
@@ -22,3 +24,13 @@ def matplotlib_state():
     with matplotlib.rc_context():
         yield
     plt.close("all")
+
+
+@pytest.fixture(scope="session")
+def lenet_data():
+    """Skips the test unless MNIST, Fashion-MNIST and the 28x28 digits are installed
+    (``make data``); used through ``_helpers.needs_data``."""
+    try:
+        data.load_mnist(), data.load_fashion_mnist(), data.load_digits_28()
+    except (data.DataNotFoundError, FileNotFoundError):
+        pytest.skip("MNIST / Fashion-MNIST / digits not installed (make data)")

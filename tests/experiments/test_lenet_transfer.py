@@ -6,8 +6,9 @@ import inspect
 
 import numpy as np
 import pytest
+from _helpers import needs_data
 
-from transferkit import data, stats
+from transferkit import stats
 from transferkit.experiments.lenet_transfer import (
     LENET_FIG9,
     LENET_FIG9_FULL,
@@ -19,18 +20,6 @@ from transferkit.experiments.lenet_transfer import (
     transfer_cell,
 )
 from transferkit.models.lenet import LAYERS, make_lenet, train_lenet
-
-
-def _have_data():
-    try:
-        data.load_mnist(), data.load_fashion_mnist(), data.load_digits_28()
-    except (data.DataNotFoundError, FileNotFoundError):
-        return False
-    return True
-
-
-needs_data = pytest.mark.skipif(not _have_data(),
-                                reason="MNIST / Fashion-MNIST / digits not installed (make data)")
 
 
 def test_presets_are_frozen_tuples():

@@ -5,21 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from _helpers import needs_data
 
 from transferkit import data, experiments, models
-
-SKIP = "MNIST / Fashion-MNIST / digits not installed (make data)"
-
-
-def _have_data():
-    try:
-        data.load_mnist(), data.load_fashion_mnist(), data.load_digits_28()
-    except (data.DataNotFoundError, FileNotFoundError):
-        return False
-    return True
-
-
-needs_data = pytest.mark.skipif(not _have_data(), reason=SKIP)
 
 
 def test_forward_shape(one_thread):
