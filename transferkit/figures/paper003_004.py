@@ -151,12 +151,14 @@ def paired_log_ratio(result, converged_only: bool = True):
     return lr
 
 
-def _mean_se(v):
+def _mean_se(v, single=np.nan):
+    """Mean and standard error over the last axis, of the finite entries only; ``single`` is
+    the error where fewer than two entries are finite (the mean is NaN where none is)."""
     count = np.sum(np.isfinite(v), -1)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.nansum(v, -1) / np.where(count > 0, count, np.nan)
         sq = np.nansum((v - mean[..., None]) ** 2, -1)
-        se = np.where(count > 1, np.sqrt(sq / np.maximum(count - 1, 1) / np.maximum(count, 1)), np.nan)
+        se = np.where(count > 1, np.sqrt(sq / np.maximum(count - 1, 1) / np.maximum(count, 1)), single)
     return mean, se
 
 
@@ -348,12 +350,7 @@ def diagonal_l12_figure(ns, alphas, ratio, distance, converged=None):
     shades = plt.cm.viridis(np.linspace(0.1, 0.85, len(alphas)))
     for a, col, r, dist, c in zip(alphas, shades, ratio, distance, conv):
         for ax, v in zip(axes, (r, dist)):
-            kept = np.where(c, v, np.nan)
-            count = c.sum(-1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = np.nansum(kept, -1) / np.where(count > 0, count, np.nan)
-                sq = np.nansum((kept - mean[:, None]) ** 2, -1)
-                se = np.where(count > 1, np.sqrt(sq / np.maximum(count - 1, 1) / np.maximum(count, 1)), 0.0)
+            mean, se = _mean_se(np.where(c, v, np.nan), single=0.0)   # converged runs
             ax.errorbar(ns, mean, yerr=se, fmt="o-", ms=3, color=col, label=rf"$\alpha = {a:g}$")
             if not c.all():
                 ax.plot(ns, v.mean(-1), "--", lw=0.8, color=col)
@@ -389,13 +386,12 @@ def diagonal_rescaling_figure(result):
     r = result
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     shades = plt.cm.viridis(np.linspace(0.05, 0.9, len(r.scales)))
-    draws = r.risk.shape[-1]
     panels = ((r.risk, r.qmin_risk), (r.aux_fraction, r.qmin_aux_fraction))
     for i, s in enumerate(r.scales):
         col = "k" if s == 1 else shades[i]
         for ax, (gd, th) in zip(axes, panels):
-            se = gd[i].std(-1, ddof=1) / np.sqrt(draws) if draws > 1 else np.zeros(len(r.ns))
-            ax.errorbar(r.ns, gd[i].mean(-1), se, fmt="o", ms=4, capsize=2, color=col,
+            mean, se = _mean_se_draws(gd[i])
+            ax.errorbar(r.ns, mean, se, fmt="o", ms=4, capsize=2, color=col,
                         label=rf"$s = {s:g}$" + (" (no rescaling)" if s == 1 else ""))
             ax.plot(r.ns, th[i].mean(-1), "-", lw=1, color=col)
     axes[0].set_ylabel(r"$\|\hat\beta - \beta\|^2$")
