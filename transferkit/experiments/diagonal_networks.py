@@ -334,6 +334,41 @@ def _padded(Xs, N):
     return out
 
 
+def _pretrain(data: TaskData, draws, n_aux, alpha, rel_step, loss_tol, max_steps):
+    """Pretraining of PT+FT: STL on the auxiliary task from ``alpha``, once per draw."""
+    st = init_state(draws, 1, data.beta_aux.shape[1], alpha, alpha)
+    return train_diagonal(st, np.array(data.Xa)[:, None], np.array(data.ya)[:, None],
+                          np.full((draws, 1), n_aux), rel_step=rel_step, loss_tol=loss_tol,
+                          max_steps=max_steps)
+
+
+def _finetune(data: TaskData, ns, w1, w2, rel_step, loss_tol, max_steps):
+    """One-output networks from ``(w1, w2)`` trained on the main-task samples of every
+    ``(n, draw)``, in the order of ``data.Xm``, padded to the largest ``n``."""
+    N, G = max(ns), len(data.Xm)
+    ym_p = np.zeros((G, N))
+    for i, v in enumerate(data.ym):
+        ym_p[i, :len(v)] = v
+    nn = np.array([len(v) for v in data.ym], float)
+    st = init_state(G, 1, data.beta_aux.shape[1], w1, w2)
+    return train_diagonal(st, _padded(data.Xm, N)[:, None], ym_p[:, None], nn[:, None],
+                          rel_step=rel_step, loss_tol=loss_tol, max_steps=max_steps)
+
+
+def _q_min_all(data: TaskData, w1, w2):
+    """:func:`q_min_interpolant` of every main-task sample (rows of ``w1``); returns the
+    stacked solutions and residuals."""
+    sols = [q_min_interpolant(x, y, w, w2) for x, y, w in zip(data.Xm, data.ym, w1)]
+    return np.array([b for b, _ in sols]), np.array([r for _, r in sols])
+
+
+def _main_risk(beta, data: TaskData, ns, draws):
+    r""":math:`\|\hat\beta - \beta^{\rm main}\|^2` of every ``(n, draw)``, shape
+    ``(len(ns), draws)``."""
+    jj = np.tile(np.arange(draws), len(ns))
+    return ((beta - data.beta_main[jj]) ** 2).sum(-1).reshape(len(ns), draws)
+
+
 def run_tasks(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int, alpha: float,
               gamma: float, seed: int = 0, rel_step: float = 0.01, loss_tol: float = 1e-12,
               mtl_loss_tol: float = 1e-8, max_steps: int = 200_000,
@@ -401,37 +436,22 @@ def tasks_cell(seed, D, k, overlap, ns, draws, n_aux, alpha, gamma, rel_step=0.0
     (``stl_beta``, ``qmin_ptft_residual``, ...)."""
     ns = [int(n) for n in ns]
     data = task_data(seed, D, k, overlap, ns, draws, n_aux)
-    b_aux, b_main, Xa, ya, Xm, ym = data.beta_aux, data.beta_main, data.Xa, data.ya, data.Xm, data.ym
-    # pretraining (STL on the auxiliary task), once per draw
-    st = init_state(draws, 1, D, alpha, alpha)
-    pre = train_diagonal(st, np.array(Xa)[:, None], np.array(ya)[:, None], np.full((draws, 1), n_aux),
-                rel_step=rel_step, loss_tol=loss_tol, max_steps=max_steps)
+    b_aux, b_main = data.beta_aux, data.beta_main
+    pre = _pretrain(data, draws, n_aux, alpha, rel_step, loss_tol, max_steps)
     b_pre = pre.beta[:, 0]
-    # main-task samples for every (n, draw), padded to the largest n
-    N = max(ns)
-    nn = [n for n in ns for _ in range(draws)]
     G = len(ns) * draws
-    Xm_p = _padded(Xm, N)
-    ym_p = np.zeros((G, N))
-    for i, v in enumerate(ym):
-        ym_p[i, :len(v)] = v
-    nn = np.array(nn, float)
     jj = np.tile(np.arange(draws), len(ns))
     shape = (len(ns), draws)
 
     def method_run(res, beta):
         return MethodRun(beta=beta.reshape(shape + (D,)),
-                         risk=((beta - b_main[jj]) ** 2).sum(-1).reshape(shape),
+                         risk=_main_risk(beta, data, ns, draws),
                          steps=res.steps.reshape(shape), converged=res.converged.reshape(shape))
 
-    st = init_state(G, 1, D, alpha, alpha)
-    res = train_diagonal(st, Xm_p[:, None], ym_p[:, None], nn[:, None], rel_step=rel_step,
-                loss_tol=loss_tol, max_steps=max_steps)
+    res = _finetune(data, ns, alpha, alpha, rel_step, loss_tol, max_steps)
     stl = method_run(res, res.beta[:, 0])
     w1_ft = np.sqrt(np.abs(b_pre))[jj]
-    st = init_state(G, 1, D, w1_ft, gamma)
-    res = train_diagonal(st, Xm_p[:, None], ym_p[:, None], nn[:, None], rel_step=rel_step,
-                loss_tol=loss_tol, max_steps=max_steps)
+    res = _finetune(data, ns, w1_ft, gamma, rel_step, loss_tol, max_steps)
     ptft = method_run(res, res.beta[:, 0])
     res = _train_mtl(data, ns, draws, n_aux, alpha, rel_step, mtl_loss_tol, max_steps)
     mtl = method_run(res, res.beta[:, 1])
@@ -439,15 +459,10 @@ def tasks_cell(seed, D, k, overlap, ns, draws, n_aux, alpha, gamma, rel_step=0.0
     # theory: minimisers of Eq. 22 at the STL and PT+FT initialisations
     qmin = []
     for w1, w2 in ((np.full((G, D), alpha), alpha), (w1_ft, gamma)):
-        betas, resid = [], []
-        for i in range(G):
-            b, r = q_min_interpolant(Xm[i], ym[i], w1[i], w2)
-            betas.append(b)
-            resid.append(r)
-        betas = np.array(betas)
+        betas, resid = _q_min_all(data, w1, w2)
         qmin.append(QMinSolution(beta=betas.reshape(shape + (D,)),
-                                 risk=((betas - b_main[jj]) ** 2).sum(-1).reshape(shape),
-                                 residual=np.array(resid).reshape(shape)))
+                                 risk=_main_risk(betas, data, ns, draws),
+                                 residual=resid.reshape(shape)))
     out = {"beta_aux": b_aux, "beta_main": b_main, "beta_pre": b_pre,
            "pre_converged": pre.converged, "mtl_aux": mtl_aux}
     for prefix, part in (("stl_", stl), ("ptft_", ptft), ("mtl_", mtl), ("qmin_stl_", qmin[0]),
@@ -808,39 +823,20 @@ def rescaling_cell(scale, seed, D, k, k_main, ns, draws, n_aux, alpha, gamma, re
     teachers, ``beta_pre`` and ``pre_converged``."""
     ns = [int(n) for n in ns]
     data = nested_task_data(seed, D, k, k_main, ns, draws, n_aux)
-    b_main, Xa, ya, Xm, ym = data.beta_main, data.Xa, data.ya, data.Xm, data.ym
-    st = init_state(draws, 1, D, alpha, alpha)
-    pre = train_diagonal(st, np.array(Xa)[:, None], np.array(ya)[:, None],
-                         np.full((draws, 1), n_aux), rel_step=rel_step, loss_tol=loss_tol,
-                         max_steps=max_steps)
+    pre = _pretrain(data, draws, n_aux, alpha, rel_step, loss_tol, max_steps)
     b_pre = pre.beta[:, 0]
-    N = max(ns)
-    G = len(ns) * draws
-    Xm_p = _padded(Xm, N)
-    ym_p = np.zeros((G, N))
-    for i, v in enumerate(ym):
-        ym_p[i, :len(v)] = v
-    nn = np.array([n for n in ns for _ in range(draws)], float)
-    jj = np.tile(np.arange(draws), len(ns))
     shape = (len(ns), draws)
-    w1_ft = scale * np.sqrt(np.abs(b_pre))[jj]
-    st = init_state(G, 1, D, w1_ft, gamma)
-    res = train_diagonal(st, Xm_p[:, None], ym_p[:, None], nn[:, None], rel_step=rel_step,
-                         loss_tol=loss_tol, max_steps=max_steps)
+    w1_ft = scale * np.sqrt(np.abs(b_pre))[np.tile(np.arange(draws), len(ns))]
+    res = _finetune(data, ns, w1_ft, gamma, rel_step, loss_tol, max_steps)
     beta = res.beta[:, 0]
-    qb, qr = [], []
-    for i in range(G):
-        b, r = q_min_interpolant(Xm[i], ym[i], w1_ft[i], gamma)
-        qb.append(b)
-        qr.append(r)
-    qb = np.array(qb)
+    qb, qr = _q_min_all(data, w1_ft, gamma)
     return {"beta": beta.reshape(shape + (D,)),
-            "risk": ((beta - b_main[jj]) ** 2).sum(-1).reshape(shape),
+            "risk": _main_risk(beta, data, ns, draws),
             "steps": res.steps.reshape(shape), "converged": res.converged.reshape(shape),
             "qmin_beta": qb.reshape(shape + (D,)),
-            "qmin_risk": ((qb - b_main[jj]) ** 2).sum(-1).reshape(shape),
-            "qmin_residual": np.array(qr).reshape(shape),
-            "beta_aux": data.beta_aux, "beta_main": b_main, "beta_pre": b_pre,
+            "qmin_risk": _main_risk(qb, data, ns, draws),
+            "qmin_residual": qr.reshape(shape),
+            "beta_aux": data.beta_aux, "beta_main": data.beta_main, "beta_pre": b_pre,
             "pre_converged": pre.converged}
 
 
@@ -1055,11 +1051,10 @@ def stl_readout_only(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int
     alpha = check_positive("alpha", alpha)
     seed = check_int("seed", seed, 0)
     data = task_data(seed, D, k, overlap, ns, draws, n_aux)
-    jj = np.tile(np.arange(draws), len(ns))
     fits = [readout_only_fit(x, v, alpha, alpha) for x, v in zip(data.Xm, data.ym)]
     shape = (len(ns), draws)
     beta = np.array([f.beta for f in fits])
     return ReadoutRuns(ns=np.array(ns), beta_main=data.beta_main,
                        beta=beta.reshape(shape + (beta.shape[-1],)),
-                       risk=((beta - data.beta_main[jj]) ** 2).sum(-1).reshape(shape),
+                       risk=_main_risk(beta, data, ns, draws),
                        residual=np.array([f.residual for f in fits]).reshape(shape))
