@@ -120,3 +120,16 @@ def trained_again(*args, **kwargs):
 #: ``lenet_data`` (``conftest.py``) skips them when MNIST, Fashion-MNIST or the digits are
 #: not installed, loading the data only when such a test runs.
 needs_data = pytest.mark.usefixtures("lenet_data")
+
+
+def check_presets(presets, cls, tuples, frozen_field):
+    """A chapter's presets: exactly ``paper`` and ``smoke``, each a ``cls``, the fields named
+    in ``tuples`` tuples (hashable sweep parameters), and frozen (setting ``frozen_field``
+    raises)."""
+    assert set(presets) == {"paper", "smoke"}
+    for p in presets.values():
+        assert isinstance(p, cls)
+        for name in tuples:
+            assert isinstance(getattr(p, name), tuple), name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(presets["paper"], frozen_field, getattr(presets["paper"], frozen_field))

@@ -6,7 +6,7 @@ import inspect
 
 import numpy as np
 import pytest
-from _helpers import needs_data
+from _helpers import check_presets, needs_data
 
 from transferkit import stats
 from transferkit.experiments.lenet_transfer import (
@@ -23,12 +23,7 @@ from transferkit.models.lenet import LAYERS, make_lenet, train_lenet
 
 
 def test_presets_are_frozen_tuples():
-    assert set(LENET_TRANSFER) == {"paper", "smoke"}
-    for p in LENET_TRANSFER.values():
-        assert isinstance(p, LenetTransferPreset)
-        assert isinstance(p.snapshots, tuple) and isinstance(p.seeds, tuple)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        LENET_TRANSFER["paper"].seeds = (0,)
+    check_presets(LENET_TRANSFER, LenetTransferPreset, ("snapshots", "seeds"), "seeds")
 
 
 @pytest.mark.parametrize("scale", ["paper", "smoke"])

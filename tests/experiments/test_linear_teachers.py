@@ -4,11 +4,11 @@ The simulations themselves are tested in ``tests/theory/test_linear_teachers.py`
 ``tests/figures/test_paper001.py``."""
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 import pytest
+from _helpers import check_presets
 
 from transferkit import theory
 from transferkit._validate import check_int, check_positive, check_seed
@@ -30,13 +30,7 @@ PRESETS = [(FIG1_EIGEN_ALIGN, EigenAlignPreset, ("ns",)),
 
 @pytest.mark.parametrize("presets, cls, grids", PRESETS)
 def test_presets_are_frozen_tuples(presets, cls, grids):
-    assert set(presets) == {"paper", "smoke"}
-    for p in presets.values():
-        assert isinstance(p, cls)
-        for name in grids:
-            assert isinstance(getattr(p, name), tuple), name
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        presets["paper"].draws = 3
+    check_presets(presets, cls, grids, "draws")
 
 
 @pytest.mark.parametrize("scale", ["paper", "smoke"])

@@ -6,7 +6,7 @@ import inspect
 
 import numpy as np
 import pytest
-from _helpers import trained_again
+from _helpers import check_presets, trained_again
 
 from transferkit.experiments.mnist_table import (
     DEFAULT_FIT,
@@ -30,12 +30,7 @@ from transferkit.experiments.mnist_table import (
 
 
 def test_presets_are_frozen_tuples():
-    assert set(TABLE1) == {"paper", "smoke"}
-    for p in TABLE1.values():
-        assert isinstance(p, Table1Preset)
-        assert isinstance(p.ns, tuple) and isinstance(p.other_c, tuple)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        TABLE1["paper"].pairs = 3
+    check_presets(TABLE1, Table1Preset, ("ns", "other_c"), "pairs")
 
 
 @pytest.mark.parametrize("scale", ["paper", "smoke"])

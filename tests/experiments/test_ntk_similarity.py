@@ -6,6 +6,7 @@ import inspect
 
 import numpy as np
 import pytest
+from _helpers import check_presets
 
 from transferkit.experiments.ntk_similarity import (
     NTK_SIMILARITY,
@@ -25,12 +26,7 @@ from transferkit.models.relu import init_ntk
 
 
 def test_presets_are_frozen_tuples():
-    assert set(NTK_SIMILARITY) == {"paper", "smoke"}
-    for p in NTK_SIMILARITY.values():
-        assert isinstance(p, NtkSimilarityPreset)
-        assert isinstance(p.seeds, tuple) and isinstance(p.target_tasks, tuple)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        NTK_SIMILARITY["paper"].m = 3
+    check_presets(NTK_SIMILARITY, NtkSimilarityPreset, ("seeds", "target_tasks"), "m")
 
 
 @pytest.mark.parametrize("scale", ["paper", "smoke"])

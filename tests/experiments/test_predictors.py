@@ -4,6 +4,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from _helpers import check_presets
 from scipy import stats
 
 from transferkit import experiments, theory
@@ -284,12 +285,7 @@ def test_presets_are_frozen_with_tuple_grids():
     for presets, cls, grids in ((P.SYNTHETIC_TASKS, P.SyntheticTasksPreset,
                                  ("thetas", "sigmas", "norms", "gammas")),
                                 (P.REAL_TASKS, P.RealTasksPreset, ("ns",))):
-        assert set(presets) == set(SCALES)
-        for p in presets.values():
-            assert isinstance(p, cls)
-            assert all(isinstance(getattr(p, g), tuple) for g in grids)
-        with pytest.raises(dataclasses.FrozenInstanceError):
-            presets["paper"].seed = 1
+        check_presets(presets, cls, grids, "seed")
 
 
 @pytest.mark.parametrize("scale", SCALES)
