@@ -18,6 +18,36 @@ def test_forward_shape(one_thread):
     assert n == 61_706                       # LeNet-5 with padding 2 on 28x28 inputs
 
 
+def _textbook_forward(model, x):
+    """LeNet's forward pass in the textbook order, ReLU before each max pooling."""
+    F = torch.nn.functional
+    x = x.reshape(-1, 1, 28, 28)
+    x = F.max_pool2d(F.relu(model.conv1(x)), 2)
+    x = F.max_pool2d(F.relu(model.conv2(x)), 2)
+    x = x.flatten(1)
+    return model.fc3(F.relu(model.fc2(F.relu(model.fc1(x)))))
+
+
+def test_pooling_before_relu_is_bitwise_the_textbook_order(one_thread):
+    """LeNet.forward pools before the ReLU (faster); the outputs and every gradient are those
+    of relu-then-pool bit for bit, also with ties and all-negative pooling windows."""
+    rng = np.random.default_rng(0)
+    x = rng.random((32, 784)).astype(np.float32)
+    x[:8] = 0.0                                          # constant images: ties everywhere
+    x[8:16] = np.round(x[8:16])                          # binary images: many ties
+    y = torch.as_tensor(rng.integers(0, 10, 32))
+    model = models.lenet.make_lenet(2, "cpu")
+    grads = []
+    for fwd in (model.forward, lambda v: _textbook_forward(model, v)):
+        model.zero_grad(set_to_none=True)
+        out = fwd(torch.as_tensor(x))
+        torch.nn.functional.cross_entropy(out, y).backward()
+        grads.append((out.detach(), [p.grad.clone() for p in model.parameters()]))
+    (o1, g1), (o2, g2) = grads
+    assert torch.equal(o1, o2)
+    assert all(torch.equal(a, b) for a, b in zip(g1, g2))
+
+
 def test_init_is_seeded_and_leaves_global_rng(one_thread):
     state = torch.random.get_rng_state()
     a, b, c = models.lenet.make_lenet(3, "cpu"), models.lenet.make_lenet(3, "cpu"), models.lenet.make_lenet(4, "cpu")
