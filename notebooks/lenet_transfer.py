@@ -15,8 +15,9 @@
 # # LeNet transfer among digit-like data sets
 #
 # This chapter regenerates, at LeNet scale, Fig. 8a and Fig. 9 of Liu et al.
-# {cite:p}`liu2019transferability` (paper 002, Sec. 5): Fig. 9 in small with the chapter's
-# optimiser, then with the paper's optimiser on the whole MNIST training set (last section). LeNet {cite:p}`lecun1998gradient` is
+# {cite:p}`liu2019transferability` (paper 002, Sec. 5): both in small with the chapter's
+# optimiser, then Fig. 9 and Fig. 8a with the paper's optimiser on the whole training sets
+# (last two sections). LeNet {cite:p}`lecun1998gradient` is
 # pretrained on MNIST, on upside-down MNIST and on Fashion-MNIST {cite:p}`xiao2017fashion`,
 # with the same number of images, the same labels and the same number of images per class,
 # so that the three pretrained networks differ only through the pixels; each is then
@@ -261,11 +262,16 @@ for d_, se_ in dev_pairs:                          # absolute deviations, as sta
 # momentum 0.9, at the chapter's number of fine-tuning epochs and target images, see
 # Parameters). One `transferkit.sweep` cell per seed (`transfer_cell`, the cell of Fig. 8a).
 # The values and their sources are in `experiments.lenet_transfer.LENET_FIG9` (one preset per
-# scale). **Reduction**: one epoch takes 5.0 s here (measured, one thread), so the paper's
-# 100 epochs for 3 seeds with snapshots at 1, 2, 5, 10, 20, 50, 100 do not fit the
-# chapter's budget; the `paper` preset stops at 20 epochs and fine-tunes for 20 epochs
-# instead of 100. The full protocol is `experiments.lenet_transfer.LENET_FIG9_FULL`, for a
-# Dask cluster (`TRANSFERKIT_SCHEDULER`).
+# scale). **Reduction**: `benchmarks/lenet_speed.py` measures 10,651 images per second for
+# LeNet's forward and backward pass and SGD step at batch 64 on one thread (CPU time; about
+# 5 s per epoch of the 60,000 images on an idle core, 8.3 s on the shared machine), so the
+# paper's schedule (100 epochs for 3 seeds with snapshots at 1, 2, 5, 10, 20, 50, 100, each
+# fine-tuned for 100 epochs) is estimated at 30 minutes for this figure alone, and 87 minutes
+# with the two other sources of Fig. 8a (next section) pretrained for 100 epochs: **beyond
+# the chapter's 20-minute budget**. The `paper` preset stops at 20 epochs and fine-tunes for
+# 20 epochs instead of 100 (about 12 minutes with Fig. 8a at 10 epochs, estimated). The full
+# protocol is `experiments.lenet_transfer.LENET_FIG9_FULL`, for a Dask cluster
+# (`TRANSFERKIT_SCHEDULER`).
 
 # %%
 P9 = experiments.lenet_transfer.LENET_FIG9[SCALE]
@@ -308,7 +314,8 @@ provenance.record(fig, "p002-fig9-sgd", seeds=list(P9.seeds), params=FIXED9,
 # differences from the paper: the target (scikit-learn's digits for SVHN), LeNet for
 # ResNet-50 and MNIST for Food-101 (the paper's Fig. 9 is Food-101 to CUB-200), and, at
 # `paper` scale, snapshots up to 20 of the 100 epochs and 20 instead of 100 fine-tuning
-# epochs (measured 5.0 s per epoch; see above).
+# epochs (the full schedule, estimated at 30 minutes from the benchmark's 10,651 images per
+# second, exceeds the 20-minute budget; `LENET_FIG9_FULL` runs it on a cluster; see above).
 # **Not reproduced** at this horizon (not a finding, and no disagreement with the paper): at
 # `paper` scale (3 seeds, 322-337 s) the target accuracy after fine-tuning was 0.812 ± 0.021
 # from scratch, then 0.967, 0.967, 0.972, 0.973, 0.975 (± 0.002-0.003) after 1, 2, 5, 10, 20
@@ -343,3 +350,136 @@ assert np.all(np.isfinite(acc9)) and np.all(np.isfinite(dev9)) and np.all(np.isf
 if P9.establish_claims:                                    # stated above for this run
     assert np.all(np.diff(pa9[:, 1:].mean(0)) > 0), pa9    # source accuracy keeps rising
     assert drop > -crit9 * se_drop, (drop, se_drop)        # no significant decline
+
+
+# %% [markdown]
+# ## Fig. 8a at the paper's optimiser, on the whole training sets
+#
+# **The paper's claims** (Sec. 5.1, Fig. 8a): compared with training from scratch, MNIST
+# pretraining "improve[s] generalization significantly"; upside-down MNIST "shows slightly
+# worse generalization performance" than MNIST; Fashion-MNIST "barely improves
+# generalization", and its layer deviations "show no improvement over training from
+# scratch". **What is run here**: the protocol of the previous section for every source
+# (App. A: SGD, momentum 0.9, learning rate 0.01, weight decay $5\times10^{-4}$, batch 64),
+# each source pretrained on its whole training set (60,000 images, the same size and labels
+# for the three) for `fig8a_epochs` epochs (10 at `paper` scale, App. A: 100; see the
+# caption), then fine-tuned, all layers, on the chapter's 600 target images, 3 seeds.
+# The MNIST network and scratch are those of Fig. 9 above (the snapshot at the Fig. 8a epoch
+# count, and snapshot 0), so only upside-down MNIST and Fashion-MNIST are new cells, one
+# `transferkit.sweep` cell per (source, seed). The task similarity (d) is the pixel
+# similarity of the theory section. The values and sources are in
+# `experiments.lenet_transfer.LENET_FIG9` (`fig8a_epochs`).
+
+# %%
+E8 = P9.fig8a_epochs
+k8 = list(ep9).index(E8)                                  # the Fig. 9 snapshot of Fig. 8a
+t0 = time.perf_counter()
+sgd8 = sweep.run(experiments.lenet_transfer.transfer_cell,
+                 {"source": ["mnist_upside_down", "fashion"], "seed": list(P9.seeds)},
+                 fixed={**FIXED9, "snapshots": [E8]}, desc="Fig. 8a, SGD")
+print(f"{time.perf_counter() - t0:.0f} s ({sgd8.computed} cells computed, {sgd8.cached} from "
+      f"the cache); MNIST and scratch: the Fig. 9 cells above, snapshots {E8} and 0")
+acc8 = np.stack([acc9[:, k8], *sgd8["acc"][:, :, 0], acc9[:, 0]])             # (source, seed)
+acc08 = np.stack([sgd["acc0"][0][:, k8], *sgd8["acc0"][:, :, 0], sgd["acc0"][0][:, 0]])
+dev8 = np.stack([dev9[:, k8], *sgd8["dev"][:, :, 0], dev9[:, 0]])     # (source, seed, layer)
+dev8_abs = np.stack([dev9_abs[:, k8], *sgd8["dev_abs"][:, :, 0], dev9_abs[:, 0]])
+pre8 = np.stack([pa9[:, k8], *sgd8["pre_acc"][:, :, 0]])
+print(f"{E8} pretraining epochs, {P9.ft_epochs} fine-tuning epochs, {len(P9.seeds)} seeds")
+for k, lab in enumerate(LABELS):
+    extra = f", source test accuracy {pre8[k].mean():.3f}" if k < 3 else ""
+    print(f"{lab:18s} target accuracy {acc8[k].mean():.3f} +- {acc8[k].std(ddof=1):.3f} "
+          f"(before fine-tuning {acc08[k].mean():.3f}){extra}")
+print("absolute deviation per layer (paper 002's measure)", models.lenet.LAYERS)
+for k, lab in enumerate(LABELS):
+    print(f"{lab:18s}", np.round(dev8_abs[k].mean(0), 3), "+-",
+          np.round(dev8_abs[k].std(0, ddof=1), 3))
+print("relative deviation per layer (ours)", models.lenet.LAYERS)
+for k, lab in enumerate(LABELS):
+    print(f"{lab:18s}", np.round(dev8[k].mean(0), 3), "+-", np.round(dev8[k].std(0, ddof=1), 3))
+PARAMS8 = {**{k: v for k, v in FIXED9.items() if k != "snapshots"}, "pretrain_epochs": E8}
+fig = figures.paper002.fig8a_figure(acc8, dev8_abs, dev8, thm1, LABELS)
+provenance.record(fig, "p002-fig8a-sgd", seeds=list(P9.seeds), params=PARAMS8,
+                  caption="paper 002 Fig. 8a at the paper's optimiser (SGD, App. A) on the "
+                          "whole training sets")
+
+# %% [markdown]
+# *Fig. 8a at the paper's optimiser.* Panels as in Fig. 8a above: (a) target accuracy after
+# fine-tuning (bars: mean and standard deviation over 3 seeds; dots: seeds); (b) the paper's
+# deviation $\|W_l - W_l^{\rm start}\|_F$ of each layer from where fine-tuning started; (c)
+# the same divided by $\|W_l^{\rm start}\|_F$ (ours); (d) Thm 1's task dissimilarity on the
+# pixels (the theory section). Parameters as printed above: the optimiser, learning rate,
+# momentum, weight decay, batch and the whole training sets are the paper's (App. A,
+# Sec. 5.1). Differences from the paper: the target (scikit-learn's digits for SVHN); the
+# images per class (the whole sets: MNIST and its flipped copy have 5,421 to 6,742 images
+# per class, Fashion-MNIST 6,000 each, where the paper keeps the counts the same; a balanced
+# subset would not share the Fig. 9 cells); and, at `paper` scale, **10 of the paper's 100
+# pretraining epochs and 20 of its 100 fine-tuning epochs**: App. A's schedule for both
+# figures is estimated at 87 minutes on one thread (`benchmarks/lenet_speed.py`; the two
+# sources of this section at 100 epochs alone 57 minutes of CPU), beyond the chapter's
+# 20-minute budget; `LENET_FIG9_FULL` runs it, with `fig8a_epochs` = 100, on a cluster.
+#
+# At `paper` scale (3 seeds; the six new cells took 529 s in the run quoted here, on the
+# shared machine under load, Fig. 9's three cells 624 s) the target accuracies were MNIST
+# 0.973 ± 0.003, upside-down MNIST 0.964 ± 0.005, Fashion-MNIST 0.957 ± 0.007, scratch
+# 0.812 ± 0.021 (source test accuracy after 10 epochs: MNIST 0.989, upside-down 0.990,
+# Fashion-MNIST 0.898). **Reproduced**: MNIST pretraining improves on scratch, +0.161 ±
+# 0.011 (paired over seeds; $t = 14.9$ against the critical 14.1 of the check below, a thin
+# margin: with 3 seeds Student's $t$ has 2 degrees of freedom); the order MNIST, upside-down
+# MNIST, Fashion-MNIST of the paper and of the theory's task similarity (d), though the
+# differences between the three sources (MNIST minus upside-down +0.009 ± 0.004, MNIST
+# minus Fashion-MNIST +0.016 ± 0.005) are not significant with 3 seeds. **Not reproduced**
+# (not a finding: the protocol is reduced and the target is not SVHN): Fashion-MNIST
+# pretraining does not "barely" improve, it gains +0.145 ± 0.015 over scratch, nine tenths
+# of MNIST's gain. Deviations (b): Fashion-MNIST pretraining moves the fully connected
+# layers as much as scratch or more (fc1, fc2: 2.84, 1.32 against 1.93, 1.21; fc1 $t =
+# 20.9$, below the critical 22.3), in the direction of the paper's "no improvement over
+# training from scratch" for $W$, but it leaves the first kernel $\psi_1$ much closer to its
+# start than scratch does (0.61 against 1.47, $t = -30.2$, significant), unlike the paper,
+# and $\psi_2$ and fc3 closer (1.15, 0.61 against 1.41, 1.27; not significant). MNIST
+# pretraining moves every layer least (0.27, 0.79, 1.47, 0.69, 0.39 for $\psi_1$, $\psi_2$,
+# fc1, fc2, fc3); in relative terms (c) scratch moves $\psi_1$ by 1.02 of its norm, the
+# pretrained networks by 0.08 (MNIST) to 0.14 (Fashion-MNIST). Why it may be so: 10 of 100
+# epochs of pretraining; scikit-learn's digits in place of SVHN, whose colour photographs of
+# house numbers are farther from MNIST, so that here any stroke detector learnt on 28x28
+# grey images helps; the first-layer kernels learnt on Fashion-MNIST may already be generic
+# edge filters that fine-tuning keeps, while the fully connected layers must be relearnt.
+#
+# *Checks.* Paired over seeds, Bonferroni-corrected Student's $t$ (1 % family-wise) as in
+# the Checks section. Accuracy, the paper's two claims (MNIST beats scratch, MNIST beats
+# Fashion-MNIST): at every scale neither difference may be significantly of the other sign;
+# where the preset states this run (`LENET_FIG9[...].establish_claims`) the gain over scratch
+# must be significant (the one significant at `paper` scale). Absolute deviation, Fashion-MNIST
+# minus scratch per layer (the paper's claim, a family of five): at every scale fc1 and fc2
+# may not be significantly below scratch (the paper's direction, which the chapter reports)
+# and $\psi_1$ may not be significantly above; where the preset states this run, $\psi_1$ must
+# be significantly below scratch.
+
+# %%
+crit8 = tkstats.critical_value(2, len(P9.seeds))
+gain8, se_gain8 = paired(acc8[0], acc8[3])        # MNIST pretraining vs scratch
+fash8, se_fash8 = paired(acc8[0], acc8[2])        # MNIST vs Fashion-MNIST pretraining
+ud8, se_ud8 = paired(acc8[0], acc8[1])            # MNIST vs upside-down MNIST (printed only)
+fs8, se_fs8 = paired(acc8[2], acc8[3])            # Fashion-MNIST vs scratch (printed only)
+print(f"MNIST - scratch accuracy: {gain8:+.3f} +- {se_gain8:.3f} (critical {crit8:.1f} se)")
+print(f"MNIST - Fashion accuracy: {fash8:+.3f} +- {se_fash8:.3f}; MNIST - upside-down "
+      f"{ud8:+.3f} +- {se_ud8:.3f}; Fashion - scratch {fs8:+.3f} +- {se_fs8:.3f}")
+print(f"measured order by accuracy: {[LABELS[k] for k in np.argsort(-acc8[:3].mean(1))]}; "
+      f"theory's: {[LABELS[k] for k in np.argsort(thm1[:3])]}")
+fs_dev = [paired(dev8_abs[2, :, l], dev8_abs[3, :, l]) for l in range(dev8_abs.shape[-1])]
+crit8_dev = tkstats.critical_value(len(fs_dev), len(P9.seeds))
+print(f"absolute deviation, Fashion - scratch per layer: "
+      f"{np.round([d_ for d_, _ in fs_dev], 3)}, t "
+      f"{np.round([d_ / se_ if se_ else 0.0 for d_, se_ in fs_dev], 1)} "
+      f"(critical {crit8_dev:.1f})")
+
+# %%
+assert np.all(np.isfinite(acc8)) and np.all(np.isfinite(dev8)) and np.all(np.isfinite(dev8_abs))
+for d_, se_ in ((gain8, se_gain8), (fash8, se_fash8)):
+    assert d_ >= -crit8 * se_, (d_, se_)          # no contradiction of Fig. 8a's accuracies
+(psi1, se_psi1), fc = fs_dev[0], [fs_dev[models.lenet.LAYERS.index(n)] for n in ("fc1", "fc2")]
+for d_, se_ in fc:                                 # fc1, fc2: Fashion not below scratch,
+    assert d_ >= -crit8_dev * se_, (d_, se_)      # the paper's direction
+assert psi1 <= crit8_dev * se_psi1, (psi1, se_psi1)   # psi_1: Fashion not above scratch
+if P9.establish_claims:                            # stated above for this run
+    assert gain8 > crit8 * se_gain8, (gain8, se_gain8)          # MNIST beats scratch
+    assert psi1 < -crit8_dev * se_psi1, (psi1, se_psi1)        # psi_1 below scratch

@@ -19,12 +19,17 @@ from pathlib import Path
 
 import pytest
 
+from transferkit.experiments.lenet_transfer import (
+    LENET_FIG9,
+    LENET_FIG9_FULL,
+    transfer_cell,
+)
 from transferkit.experiments.relu_student_teacher import FIG3
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 NOTEBOOKS = ROOT / "notebooks"
-TIMING = ["fig1_grid", "fig2_grid", "speed_record", "relu_speed"]
+TIMING = ["fig1_grid", "fig2_grid", "speed_record", "relu_speed", "lenet_speed"]
 TOOLS = ["book_times", "speed_table"]
 
 
@@ -42,12 +47,14 @@ def load(name):
     return mod
 
 
-def notebook_preset(chapter):
-    """(module, name) of the preset the chapter notebook reads: ``experiments.M.NAME[SCALE]``."""
+def notebook_presets(chapter):
+    """(module, name) of each preset the chapter notebook reads as ``experiments.M.NAME[SCALE]``
+    (the LeNet chapter reads two: its small protocol and Fig. 9 at the paper's optimiser)."""
     src = (NOTEBOOKS / f"{chapter}.py").read_text()
     found = set(re.findall(r"experiments\.(\w+)\.([A-Z][A-Z0-9_]*)\[SCALE\]", src))
-    assert len(found) == 1, f"{chapter}: expected one preset read as experiments.M.NAME[SCALE], got {found}"
-    return found.pop()
+    assert found, f"{chapter}: expected a preset read as experiments.M.NAME[SCALE]"
+    assert len({m for m, _ in found}) == 1, f"{chapter}: presets of several modules: {found}"
+    return found
 
 
 def test_every_benchmark_is_listed():
@@ -64,12 +71,14 @@ def test_import_runs_nothing(name):
     assert 'if __name__ == "__main__":' in (BENCH / f"{name}.py").read_text()
 
 
-@pytest.mark.parametrize("name", ["fig1_grid", "fig2_grid", "speed_record", "relu_speed"])
+@pytest.mark.parametrize("name", ["fig1_grid", "fig2_grid", "speed_record", "relu_speed",
+                                  "lenet_speed"])
 def test_benchmark_uses_the_chapters_preset(name):
     mod = load(name)
-    module, preset = notebook_preset(mod.CHAPTER)
+    read = notebook_presets(mod.CHAPTER)
+    (module,) = {m for m, _ in read}
     chapter_module = importlib.import_module(f"transferkit.experiments.{module}")
-    assert mod.PRESETS is getattr(chapter_module, preset)
+    assert any(mod.PRESETS is getattr(chapter_module, preset) for _, preset in read)
     assert set(mod.PRESETS) >= {"paper", "smoke"}
     assert mod.EXPERIMENT.__module__ == f"transferkit.experiments.{module}"
 
@@ -96,6 +105,24 @@ def test_relu_speed_sizes_are_the_papers():
     paper = mod.PRESETS["paper"]
     assert (paper.d, paper.m, paper.m_star) == (100, 1000, 100)   # paper 000, App. D.2
     assert mod.EXPERIMENT.__name__ == "fig3_experiment"
+
+
+def test_lenet_speed_times_the_chapters_cell_and_schedules():
+    """The LeNet benchmark times ``transfer_cell`` (the cell the notebook passes to
+    ``sweep.run``) at ``LENET_FIG9``, and estimates the full protocol ``LENET_FIG9_FULL``
+    (paper 002, App. A: 100 epochs on the 60,000 MNIST images, 3 seeds) from its images."""
+    mod = load("lenet_speed")
+    assert mod.PRESETS is LENET_FIG9 and mod.EXPERIMENT is transfer_cell
+    src = (NOTEBOOKS / f"{mod.CHAPTER}.py").read_text()
+    assert "sweep.run(experiments.lenet_transfer.transfer_cell" in src
+    full = mod.images(LENET_FIG9_FULL)
+    assert full["fig9_pretrain"] == 100 * 60_000
+    assert full["fig9_finetune"] == 8 * 100 * 600
+    assert full["fig8a_extra"] == 2 * (100 * 60_000 + 100 * 600)
+    est = mod.schedule_seconds(LENET_FIG9_FULL, 1000.0)
+    assert est["fig9_pretrain"] == pytest.approx(3 * 6000.0)
+    paper = mod.images(LENET_FIG9["paper"])
+    assert paper["fig9_pretrain"] == max(LENET_FIG9["paper"].snapshots) * 60_000
 
 
 def test_speed_table_round_trip(tmp_path):

@@ -96,15 +96,20 @@ def test_fig9_presets_state_the_paper():
         assert isinstance(p, LenetFig9Preset)
         assert (p.optimizer, p.lr, p.momentum, p.weight_decay, p.batch) == ("sgd", 0.01, 0.9,
                                                                             5e-4, 64)
-        fields = {f.name for f in dataclasses.fields(p)} - {"seeds", "establish_claims"}
+        fields = {f.name for f in dataclasses.fields(p)} - {"seeds", "establish_claims",
+                                                            "fig8a_epochs"}
         assert fields <= set(params)                      # every field is a cell argument
         assert isinstance(p.snapshots, tuple) and isinstance(p.seeds, tuple)
         assert list(p.snapshots) == sorted(set(p.snapshots)) and p.snapshots[0] == 0
+        # Fig. 8a at this protocol takes MNIST from a Fig. 9 snapshot (and scratch from 0)
+        assert p.fig8a_epochs in p.snapshots and p.fig8a_epochs >= 1
         assert len(set(p.seeds)) == len(p.seeds) >= 2
     for p in (LENET_FIG9["paper"], LENET_FIG9_FULL):
         assert p.n_pretrain == 0 and p.n_target == 600 and len(p.seeds) == 3
     full = LENET_FIG9_FULL
     assert full.snapshots == (0, 1, 2, 5, 10, 20, 50, 100) and full.ft_epochs == 100
+    assert full.fig8a_epochs == 100                       # App. A: 100 epochs
+    assert LENET_FIG9["paper"].fig8a_epochs < full.fig8a_epochs   # the reduction
     paper = LENET_FIG9["paper"].snapshots
     assert paper == full.snapshots[:len(paper)] and len(paper) < len(full.snapshots)
     # ours: the chapter states the paper-scale run only
@@ -112,6 +117,20 @@ def test_fig9_presets_state_the_paper():
     assert not LENET_FIG9["smoke"].establish_claims and not full.establish_claims
     with pytest.raises(dataclasses.FrozenInstanceError):
         LENET_FIG9["paper"].lr = 0.1
+
+
+@needs_data
+def test_fig8a_sources_reuse_the_fig9_snapshot(one_thread):
+    """Fig. 8a at the paper's optimiser takes MNIST from the Fig. 9 cell's snapshot at
+    ``fig8a_epochs``: a cell pretrained for exactly that many epochs gives the same numbers
+    (same initialisation, batches and target split), so the other sources' cells, pretrained
+    for ``fig8a_epochs`` only, are comparable with it."""
+    kw = dict(n_pretrain=100, n_target=100, ft_epochs=1, batch=64, lr=0.01,
+              optimizer="sgd", momentum=0.9)
+    long = transfer_cell("mnist", 1, snapshots=(0, 1, 2), **kw)
+    short = transfer_cell("mnist", 1, snapshots=(1,), **kw)
+    for key in ("pre_acc", "acc", "acc0", "dev", "dev_abs"):
+        np.testing.assert_array_equal(long[key][1], short[key][0])
 
 
 @needs_data
