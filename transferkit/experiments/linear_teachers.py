@@ -1,10 +1,12 @@
-r"""Paper 001, Secs. 4-5: simulations of fine-tuning with linear teachers (eigen-alignment, depth, frozen layers)."""
+r"""Paper 001, Secs. 4-6: simulations of fine-tuning with linear teachers (eigen-alignment, depth,
+frozen layers, a wide two-layer ReLU network in the NTK regime)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .. import models
@@ -16,22 +18,30 @@ from ..models.deep_linear import (
     frozen_first_layer_gd,
     pretrain_gd,
 )
-from ..models.device import as_tensor
+from ..models.device import as_tensor, default_device
+from ..models.relu import init_ntk, train_ntk
 from ..stats import risk_error_bound
 from ..streams import keyed_rng, unit_rows
 from ..sweep import Grid, run
 from ..theory.linear_teachers import (
     check_eigenvalues,
+    cor62_term,
+    cor63_leading_term,
     deep_finetune_predictor,
     finetune_predictor,
     frozen_predictor,
     null_space_projection,
+    ramp_loss,
+    thm61_leading_term,
 )
+from ..theory.ntk import deviation_bound, gram
 
 __all__ = ["FIG1_EIGEN_ALIGN", "FIG2_DEPTH", "FIG3_FROZEN", "EigenAlignPreset", "DepthPreset",
            "FrozenPreset", "spiked_spectrum", "eigen_align_sim", "depth_alpha_sim", "scaling_sim",
            "frozen_sim", "eigen_align_cell", "depth_alpha_cell", "scaling_cell", "frozen_cell",
-           "EigenAlignResult", "DepthAlphaResult", "ScalingResult", "FrozenResult"]
+           "EigenAlignResult", "DepthAlphaResult", "ScalingResult", "FrozenResult",
+           "SEC6_NTK", "NtkFinetunePreset", "NtkFinetuneResult", "ntk_finetune_sim",
+           "ntk_finetune_cell"]
 
 
 @dataclass(frozen=True)
@@ -645,3 +655,372 @@ def frozen_cell(n, d, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
     out["converged"] = iv.converged & ift.converged
     out["rank"] = np.asarray(rank)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# Sec. 6 (issue 17): Thm 6.1 / Cor. 6.3 against a wide two-layer ReLU network fine-tuned
+# by gradient descent
+# ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NtkFinetunePreset:
+    r"""Parameters of the Sec. 6 check of paper 001 (Thm 6.1, Cors. 6.2-6.3) at one scale.
+
+    The presets are :data:`SEC6_NTK`; the chapter notebook ``notebooks/linear_teachers.py``
+    passes them to :func:`ntk_finetune_sim`.  Paper 001 states the model of Sec. 6 (a
+    two-layer ReLU network :math:`f(x) = m^{-1/2}\sum_r a_r\sigma(w_r^\top x)`, readout
+    :math:`a_r` uniform on :math:`\{-1, 1\}` and fixed, :math:`w_r(0)\sim\mathcal
+    N(0,\kappa^2 I)`, inputs :math:`\|x\| = 1`, labels :math:`|y_i|\le 1`, pretraining and
+    fine-tuning by gradient descent with the same :math:`m`, linear teachers in Cors.
+    6.2-6.3) and asks for :math:`\kappa = O(\lambda_0\delta/n)` and :math:`m` above a
+    polynomial; it has no experiment for Sec. 6, so every number is ours.
+
+    Attributes
+    ----------
+    d : int
+        Input dimension; inputs uniform on the unit sphere of :math:`\mathbb R^d` (ours;
+        Sec. 6 assumes :math:`\|x\| = 1`).
+    n_source : int
+        Pretraining samples :math:`n_S` (ours).
+    ns : tuple of int
+        Target sample sizes :math:`n` (ours).
+    distances : tuple of float
+        :math:`\|\theta_T-\theta_S\|` of the unit teachers, in :math:`[0, 2]` (ours; unit
+        teachers keep :math:`|y| \le 1` as Sec. 6 assumes).
+    widths : tuple of int
+        Hidden widths :math:`m`, even (ours; Thm 6.1 asks for :math:`m` above a polynomial).
+    draws : int
+        Independent draws of teachers, data and initialisation (ours).
+    kappa : float
+        Initialisation scale :math:`\kappa` of the width sweep (ours; Thm 6.1 asks for
+        :math:`\kappa = O(\lambda_0\delta/n)`).
+    symmetric : bool
+        Units in pairs with opposite :math:`a_r` so that :math:`f(\cdot, W(0)) = 0`, in the
+        width sweep (ours; Sec. 6 draws :math:`a_r` uniformly,
+        :func:`transferkit.models.relu.init_ntk`).
+    readings : tuple of tuple
+        Other initialisations ``(kappa, symmetric)``, run at ``reading_width`` (ours):
+        the paper's independent :math:`a_r` with :math:`\kappa = 1` and with a small
+        :math:`\kappa`.
+    reading_width : int
+        Width of the ``readings`` (ours).
+    n_test : int
+        Fresh test inputs per draw for the population risk (ours).
+    tol : float
+        Stopping rule :math:`\|u - y\| \le {\rm tol}\,\|y\|` of pretraining and of every
+        fine-tuning run (ours; Thm 6.1 takes :math:`t \ge \Omega(\log(1/\|\tilde
+        y\|)/(\eta\lambda_0))` steps, i.e. training to a small loss).
+    max_steps : int
+        Step budget of every training run (ours).
+    seed : int
+        Base seed of the random streams (ours).
+    """
+
+    d: int                          # ours (Sec. 6: ||x|| = 1)
+    n_source: int                   # ours
+    ns: tuple                       # ours
+    distances: tuple                # ours
+    widths: tuple                   # ours (Thm 6.1: m >= kappa^-2 poly(n, n_S, 1/lambda0, 1/delta))
+    draws: int                      # ours
+    kappa: float = 1.0              # ours (Thm 6.1: kappa = O(lambda0 delta / n))
+    symmetric: bool = True          # ours (Sec. 6: a_r uniform on {-1, 1})
+    readings: tuple = ((1.0, False), (0.1, False))  # ours (Sec. 6's a_r uniform, two kappas)
+    reading_width: int = 1024       # ours
+    n_test: int = 10_000            # ours
+    tol: float = 1e-3               # ours (Thm 6.1: t large enough)
+    max_steps: int = 20_000         # ours
+    seed: int = 4                   # ours
+
+
+#: The Sec. 6 check of paper 001 at each ``TRANSFERKIT_SCALE``.
+#:
+#: Every value is ours (the paper has no experiment for Sec. 6).  ``paper``: inputs
+#: uniform on the unit sphere of R^10, unit teachers at distances
+#: ``||theta_T - theta_S||`` = 0, 0.1, 0.25, 0.5, 1, 2 (so that ``|y| <= 1``), pretraining
+#: on n_S = 200 source samples, n = 25, 50, 100 target samples, widths m = 256, 1024, 4096
+#: with kappa = 1 and the symmetric initialisation, and the paper's independent readout
+#: a_r with kappa = 1 and kappa = 0.1 at m = 1024; 3 draws, 5,000 test inputs per draw,
+#: stopping rule ``||u - y|| <= 1e-3 ||y||``, at most 20,000 steps; about 70 CPU-seconds
+#: (measured with one torch thread: 2.7 minutes of wall time on two cores shared with
+#: other jobs, the width 4096 about 40 % of it).  ``smoke``: the same pipeline small
+#: (d = 10, n_S = 100, n = 10, 20, 40, five distances, m = 128, 512, readings at m = 128,
+#: 2 draws, 2,000 test inputs).
+SEC6_NTK = {
+    "paper": NtkFinetunePreset(d=10, n_source=200, ns=(25, 50, 100),
+                               distances=(0.0, 0.1, 0.25, 0.5, 1.0, 2.0),
+                               widths=(256, 1024, 4096), draws=3, n_test=5000),
+    "smoke": NtkFinetunePreset(d=10, n_source=100, ns=(10, 20, 40),
+                               distances=(0.0, 0.25, 0.5, 1.0, 2.0), widths=(128, 512),
+                               draws=2, reading_width=128, n_test=2000),
+}
+
+
+@dataclass(frozen=True)
+class NtkFinetuneResult:
+    r"""The result of :func:`ntk_finetune_sim` (paper 001, Sec. 6, Thm 6.1, Cors. 6.2-6.3).
+
+    Index order: initialisation (``configs``), draw, target size (``ns``), distance
+    (``distances``).
+
+    Attributes
+    ----------
+    configs : tuple of tuple
+        ``(m, kappa, symmetric)`` of each initialisation: the width sweep, then the readings.
+    ns : ndarray of int
+        Target sample sizes :math:`n`.
+    distances : ndarray
+        :math:`\|\theta_T - \theta_S\|`.
+    risk : ndarray, shape (C, draws, N, D)
+        Population ramp loss (:func:`transferkit.theory.linear_teachers.ramp_loss`) of the
+        fine-tuned network, the mean over the fresh test inputs.
+    risk_se : ndarray, shape (C, draws, N, D)
+        Its Monte Carlo standard error (over the test inputs).
+    risk_dse_distance : ndarray, shape (C, draws, N, D - 1)
+        Monte Carlo standard error of ``risk[..., k + 1] - risk[..., k]`` (neighbouring
+        distances, the same test inputs: paired).
+    risk_dse_n : ndarray, shape (C, draws, N - 1, D)
+        The same for ``risk[..., j + 1, :] - risk[..., j, :]`` (neighbouring target sizes).
+    risk_pre : ndarray, shape (C, draws, D)
+        The same population ramp loss on the target task of the pretrained network, before
+        fine-tuning.
+    lead : ndarray, shape (C, draws, N, D)
+        Thm 6.1's leading term :math:`2\sqrt{\tilde y^\top(H^\infty)^{-1}\tilde y/n}` with the
+        pretrained network's outputs :math:`f(X, \Theta(0))` (Eq. 11).
+    cor62 : ndarray, shape (C, draws, N, D)
+        :math:`\sqrt{\tilde y^\top(H^\infty)^{-1}\tilde y}` with those outputs.
+    cor62_linear : ndarray, shape (draws, N, D)
+        The same under Assumption 3.2, :math:`\tilde y = X(\theta_T-\theta_S)`
+        (:func:`transferkit.theory.linear_teachers.cor62_term`).
+    cor63 : ndarray, shape (N, D)
+        Cor. 6.3's leading term :math:`6\|\theta_T-\theta_S\|/\sqrt n`.
+    pre_err : ndarray, shape (C, draws, N)
+        RMS of :math:`f(X, \Theta(0)) - X\theta_S` on the target inputs: how far the
+        pretrained network is from Assumption 3.2.
+    pre_term : ndarray, shape (C, draws, N)
+        :math:`\sqrt{e^\top(H^\infty)^{-1}e}` of that error :math:`e`; by the triangle
+        inequality ``cor62 <= cor62_linear + pre_term``.
+    pre_err_pop : ndarray, shape (C, draws)
+        RMS of :math:`f(x, \Theta(0)) - x^\top\theta_S` on the test inputs.
+    lam0 : ndarray, shape (draws, N)
+        :math:`\lambda_0 = \lambda_{\min}(H^\infty)` of the target inputs.
+    move : ndarray, shape (C, draws, N, D)
+        :math:`\|W(t) - W(0)\|_F` travelled by fine-tuning.
+    move_pre, init_norm : ndarray, shape (C, draws)
+        :math:`\|W(0) - W_{\rm init}\|_F` travelled by pretraining and :math:`\|W_{\rm
+        init}\|_F`.
+    flips : ndarray, shape (C, draws, N, D)
+        Fraction of activation signs on the target inputs flipped by fine-tuning.
+    flips_pre : ndarray, shape (C, draws)
+        The same for pretraining, on the source inputs.
+    steps : ndarray of int, shape (C, draws, N)
+        Fine-tuning steps (all distances of one draw and ``n`` step together).
+    steps_pre : ndarray of int, shape (C, draws)
+        Pretraining steps.
+    converged : ndarray of bool, shape (C, draws, N, D)
+        Whether fine-tuning met the stopping rule.
+    pre_converged : ndarray of bool, shape (C, draws)
+        Whether pretraining met it.
+    seconds : ndarray, shape (C,)
+        Compute time of each initialisation (for cached cells, the time it took when computed).
+    """
+
+    configs: tuple
+    ns: np.ndarray
+    distances: np.ndarray
+    risk: np.ndarray
+    risk_se: np.ndarray
+    risk_dse_distance: np.ndarray
+    risk_dse_n: np.ndarray
+    risk_pre: np.ndarray
+    lead: np.ndarray
+    cor62: np.ndarray
+    cor62_linear: np.ndarray
+    cor63: np.ndarray
+    pre_err: np.ndarray
+    pre_term: np.ndarray
+    pre_err_pop: np.ndarray
+    lam0: np.ndarray
+    move: np.ndarray
+    move_pre: np.ndarray
+    init_norm: np.ndarray
+    flips: np.ndarray
+    flips_pre: np.ndarray
+    steps: np.ndarray
+    steps_pre: np.ndarray
+    converged: np.ndarray
+    pre_converged: np.ndarray
+    seconds: np.ndarray
+
+
+#: Largest number of entries of one block of hidden activations on the test inputs
+#: (16 Mi float64 entries, 128 MiB).
+_TEST_BLOCK = 2 ** 24
+
+
+def _sec6_teachers(d, distances, seed, b):
+    r"""Unit :math:`\theta_S` ``(d,)`` and the unit targets :math:`\theta_T` ``(D, d)`` at the
+    given distances, in the plane of :math:`\theta_S` and a random orthogonal direction:
+    :math:`\|\theta_T-\theta_S\| = 2\sin(\phi/2)`."""
+    rng = keyed_rng(seed, 20, b)
+    ts = unit_rows(rng.standard_normal(d))
+    u = rng.standard_normal(d)
+    u = unit_rows(u - (u @ ts) * ts)
+    phi = 2 * np.arcsin(np.clip(np.asarray(distances, float) / 2, 0, 1))
+    return ts, np.cos(phi)[:, None] * ts + np.sin(phi)[:, None] * u
+
+
+def _sphere(seed, purpose, b, n, d):
+    """``n`` inputs uniform on the unit sphere of R^d, stream ``(seed, purpose, b)``."""
+    return unit_rows(keyed_rng(seed, purpose, b).standard_normal((n, d)))
+
+
+def _outputs(W, A, X):
+    r"""Outputs :math:`m^{-1/2}\sum_r a_r\sigma(w_r^\top x)` ``(S, N)`` of the networks ``W``
+    ``(S, d, m)``, ``A`` ``(S, m)`` on the rows of ``X`` ``(N, d)``, in blocks of inputs."""
+    S, _, m = W.shape
+    Wt, a = W.transpose(1, 2), A / np.sqrt(m)
+    step = max(1, _TEST_BLOCK // (S * m))
+    return torch.cat([models.relu.forward(Wt, a, X[i:i + step])
+                      for i in range(0, X.shape[0], step)], dim=-1)
+
+
+def _sec6_draw(m, kappa, symmetric, d, n_source, ns, distances, n_test, tol, max_steps, seed, b):
+    """One draw of :func:`ntk_finetune_cell`: pretrain, fine-tune on every ``n``, measure."""
+    dev = default_device()
+    ts, tt = _sec6_teachers(d, distances, seed, b)
+    XS = _sphere(seed, 21, b, n_source, d)
+    XT = _sphere(seed, 22, b, max(ns), d)          # nested: the first n rows for each n
+    Xte = _sphere(seed, 23, b, n_test, d)
+    init_seed = int(keyed_rng(seed, 24, b).integers(2 ** 31))
+    W, A = init_ntk(d, m, kappa, [init_seed], symmetric=symmetric, device=dev)
+    eta = 1.0 / np.linalg.eigvalsh(gram(XS))[-1]
+    Wp, ip = train_ntk(W, A, as_tensor(XS, dev), as_tensor(XS @ ts, dev), eta=eta, tol=tol,
+                       max_steps=max_steps, record_every=max_steps)
+    Xte_t = as_tensor(Xte, dev)
+    fte_pre = _outputs(Wp, A, Xte_t).cpu().numpy()[0]
+    D = tt.shape[0]
+    yte = tt @ Xte.T                                                    # (D, n_test)
+    out = {"pre_err_pop": np.sqrt(np.mean((fte_pre - Xte @ ts) ** 2)),
+           "risk_pre": ramp_loss(fte_pre, yte).mean(-1),
+           "move_pre": float(ip.path[0, -1]), "init_norm": float(torch.linalg.vector_norm(W)),
+           "flips_pre": float(ip.flips[0]), "steps_pre": ip.steps,
+           "pre_converged": bool(ip.converged[0])}
+    per_n, losses = [], []
+    for n in ns:
+        X = XT[:n]
+        y = tt @ X.T                                                    # (D, n)
+        lam = np.linalg.eigvalsh(gram(X))
+        # train_ntk stops when every run has ||u - y|| <= tol * ||all labels||: scale tol so
+        # that this is ||u_k - y_k|| <= tol * min_k ||y_k|| <= tol * ||y_k|| for every distance
+        norms = np.linalg.norm(y, axis=1)
+        tol_b = tol * norms.min() / np.linalg.norm(y)
+        Wf, info = train_ntk(Wp.repeat(D, 1, 1), A.repeat(D, 1), as_tensor(X, dev),
+                             as_tensor(y, dev), eta=1.0 / lam[-1], tol=tol_b,
+                             max_steps=max_steps, record_every=max_steps)
+        f0 = info.outputs0[0]                                          # f(X, Theta(0))
+        loss = ramp_loss(_outputs(Wf, A.repeat(D, 1), Xte_t).cpu().numpy(), yte)
+        e = f0 - X @ ts
+        losses.append(loss)
+        per_n.append({
+            "risk": loss.mean(-1), "risk_se": loss.std(-1, ddof=1) / np.sqrt(n_test),
+            "lead": np.array([thm61_leading_term(X, y[k], f0) for k in range(D)]),
+            "cor62": np.array([deviation_bound(X, y[k], f0) for k in range(D)]),
+            "cor62_linear": np.array([cor62_term(X, ts, tt[k]) for k in range(D)]),
+            "pre_err": np.sqrt(np.mean(e ** 2)), "pre_term": deviation_bound(X, f0, X @ ts),
+            "lam0": lam[0], "move": info.path[:, -1], "flips": info.flips,
+            "steps": info.steps, "converged": info.residual <= tol * norms})
+    out.update({k: np.stack([np.asarray(r[k]) for r in per_n]) for k in per_n[0]})
+    # paired standard errors of the differences of neighbouring cells (the same test inputs)
+    losses = np.stack(losses)                                          # (N, D, n_test)
+    out["risk_dse_distance"] = np.diff(losses, axis=1).std(-1, ddof=1) / np.sqrt(n_test)
+    out["risk_dse_n"] = np.diff(losses, axis=0).std(-1, ddof=1) / np.sqrt(n_test)
+    return out
+
+
+def ntk_finetune_cell(m, kappa, symmetric, d, n_source, ns, distances, draws, n_test=10_000,
+                      tol=1e-3, max_steps=20_000, seed=0):
+    r"""One initialisation (width ``m``, scale ``kappa``, ``symmetric`` or not) of
+    :func:`ntk_finetune_sim`: a cell function for :func:`transferkit.sweep.run`.
+
+    For each draw: unit teachers, pretraining of :func:`transferkit.models.relu.init_ntk`'s
+    network on ``n_source`` samples of :math:`\theta_S` by
+    :func:`transferkit.models.relu.train_ntk` (step :math:`1/\lambda_{\max}(H^\infty)` of
+    the source inputs), then fine-tuning from the pretrained weights on the first ``n``
+    target inputs for every ``n`` (all distances in one batch, step
+    :math:`1/\lambda_{\max}(H^\infty)` of the target inputs), and the measurements of
+    :class:`NtkFinetuneResult`.  Returns them stacked over the draws (the index order of
+    :class:`NtkFinetuneResult` without the leading initialisation axis).
+    """
+    ns = [int(n) for n in ns]
+    runs = [_sec6_draw(int(m), float(kappa), bool(symmetric), int(d), int(n_source), ns,
+                       np.asarray(distances, float), int(n_test), float(tol), int(max_steps),
+                       int(seed), b) for b in range(int(draws))]
+    return {k: np.stack([np.asarray(r[k]) for r in runs]) for k in runs[0]}
+
+
+def ntk_finetune_sim(d, n_source, ns, distances, widths, draws, *, kappa=1.0, symmetric=True,
+                     readings=(), reading_width=1024, n_test=10_000, tol=1e-3,
+                     max_steps=20_000, seed=0, **run_kwargs) -> NtkFinetuneResult:
+    r"""Sec. 6 of paper 001: Thm 6.1 (Eq. 11) and Cors. 6.2-6.3 against a wide two-layer ReLU
+    network pretrained on a linear source teacher and fine-tuned by gradient descent.
+
+    Inputs uniform on the unit sphere of :math:`\mathbb R^d`; unit teachers :math:`\theta_S`,
+    :math:`\theta_T` at the given ``distances`` (so :math:`|y|\le 1`); the network
+    :math:`f(x) = m^{-1/2}\sum_r a_r\sigma(w_r^\top x)` of
+    :func:`transferkit.models.relu.init_ntk` is pretrained on ``n_source`` samples of
+    :math:`y = x^\top\theta_S` and fine-tuned on ``n`` samples of :math:`y = x^\top\theta_T`
+    (full-batch gradient descent on the squared loss, :func:`transferkit.models.relu.train_ntk`,
+    to the stopping rule ``tol``).  Measured: the population ramp loss of the fine-tuned
+    network on ``n_test`` fresh inputs (with its Monte Carlo standard error), Eq. 11's
+    leading term with the actual pretrained outputs, Cor. 6.2's quadratic form with them and
+    under Assumption 3.2, how far the pretrained network is from :math:`x^\top\theta_S`, the
+    distances travelled in weight space and the activation flips.
+
+    One initialisation is one cell of :func:`transferkit.sweep.run`
+    (:func:`ntk_finetune_cell`, all draws, ``ns`` and distances inside; pretraining is done
+    once per draw): every width of ``widths`` with ``kappa`` and ``symmetric``, then every
+    ``(kappa, symmetric)`` of ``readings`` at ``reading_width``.  The draws (teachers, data,
+    test inputs, initialisation seeds) are the same for every initialisation (paired).
+    ``run_kwargs`` go to :func:`~transferkit.sweep.run`.
+
+    Returns
+    -------
+    NtkFinetuneResult
+    """
+    d = check_int("d", d, 2)
+    n_source = check_int("n_source", n_source, 1)
+    ns = [check_int("ns", n, 1) for n in np.atleast_1d(ns).tolist()]
+    dist = np.atleast_1d(np.asarray(distances, float))
+    if dist.ndim != 1 or not np.all((dist >= 0) & (dist <= 2)):
+        raise ValueError(f"distances must lie in [0, 2], distances of unit vectors "
+                         f"(got {distances!r})")
+    draws = check_int("draws", draws, 1)
+    widths = [check_int("widths", w, 2) for w in np.atleast_1d(widths).tolist()]
+    readings = [(check_positive("readings kappa", k), bool(s)) for k, s in readings]
+    configs = ([(w, check_positive("kappa", kappa), bool(symmetric)) for w in widths]
+               + [(check_int("reading_width", reading_width, 2), k, s) for k, s in readings])
+    if any(s and w % 2 for w, _, s in configs):
+        raise ValueError(f"widths must be even for the symmetric initialisation (got {configs!r})")
+    fixed = dict(d=d, n_source=n_source, ns=ns, distances=dist, draws=draws,
+                 n_test=check_int("n_test", n_test, 2), tol=check_positive("tol", tol),
+                 max_steps=check_int("max_steps", max_steps, 1), seed=check_int("seed", seed, 0))
+    kw = _run_kw(run_kwargs, "Sec. 6 (paper 001): width")
+    parts = [run(ntk_finetune_cell, Grid(m=np.array(widths)),
+                 fixed=dict(fixed, kappa=float(kappa), symmetric=bool(symmetric)), **kw)]
+    for k, s in readings:
+        parts.append(run(ntk_finetune_cell, Grid(m=np.array([configs[-1][0]])),
+                         fixed=dict(fixed, kappa=k, symmetric=s), **kw))
+    cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0].keys()}
+    return NtkFinetuneResult(
+        configs=tuple(configs), ns=np.array(ns), distances=dist, risk=cat["risk"],
+        risk_se=cat["risk_se"], risk_dse_distance=cat["risk_dse_distance"],
+        risk_dse_n=cat["risk_dse_n"], risk_pre=cat["risk_pre"], lead=cat["lead"],
+        cor62=cat["cor62"],
+        cor62_linear=cat["cor62_linear"][0],
+        cor63=cor63_leading_term(dist[None, :], np.array(ns)[:, None]),
+        pre_err=cat["pre_err"], pre_term=cat["pre_term"], pre_err_pop=cat["pre_err_pop"],
+        lam0=cat["lam0"][0], move=cat["move"], move_pre=cat["move_pre"],
+        init_norm=cat["init_norm"], flips=cat["flips"], flips_pre=cat["flips_pre"],
+        steps=cat["steps"].astype(int), steps_pre=cat["steps_pre"].astype(int),
+        converged=cat["converged"].astype(bool), pre_converged=cat["pre_converged"].astype(bool),
+        seconds=np.concatenate([np.asarray(p.seconds) for p in parts]))

@@ -1,7 +1,7 @@
 r"""Figures of paper 001 (Shachaf, Brutzkus and Globerson, *A theoretical analysis of
 fine-tuning with linear teachers*): eigen-align (Fig. 1), depth (Fig. 2), the frozen first
-layer (Fig. 3), the scatter plots behind Table 1 and Table 1's :math:`R^2` against the fit of
-the teachers.
+layer (Fig. 3), the scatter plots behind Table 1, Table 1's :math:`R^2` against the fit of
+the teachers, and Sec. 6 (Thm 6.1, Cors. 6.2-6.3) against a wide two-layer ReLU network.
 
 Each function returns a :class:`matplotlib.figure.Figure`; the notebooks
 ``notebooks/linear_teachers.py`` and ``notebooks/mnist_table.py`` call them and show them
@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 __all__ = ["depth_figure", "eigen_align_figure", "fit_sensitivity_figure", "frozen_figure",
-           "table1_figure"]
+           "ntk_finetune_figure", "table1_figure"]
 
 TABLE1_MEASURES = ("dist", "bartlett", "eq3")
 
@@ -285,4 +285,139 @@ def fit_sensitivity_figure(results, paper=None, paper_ns=(10, 15, 20, 25, 30), l
     ax.set_xticks(x, list(fit_labels) if fit_labels is not None else fits, rotation=60,
                   ha="right", fontsize=7)
     ax.set_xlabel("fit of the teachers")
+    return fig
+
+
+def _draw_mean_se(r, ok):
+    r"""Mean and standard error over the draws (axis 0) of the runs where ``ok`` (same shape),
+    NaN where fewer than two converged."""
+    k = ok.sum(0)
+    rm = np.where(ok, r, 0.0)
+    mean = np.where(k > 0, rm.sum(0) / np.maximum(k, 1), np.nan)
+    var = np.where(ok, (r - mean) ** 2, 0.0).sum(0) / np.maximum(k - 1, 1)
+    return mean, np.where(k > 1, np.sqrt(var / np.maximum(k, 1)), np.nan)
+
+
+def _sec6_configs(res):
+    """Indices of the width sweep (the initialisation of ``configs[0]``), by width, and of the
+    configurations at the readings' width (the others and the sweep's own at that width)."""
+    base = res.configs[0][1:]
+    sweep = [i for i, c in enumerate(res.configs) if c[1:] == base]
+    other = [i for i, c in enumerate(res.configs) if c[1:] != base]
+    if other:
+        m_r = res.configs[other[0]][0]
+        at = [i for i in sweep if res.configs[i][0] == m_r]
+        other = at + other
+    return sweep, other
+
+
+def _log_room(ax, factor=30.0):
+    """Log scale on y with room above the data for a legend in the upper corner."""
+    ax.set_yscale("log")
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi * factor)
+
+
+def _init_label(cfg):
+    m, kappa, sym = cfg
+    return f"m = {m}, $\\kappa$ = {kappa:g}, " + ("paired $a_r$" if sym else "independent $a_r$")
+
+
+def ntk_finetune_figure(res):
+    r"""Paper 001, Sec. 6: Thm 6.1 and Cors. 6.2-6.3 against a wide two-layer ReLU network
+    pretrained on a linear source teacher and fine-tuned by gradient descent.
+
+    Parameters
+    ----------
+    res : transferkit.experiments.linear_teachers.NtkFinetuneResult
+        Result of :func:`transferkit.experiments.linear_teachers.ntk_finetune_sim`.  The
+        width sweep is the initialisation of ``configs[0]``; its largest width is drawn in
+        (a) and (b).  Means and standard errors are over the draws whose runs converged;
+        a cell where some run stopped at its step budget is marked with a cross.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Four axes: (a) population ramp loss against :math:`\|\theta_T-\theta_S\|` for each
+        :math:`n` with Eq. 11's leading term and Cor. 6.3's; (b) Cor. 6.2's quadratic form
+        with the pretrained outputs and under Assumption 3.2, against :math:`3\|\theta_T
+        -\theta_S\|` and :math:`2\|\theta_T-\theta_S\|`; (c) the lazy regime against the
+        width, the relative excess of :math:`\|W(t)-W(0)\|_F` over
+        :math:`\sqrt{\tilde y^\top(H^\infty)^{-1}\tilde y}` and the fraction of flipped
+        activations; (d) the risk at the largest :math:`n` for every initialisation at the
+        readings' width.
+    """
+    sweep, other = _sec6_configs(res)
+    top = max(sweep, key=lambda i: res.configs[i][0])
+    dist, ns = np.asarray(res.distances), np.asarray(res.ns)
+    ok_all = res.converged & res.pre_converged[:, :, None, None]
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    ax = axes[0, 0]
+    for j, n in enumerate(ns):
+        col = f"C{j}"
+        ok = ok_all[top, :, j]
+        mean, se = _draw_mean_se(res.risk[top, :, j], ok)
+        ax.errorbar(dist, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
+                    label=f"n = {n}: fine-tuned network")
+        bad = ~ok.all(0)
+        ax.plot(dist[bad], res.risk[top, :, j].mean(0)[bad], "x", color="k", ms=7)
+        ax.plot(dist, res.lead[top, :, j].mean(0), "-", color=col)
+        ax.plot(dist[dist > 0], res.cor63[j][dist > 0], "--", color=col, lw=1)
+    ax.plot([], [], "k-", label="Thm 6.1 leading term (Eq. 11)")
+    ax.plot([], [], "k--", lw=1, label=r"Cor. 6.3: $6\|\theta_T-\theta_S\|/\sqrt{n}$")
+    _log_room(ax)
+    ax.set_xlabel(r"$\|\theta_T-\theta_S\|$")
+    ax.set_ylabel("population ramp loss")
+    ax.set_title(f"(a) {_init_label(res.configs[top])}", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", ncol=2)
+    ax = axes[0, 1]
+    for j, n in enumerate(ns):
+        col = f"C{j}"
+        ax.plot(dist, res.cor62[top, :, j].mean(0), "o", color=col, ms=4,
+                label=f"n = {n}: pretrained outputs")
+        ax.plot(dist, res.cor62_linear[:, j].mean(0), "s", mfc="none", color=col, ms=6,
+                label=f"n = {n}: Assumption 3.2")
+    xs = np.linspace(0, dist.max(), 50)
+    ax.plot(xs, 3 * xs, "k-", lw=1, label=r"Cor. 6.2: $3\|\theta_T-\theta_S\|$")
+    ax.plot(xs, 2 * xs, "k:", lw=1, label=r"$2\|\theta_T-\theta_S\|$ ($H^\infty\succeq XX^\top/4$)")
+    ax.set_xlabel(r"$\|\theta_T-\theta_S\|$")
+    ax.set_ylabel(r"$\sqrt{\tilde y^\top (H^\infty)^{-1}\tilde y}$")
+    ax.set_title("(b) Cor. 6.2", fontsize=9)
+    ax.legend(fontsize=7)
+    ax = axes[1, 0]
+    widths = np.array([res.configs[i][0] for i in sweep])
+    pos = dist > 0
+    for j, n in enumerate(ns):
+        col = f"C{j}"
+        ex = np.abs(res.move[sweep][:, :, j][..., pos] / res.cor62[sweep][:, :, j][..., pos] - 1)
+        ax.plot(widths, ex.mean(axis=(1, 2)), "o-", color=col, ms=4,
+                label=f"n = {n}: $|\\,\\|W(t)-W(0)\\|_F / \\sqrt{{\\tilde y^\\top H^{{-1}}\\tilde y}} - 1|$")
+        ax.plot(widths, res.flips[sweep][:, :, j].mean(axis=(1, 2)), "^--", color=col, ms=4,
+                mfc="none", label=f"n = {n}: flipped activations")
+    ax.plot(widths, res.flips[sweep][:, :, 0].mean(axis=(1, 2))[0] * np.sqrt(widths[0] / widths),
+            "k:", lw=1, label=r"$\propto m^{-1/2}$")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(widths, [str(w) for w in widths])
+    ax.minorticks_off()
+    ax.set_xlabel("width $m$")
+    ax.set_title("(c) the lazy regime (mean over draws and distances > 0)", fontsize=9)
+    ax.legend(fontsize=6)
+    ax = axes[1, 1]
+    j = len(ns) - 1
+    for k, i in enumerate(other):
+        col = f"C{k + 4}"
+        ok = ok_all[i, :, j]
+        mean, se = _draw_mean_se(res.risk[i, :, j], ok)
+        ax.errorbar(dist, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
+                    label=_init_label(res.configs[i]))
+        ax.plot(dist, res.lead[i, :, j].mean(0), "-", color=col)
+        ax.plot(dist, res.risk_pre[i].mean(0), ":", color=col, lw=1)
+    ax.plot([], [], "k-", label="Thm 6.1 leading term")
+    ax.plot([], [], "k:", lw=1, label="pretrained network, before fine-tuning")
+    _log_room(ax)
+    ax.set_xlabel(r"$\|\theta_T-\theta_S\|$")
+    ax.set_ylabel("population ramp loss")
+    ax.set_title(f"(d) initialisations, n = {ns[j]}", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
     return fig

@@ -11,13 +11,20 @@ Closed forms of paper 001, all numpy float64 and batched over leading dimensions
   depth-:math:`L` linear network from balanced pretrained weights (Eq. 5; ``depth=inf``
   gives Eq. 6); :func:`excess_risk` for any predictor.
 - :func:`frozen_predictor`: Thm 5.5, fine-tuning with the first layer frozen.
+- :func:`ramp_loss`, :func:`thm61_leading_term`, :func:`thm61_remainder`, :func:`cor62_term`,
+  :func:`cor63_leading_term`: Sec. 6, fine-tuning a wide two-layer ReLU network in the NTK
+  regime (Eq. 11, Cors. 6.2-6.3), with the infinite-width Gram matrix
+  :func:`transferkit.theory.ntk.gram`; those with a design take one ``X`` ``(n, d)`` at a
+  time, rows on the unit sphere and any ``n`` (no ``n < d`` needed).
 - :func:`~transferkit.stats.r_squared`, :func:`~transferkit.stats.table_r2`: the statistics of Table 1.
 
-Simulations beside them (gradient descent from :mod:`transferkit.models.deep_linear`):
+Simulations beside them (gradient descent from :mod:`transferkit.models.deep_linear` and
+:mod:`transferkit.models.relu`):
 :func:`~transferkit.experiments.linear_teachers.eigen_align_sim` (Fig. 1),
 :func:`~transferkit.experiments.linear_teachers.depth_alpha_sim` and
 :func:`~transferkit.experiments.linear_teachers.scaling_sim`
 (Fig. 2), :func:`~transferkit.experiments.linear_teachers.frozen_sim` (Fig. 3),
+:func:`~transferkit.experiments.linear_teachers.ntk_finetune_sim` (Sec. 6),
 :func:`~transferkit.experiments.mnist_table.mnist_table_sim` (Table 1).  Random numbers
 come from :class:`numpy.random.Generator` keyed by ``(seed, purpose, ...)``: same seed,
 same numbers.
@@ -28,6 +35,7 @@ Conventions: ``X`` has shape ``(..., n, d)`` with ``n < d`` and full row rank
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -40,9 +48,11 @@ from .._validate import (
     check_int_or_inf,
     check_magnitude,
     check_positive,
+    check_values,
 )
+from .ntk import check_sphere, deviation_bound
 
-__all__ = ["row_space_solution", "null_space_projection", "finetune_predictor", "excess_risk", "finetune_predictor_risk", "g_function", "eq3_bound", "distance_measure", "bartlett_bound", "deep_finetune_scale", "deep_finetune_predictor", "frozen_predictor"]
+__all__ = ["row_space_solution", "null_space_projection", "finetune_predictor", "excess_risk", "finetune_predictor_risk", "g_function", "eq3_bound", "distance_measure", "bartlett_bound", "deep_finetune_scale", "deep_finetune_predictor", "frozen_predictor", "ramp_loss", "thm61_leading_term", "thm61_remainder", "cor62_term", "cor63_leading_term"]
 
 
 #: Largest magnitude accepted for the entries of ``X``, ``y`` and the vectors and matrices
@@ -474,3 +484,138 @@ def frozen_predictor(X, y, theta_s):
     with np.errstate(over="ignore", invalid="ignore"):
         out = ((zs * y).sum(-1) / (zs ** 2).sum(-1) / top)[..., None] * theta_s
     return np.where(theta_s == 0, 0.0, out)
+
+
+# ---------------------------------------------------------------------------
+# Sec. 6: fine-tuning a wide two-layer ReLU network in the NTK regime
+# ---------------------------------------------------------------------------
+
+#: The constant 3 of Cor. 6.2 (paper 001), which bounds
+#: :math:`\sqrt{\tilde y^\top H^{\infty\,-1}\tilde y}` by :math:`3\|\theta_T-\theta_S\|` under
+#: Assumption 3.2; Cor. 6.3 doubles it (the factor 2 of Eq. 11).
+COR62_CONSTANT = 3.0
+
+
+def ramp_loss(f, y):
+    r"""The ramp loss :math:`\ell(f, y) = \min(|f - y|, 1)`, elementwise (paper 001, Thm 6.1).
+
+    Thm 6.1 bounds the population risk :math:`R = \mathbb E_x\,\ell(f(x), y(x))` for any loss
+    :math:`\ell:\mathbb R\times\mathbb R\to[0, 1]` that is 1-Lipschitz in its first argument
+    with :math:`\ell(y, y) = 0`; this is the simplest such loss (the absolute error, capped at 1).
+
+    ``f`` and ``y`` are finite arrays that broadcast together; the result has their broadcast
+    shape, with entries in ``[0, 1]``.
+    """
+    f = check_array("f", f, 0)
+    y = check_array("y", y, 0)
+    check_broadcast(f=f, y=y)
+    with np.errstate(over="ignore"):        # |f - y| beyond the float range is inf: capped at 1
+        return np.minimum(np.abs(f - y), 1.0)
+
+
+def _labels(name, v, n):
+    """``v`` as a float vector of length ``n`` (the labels of the ``n`` rows of ``X``)."""
+    v = check_array(name, v, 1)
+    if v.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), one entry per row of X "
+                         f"(got shape {v.shape})")
+    return v
+
+
+def thm61_leading_term(X, y, f0):
+    r"""The leading term of Thm 6.1 (paper 001, Eq. 11),
+
+    .. math:: 2\sqrt{\frac{\tilde y^\top (H^\infty)^{-1}\tilde y}{n}}, \qquad
+              \tilde y = y - f(X, \Theta(0)),
+
+    the bound on the population risk of the two-layer ReLU network fine-tuned by gradient
+    descent from the pretrained weights :math:`\Theta(0)`, up to the remainder
+    :math:`O\big(\sqrt{\log(n/(\lambda_0\delta))/n}\big)` (:func:`thm61_remainder`).
+    :math:`H^\infty` is the infinite-width Gram matrix of the target inputs
+    (:func:`transferkit.theory.ntk.gram`); ``f0`` holds the pretrained network's outputs on
+    them, ``f(X, Theta(0))``.
+
+    ``X`` ``(n, d)`` with rows on the unit sphere (Sec. 6 assumes :math:`\|x\| = 1`), ``y`` and
+    ``f0`` ``(n,)``.  A value beyond the float range is ``inf``.
+    """
+    A = check_sphere("X", X)
+    if A.ndim != 2:
+        raise ValueError(f"X must be a 2-d array of rows (got shape {A.shape})")
+    n = A.shape[0]
+    q = deviation_bound(A, _labels("y", y, n), _labels("f0", f0, n))
+    return float(2.0 * q / math.sqrt(n))
+
+
+def thm61_remainder(n, lam0, delta):
+    r"""The argument of the remainder of Thm 6.1 (paper 001, Eq. 11),
+    :math:`\sqrt{\log\big(n/(\lambda_0\delta)\big)/n}`, elementwise.
+
+    Eq. 11 adds :math:`O(\cdot)` of it to the leading term (:func:`thm61_leading_term`) with
+    a constant the paper does not give; this is the term with constant 1, for scale only.
+    ``n`` integers >= 1 (target samples); ``lam0`` the smallest eigenvalue of :math:`H^\infty`,
+    in ``(0, 1/2]`` (the diagonal of :math:`H^\infty` is :math:`1/2` for unit inputs, so
+    :math:`\lambda_0 \le 1/2` and the logarithm is positive); ``delta`` the failure
+    probability in ``(0, 1)``.  They broadcast together.
+    """
+    n = check_values("n", n, 1, MAX_INT, integer=True)
+    lam0 = check_values("lam0", lam0, 0.0, 0.5, lo_open=True)
+    delta = check_values("delta", delta, 0.0, 1.0, lo_open=True)
+    if np.any(delta == 1.0):
+        raise ValueError("delta must be in (0, 1) (got 1.0): a failure probability below 1")
+    check_broadcast(n=n, lam0=lam0, delta=delta)
+    # log(n / (lam0 delta)) as a sum of logarithms: no overflow for tiny lam0 * delta
+    return np.sqrt((np.log(n) - np.log(lam0) - np.log(delta)) / n)[()]
+
+
+def cor62_term(X, theta_s, theta_t):
+    r"""The left side of Cor. 6.2 (paper 001) under Assumption 3.2,
+
+    .. math:: \sqrt{\tilde y^\top (H^\infty)^{-1}\tilde y}, \qquad
+              \tilde y = X\theta_T - X\theta_S = X(\theta_T - \theta_S),
+
+    i.e. Eq. 11's quadratic form when the pretrained network is exactly the source teacher,
+    :math:`f(x, \Theta(0)) = x^\top\theta_S` ("perfect pretraining").  Cor. 6.2 bounds it by
+    :math:`3\|\theta_T-\theta_S\|` (:data:`COR62_CONSTANT`).
+
+    The sharper constant 2 holds for every ``X`` on the sphere:
+    :math:`H^\infty = \tfrac14 XX^\top + \tfrac1{2\pi}(XX^\top)\circ\arcsin(XX^\top)`
+    (:math:`\pi - \arccos t = \pi/2 + \arcsin t`), and the second term is positive
+    semidefinite (the Taylor coefficients of :math:`\arcsin` are >= 0; Schur product
+    theorem), so :math:`H^\infty \succeq \tfrac14 XX^\top` and
+    :math:`\tilde y^\top (H^\infty)^{-1}\tilde y \le 4\|\theta_T-\theta_S\|^2`.  It is
+    approached as the inputs fill the sphere: linear functions enter :math:`H^\infty` only
+    through :math:`\tfrac14 XX^\top` (the other term is even in :math:`x^\top x'`), so the
+    kernel norm of :math:`x\mapsto x^\top(\theta_T-\theta_S)` is
+    :math:`2\|\theta_T-\theta_S\|`.
+
+    ``X`` ``(n, d)`` rows on the unit sphere; ``theta_s``, ``theta_t`` ``(d,)``, entries of
+    magnitude <= 1e100.
+    """
+    A = check_sphere("X", X)
+    if A.ndim != 2:
+        raise ValueError(f"X must be a 2-d array of rows (got shape {A.shape})")
+    d = A.shape[1]
+    ts = check_magnitude("theta_s", check_array("theta_s", theta_s, 1), MAX_ENTRY)
+    tt = check_magnitude("theta_t", check_array("theta_t", theta_t, 1), MAX_ENTRY)
+    for name, v in (("theta_s", ts), ("theta_t", tt)):
+        if v.shape != (d,):
+            raise ValueError(f"{name} must have shape ({d},), the input dimension of X "
+                             f"(got shape {v.shape})")
+    return deviation_bound(A, A @ (tt - ts))
+
+
+def cor63_leading_term(distance, n):
+    r"""The leading term of Cor. 6.3 (paper 001), :math:`6\|\theta_T-\theta_S\|/\sqrt n`,
+    elementwise.
+
+    Eq. 11's :math:`2\sqrt{\tilde y^\top(H^\infty)^{-1}\tilde y/n}` with Cor. 6.2's
+    :math:`\sqrt{\tilde y^\top(H^\infty)^{-1}\tilde y} \le 3\|\theta_T-\theta_S\|`; the bound
+    on the risk adds :math:`O\big(\sqrt{\log(n/(\lambda_0\delta))/n}\big)`
+    (:func:`thm61_remainder`).  ``distance`` :math:`\|\theta_T - \theta_S\| \ge 0`, ``n``
+    integers >= 1; they broadcast together.
+    """
+    dist = check_values("distance", distance, 0.0)
+    n = check_values("n", n, 1, MAX_INT, integer=True)
+    check_broadcast(distance=dist, n=n)
+    with np.errstate(over="ignore"):        # a distance near the float range: inf
+        return (2 * COR62_CONSTANT * dist / np.sqrt(n))[()]
