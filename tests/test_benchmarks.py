@@ -29,7 +29,8 @@ from transferkit.experiments.relu_student_teacher import FIG3
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 NOTEBOOKS = ROOT / "notebooks"
-TIMING = ["fig1_grid", "fig2_grid", "speed_record", "relu_speed", "lenet_speed"]
+TIMING = ["fig1_grid", "fig2_grid", "speed_record", "relu_speed", "lenet_speed",
+          "diagonal_speed"]
 TOOLS = ["book_times", "speed_table"]
 
 
@@ -72,7 +73,7 @@ def test_import_runs_nothing(name):
 
 
 @pytest.mark.parametrize("name", ["fig1_grid", "fig2_grid", "speed_record", "relu_speed",
-                                  "lenet_speed"])
+                                  "lenet_speed", "diagonal_speed"])
 def test_benchmark_uses_the_chapters_preset(name):
     mod = load(name)
     read = notebook_presets(mod.CHAPTER)
@@ -160,3 +161,15 @@ def test_readme_has_the_speed_table_markers():
     text = (ROOT / "README.md").read_text()
     assert text.count(st.START) == 1 and text.count(st.END) == 1
     assert text.index(st.START) < text.index(st.END)
+
+
+def test_diagonal_speed_times_the_chapters_section():
+    """The diagonal benchmark uses ``DIAGONAL`` (whose ``l12_large`` holds the D = 1000
+    section's sizes) and times the experiment that section calls."""
+    from transferkit.experiments.diagonal_networks import DIAGONAL, DIAGONAL_L12_LARGE
+    mod = load("diagonal_speed")
+    assert mod.PRESETS is DIAGONAL and mod.EXPERIMENT.__name__ == "mtl_small_init_large"
+    src = (NOTEBOOKS / f"{mod.CHAPTER}.py").read_text()
+    assert "experiments.diagonal_networks.mtl_small_init_large(" in src
+    assert DIAGONAL["paper"].l12_large is DIAGONAL_L12_LARGE["paper"]
+    assert DIAGONAL_L12_LARGE["paper"].D == 1000

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from _helpers import assert_same, trained_again
+from _helpers import assert_same, check_presets, trained_again
 
 from transferkit.experiments import diagonal_networks as dn
 from transferkit.models.diagonal import init_state, min_l12_interpolant, train_diagonal
@@ -230,3 +230,51 @@ def test_stl_readout_only_uses_the_chapters_samples(tasks):
     np.testing.assert_allclose(lp.beta[1, 0], np.linalg.pinv(data.Xm[2]) @ data.ym[2], atol=1e-12)
     with pytest.raises(ValueError, match="alpha"):
         dn.stl_readout_only(**{k: P[k] for k in keep if k != "alpha"}, alpha=0.0)
+
+
+def test_l12_large_presets():
+    check_presets(dn.DIAGONAL_L12_LARGE, dn.L12LargePreset, ("ns", "overlaps", "alphas"), "D")
+    assert isinstance(dn.DIAGONAL_L12_FULL, dn.L12LargePreset)
+    for scale, p in dn.DIAGONAL.items():
+        assert p.l12_large is dn.DIAGONAL_L12_LARGE[scale]
+    paper = dn.DIAGONAL_L12_LARGE["paper"]
+    assert (paper.D, paper.k, paper.alphas) == (1000, 40, (0.1, 0.03, 0.01, 0.003))  # issue 18
+    assert dn.DIAGONAL_L12_FULL.n_aux == 1024 and max(dn.DIAGONAL_L12_FULL.ns) <= 1024  # paper 004 App. D
+
+
+@pytest.fixture(scope="module")
+def large(one_thread, cache):
+    return dn.mtl_small_init_large(6, 2, 1, [2, 4], draws=2, n_aux=8, alphas=[0.1, 0.05],
+                                   seed=3, loss_tol=1e-6, max_steps=20_000, directory=cache,
+                                   progress=False)
+
+
+def test_mtl_small_init_large_shares_the_samples(large, cache, monkeypatch):
+    """Same teachers, samples and interpolants as mtl_small_init; networks within the
+    discretisation error of its (fixed-step) networks; the second call loads the cache."""
+    r = large
+    assert r.beta_mtl.shape == (2, 2, 2, 2, 6) and r.rel_loss.shape == (2, 2, 2)
+    assert r.converged.all() and (r.rel_loss <= 1e-6).all()
+    ref = dn.mtl_small_init(6, 2, 1, [2, 4], draws=2, n_aux=8, alphas=[0.1, 0.05], seed=3,
+                            mtl_loss_tol=1e-6, max_steps=200_000, directory=cache, progress=False)
+    np.testing.assert_array_equal(r.beta_main, ref.beta_main)
+    np.testing.assert_array_equal(r.beta_aux, ref.beta_aux)
+    np.testing.assert_allclose(r.beta_l12, ref.beta_l12, atol=1e-6)
+    assert ref.converged.all()
+    diff = np.linalg.norm((r.beta_mtl - ref.beta_mtl).reshape(2, 2, 2, -1), axis=-1)
+    assert (diff < 1e-2 * np.linalg.norm(ref.beta_mtl.reshape(2, 2, 2, -1), axis=-1)).all()
+    monkeypatch.setattr(dn, "train_diagonal_gram", trained_again)
+    monkeypatch.setattr(dn, "min_l12_interpolant", trained_again)
+    assert_same(dn.mtl_small_init_large(6, 2, 1, [2, 4], draws=2, n_aux=8, alphas=[0.1, 0.05],
+                                        seed=3, loss_tol=1e-6, max_steps=20_000,
+                                        directory=cache, progress=False), r)
+
+
+def test_mtl_small_init_large_refuses_bad_input():
+    for kw, name in ((dict(alphas=[0.1, -1.0]), "alpha"), (dict(draws=0), "draws"),
+                     (dict(overlap=3), "overlap"), (dict(alphas=[]), "alphas"),
+                     (dict(loss_tol=0.0), "loss_tol")):
+        args = dict(D=6, k=2, overlap=1, ns=[2], draws=1, n_aux=8, alphas=[0.1])
+        args.update(kw)
+        with pytest.raises(ValueError, match=name):
+            dn.mtl_small_init_large(**args, cache=False)

@@ -169,3 +169,18 @@ def test_diagonal_sparsity_figure():
         paper003_004.diagonal_sparsity_figure(runs, lp, 5)
     with pytest.raises(ValueError, match="readout"):
         paper003_004.diagonal_sparsity_figure(runs, {"overlapping": lp["overlapping"]}, 6)
+
+
+def test_diagonal_l12_large_figure_one_row_per_overlap():
+    from transferkit.experiments.diagonal_networks import L12Result
+    rng = np.random.default_rng(0)
+    A, S, R, D = 2, 2, 3, 5
+    b12 = rng.standard_normal((S, R, 2, D))
+    res = L12Result(alphas=np.array([0.1, 0.01]), ns=np.array([4, 8]),
+                    beta_aux=rng.standard_normal((R, D)), beta_main=rng.standard_normal((R, D)),
+                    beta_mtl=b12[None] + 0.1 * rng.standard_normal((A, S, R, 2, D)),
+                    steps=np.ones((A, S, R), int), converged=np.ones((A, S, R), bool),
+                    beta_l12=b12, l12_residual=np.zeros((S, R)))
+    check_figure(paper003_004.diagonal_l12_large_figure({"overlapping": res, "disjoint": res}), 4)
+    with pytest.raises(ValueError, match="results"):
+        paper003_004.diagonal_l12_large_figure({})

@@ -122,3 +122,62 @@ def test_participation_ratio_and_ensd():
     assert stats.participation_ratio(Y) == pytest.approx(lam.sum() ** 2 / (lam ** 2).sum(), rel=0.03)
     with pytest.raises(ValueError, match="^X must"):
         stats.participation_ratio(np.ones(3))
+
+
+def _moment_problem(draws=2, ns=(4, 8), D=12, k=2, n_aux=24, seed=1):
+    data = experiments.diagonal_networks.task_data(seed, D, k, k, list(ns), draws, n_aux)
+    jj = np.tile(np.arange(draws), len(ns))
+    mom = models.diagonal.sample_moments(list(data.Xa) + list(data.Xm), list(data.ya) + list(data.ym))
+    index = np.stack([jj, draws + np.arange(len(jj))], 1)
+    return data, mom, index
+
+
+def test_gram_trainer_with_the_fixed_rule_is_train_diagonal(one_thread):
+    """train_diagonal_gram(grow=None) takes the steps of train_diagonal on the same MTL batch
+    (same count per network) and lands on its weights up to rounding."""
+    data, mom, index = _moment_problem()
+    ns, draws, D = [4, 8], 2, 12
+    ref = experiments.diagonal_networks._train_mtl(data, ns, draws, 24, 0.1, 0.01, 1e-8, 50_000)
+    st = models.diagonal.init_state(len(index), 2, D, 0.1, 0.1)
+    res = models.diagonal.train_diagonal_gram(st, mom, index, rel_step=0.01, loss_tol=1e-8,
+                                              max_steps=50_000, grow=None)
+    assert ref.converged.all() and res.converged.all()
+    np.testing.assert_array_equal(res.steps, ref.steps)
+    np.testing.assert_allclose(res.beta, ref.beta, rtol=0, atol=1e-10)
+
+
+def test_gram_trainer_grown_step_follows_the_fixed_rule(one_thread):
+    """The grown step (bold driver under the same relative cap) converges in fewer steps to
+    within the discretisation error (~rel_step / 10 here) of the fixed rule's solution;
+    compaction does not change the iterates."""
+    data, mom, index = _moment_problem()
+    out = {}
+    for grow, compact in ((None, 0.5), (1.1, 0.5), (1.1, 0.0)):
+        st = models.diagonal.init_state(len(index), 2, 12, 0.1, 0.1)
+        out[grow, compact] = models.diagonal.train_diagonal_gram(
+            st, mom, index, rel_step=0.01, loss_tol=1e-8, max_steps=50_000, grow=grow,
+            compact=compact)
+    fixed, grown = out[None, 0.5], out[1.1, 0.5]
+    assert grown.converged.all() and grown.steps.max() < fixed.steps.max() / 2
+    d = np.linalg.norm((grown.beta - fixed.beta).reshape(len(index), -1), axis=1)
+    assert (d < 1e-3 * np.linalg.norm(fixed.beta.reshape(len(index), -1), axis=1)).all()
+    np.testing.assert_array_equal(out[1.1, 0.0].steps, grown.steps)
+    np.testing.assert_allclose(out[1.1, 0.0].beta, grown.beta, rtol=0, atol=1e-12)
+
+
+def test_gram_trainer_refuses_bad_input():
+    _, mom, index = _moment_problem()
+    st = models.diagonal.init_state(len(index), 2, 12, 0.1, 0.1)
+    for kw, name in ((dict(index=index[:, :1]), "index"), (dict(index=index + 100), "index"),
+                     (dict(grow=1.0), "grow"), (dict(compact=1.0), "compact"),
+                     (dict(rel_step=-1.0), "rel_step"), (dict(max_steps=0), "max_steps")):
+        args = dict(index=index)
+        args.update(kw)
+        with pytest.raises(ValueError, match=name):
+            models.diagonal.train_diagonal_gram(st, mom, **args)
+    with pytest.raises(ValueError, match="Xs"):
+        models.diagonal.sample_moments([np.ones((2, 3))], [])
+    with pytest.raises(ValueError, match="finite"):
+        models.diagonal.sample_moments([np.full((2, 3), np.nan)], [np.ones(2)])
+    with pytest.raises(ValueError, match="set 0"):
+        models.diagonal.sample_moments([np.ones((2, 3))], [np.ones(3)])

@@ -11,14 +11,17 @@ from ..models.diagonal import (
     init_state,
     min_l12_interpolant,
     q_min_interpolant,
+    sample_moments,
     train_diagonal,
+    train_diagonal_gram,
 )
 from ..streams import keyed_rng
 from ..sweep import Grid, run
 from ..theory.penalties import l12_norm
 
 __all__ = ["DiagonalPreset", "DIAGONAL", "sparse_teachers", "task_data", "run_tasks", "tasks_cell", "mtl_small_init", "mtl_cell",
-           "l12_cell", "TaskData", "MethodRun", "QMinSolution", "TasksResult", "L12Result",
+           "l12_cell", "L12LargePreset", "DIAGONAL_L12_LARGE", "DIAGONAL_L12_FULL",
+           "mtl_small_init_large", "mtl_draw_cell", "l12_draw_cell", "TaskData", "MethodRun", "QMinSolution", "TasksResult", "L12Result",
            "RescalingResult", "aux_norm_fraction", "nested_task_data", "rescaling_experiment",
            "rescaling_cell", "top_k_variance", "l1_norm", "ReadoutFit", "readout_only_fit",
            "ReadoutRuns", "stl_readout_only"]
@@ -130,6 +133,85 @@ class TasksResult:
 
 
 @dataclass(frozen=True)
+class L12LargePreset:
+    r"""Parameters of the section "MTL against the minimum-:math:`\ell_{1,2}` interpolant at
+    :math:`D = 1000`" (:func:`mtl_small_init_large`), sources on :data:`DIAGONAL_L12_LARGE`.
+
+    Attributes
+    ----------
+    D, k : int
+        Input dimension and teacher features per task.
+    n_aux : int
+        Auxiliary-task samples.
+    ns : tuple of int
+        Main-task sample sizes.
+    overlaps : tuple of (str, int)
+        The main/auxiliary support overlaps, by name.
+    alphas : tuple of float
+        Initialisation scales, decreasing.
+    draws : int
+        Draws of teachers and samples.
+    rel_step, loss_tol, max_steps : float, float, int
+        Step control, stopping rule (loss over the mean squared target) and step budget of
+        :func:`transferkit.models.diagonal.train_diagonal_gram`.
+    seed : int
+        Base seed.
+    """
+
+    D: int
+    k: int
+    n_aux: int
+    ns: tuple
+    overlaps: tuple
+    alphas: tuple
+    draws: int
+    rel_step: float = 0.01
+    loss_tol: float = 1e-8
+    max_steps: int = 100_000
+    seed: int = 0
+
+
+#: The D = 1000 section's parameters at each ``TRANSFERKIT_SCALE`` (read through
+#: ``DIAGONAL[SCALE].l12_large``).
+#:
+#: Sources.  D = 1000 (issue 18 and the chapter's reading of paper 004's Figs. 1 and 5;
+#: our copy of the paper does not print D); k = 40 features per task (Fig. 5 caption: "the
+#: 40 dimensions relevant for the auxiliary task"; App. E.1: "each of which uses 40
+#: features"); overlaps 40/40 and 0/40 (Fig. 5a caption, App. E.1); main-task samples "up to
+#: 1024" and 1024 auxiliary samples (App. D, text around Fig. 4); initialisation scales
+#: 0.1, 0.03, 0.01, 0.003 (issue 18; the paper says only "small initialization"); the
+#: relative step 0.01 and the stopping rule (a loss of 1e-8 times the mean squared target)
+#: are the chapter's MTL ones (the paper states neither).  Ours: the filled-in choices and
+#: the reductions, each with its reason -- n_aux = 2D = 2000 instead of 1024 (at
+#: n_aux = 1024 ~ D the auxiliary least squares is ill-conditioned, lambda_min(X^T X/n) =
+#: 1.3e-4, and gradient descent from alpha = 0.1 still has a relative loss of 3.5e-5 after
+#: 6e4 steps; with 2D samples the auxiliary teacher is recovered exactly, as in the
+#: chapter's reduced design); n = 16, ..., 256 (n >= D = 1000 makes the main task
+#: over-determined: its one interpolant is the teacher, nothing is left to the implicit
+#: bias; the n between 256 and 1024 are left out for time); 2 draws (time); a step budget
+#: per network (runs stopped at it are marked).  The full protocol (the paper's
+#: n_aux = 1024, n up to 512, more draws) is :data:`DIAGONAL_L12_FULL`, for a Dask cluster
+#: through :func:`transferkit.sweep.run`.  ``smoke``: D = 40, k = 4, n = 8, 16, 1 draw,
+#: alpha = 0.1, 0.03.
+DIAGONAL_L12_LARGE = {
+    "paper": L12LargePreset(D=1000, k=40, n_aux=2000, ns=(16, 32, 64, 128, 256),
+                            overlaps=(("overlapping", 40), ("disjoint", 0)),
+                            alphas=(0.1, 0.03, 0.01, 0.003), draws=2, max_steps=100_000),
+    "smoke": L12LargePreset(D=40, k=4, n_aux=80, ns=(8, 16),
+                            overlaps=(("overlapping", 4), ("disjoint", 0)),
+                            alphas=(0.1, 0.03), draws=1, max_steps=100_000),
+}
+
+#: The section's full protocol (paper 004's 1024 auxiliary samples, main-task samples up to
+#: 512 = D/2, 8 draws, a budget of 2e6 steps), too long for two cores: run it on a Dask
+#: cluster (``TRANSFERKIT_SCHEDULER``) through :func:`mtl_small_init_large`.
+DIAGONAL_L12_FULL = L12LargePreset(D=1000, k=40, n_aux=1024, ns=(16, 32, 64, 128, 256, 512),
+                                   overlaps=(("overlapping", 40), ("disjoint", 0)),
+                                   alphas=(0.1, 0.03, 0.01, 0.003), draws=8,
+                                   max_steps=2_000_000)
+
+
+@dataclass(frozen=True)
 class DiagonalPreset:
     r"""Parameters of the diagonal-networks chapter (paper 004) at one scale.
 
@@ -163,6 +245,8 @@ class DiagonalPreset:
         Its main-task sample sizes and draws.  The section is reduced from the paper's
         :math:`D = 1000` and 40 auxiliary features to the chapter's :math:`D` and ``k``
         (sources and every choice the paper leaves open: the comment on :data:`DIAGONAL`).
+    l12_large : L12LargePreset or None
+        The parameters of the :math:`D = 1000` section (:data:`DIAGONAL_L12_LARGE`).
     sparsity_n : int
         The main-task sample size of Fig. 5e in the sparsity section (one of ``ns``; ours:
         the paper's figure does not say which sample sizes it shows).
@@ -192,6 +276,8 @@ class DiagonalPreset:
     rescale_draws: int = 16
     # sparsity section (Fig. 5c-f; post-processing of run_tasks and stl_readout_only)
     sparsity_n: int = 15
+    # the MTL-against-l1,2 comparison at the paper's size (mtl_small_init_large)
+    l12_large: L12LargePreset | None = None
 
 
 #: The diagonal-networks chapter's parameters at each ``TRANSFERKIT_SCALE``.
@@ -248,11 +334,13 @@ class DiagonalPreset:
 #: The paper's D = 1000, 40 features are not run.  ``smoke``: n = 4.
 DIAGONAL = {
     "paper": DiagonalPreset(D=50, k=5, ns=(5, 10, 15, 20, 25, 30), draws=8, n_aux=100,
-                            overlaps=(("overlapping", 5), ("disjoint", 0))),
+                            overlaps=(("overlapping", 5), ("disjoint", 0)),
+                            l12_large=DIAGONAL_L12_LARGE["paper"]),
     "smoke": DiagonalPreset(D=16, k=2, ns=(4, 8), draws=2, n_aux=32,
                             overlaps=(("overlapping", 2), ("disjoint", 0)),
                             mtl_alphas=(0.1, 0.03), rescale_k_main=1, rescale_ns=(2, 4),
-                            rescale_draws=2, rescale_factors=(0.1, 0.25, 1.0), sparsity_n=4),
+                            rescale_draws=2, rescale_factors=(0.1, 0.25, 1.0), sparsity_n=4,
+                            l12_large=DIAGONAL_L12_LARGE["smoke"]),
 }
 
 
@@ -306,24 +394,27 @@ def task_data(seed, D, k, overlap, ns, draws, n_aux) -> TaskData:
     ``default_rng([seed, j, n])`` for its main-task sample of size ``n``: noiseless
     :math:`y = \beta^\top x`, :math:`x\sim\mathcal N(0, I_D)`.
     """
-    teach, Xa, ya = [], [], []
-    for j in range(draws):
-        rng = np.random.default_rng([seed, j])
-        ba, bm = sparse_teachers(D, k, overlap, rng)
-        xa = rng.standard_normal((n_aux, D))
-        teach.append((ba, bm))
-        Xa.append(xa)
-        ya.append(xa @ ba)
-    b_aux = np.array([t[0] for t in teach])
-    b_main = np.array([t[1] for t in teach])
+    draws_ = [_one_draw(seed, j, D, k, overlap, ns, n_aux) for j in range(draws)]
+    b_aux = np.array([d[0] for d in draws_])
+    b_main = np.array([d[1] for d in draws_])
+    Xa = [d[2] for d in draws_]
+    ya = [d[3] for d in draws_]
+    Xm = [draws_[j][4][i] for i in range(len(ns)) for j in range(draws)]
+    ym = [draws_[j][5][i] for i in range(len(ns)) for j in range(draws)]
+    return TaskData(b_aux, b_main, Xa, ya, Xm, ym)
+
+
+def _one_draw(seed, j, D, k, overlap, ns, n_aux):
+    """Draw ``j`` of :func:`task_data`: ``(beta_aux, beta_main, Xa, ya, [Xm per n], [ym per n])``."""
+    rng = np.random.default_rng([seed, j])
+    ba, bm = sparse_teachers(D, k, overlap, rng)
+    xa = rng.standard_normal((n_aux, D))
     Xm, ym = [], []
     for n in ns:
-        for j in range(draws):
-            rng = np.random.default_rng([seed, j, n])
-            x = rng.standard_normal((n, D))
-            Xm.append(x)
-            ym.append(x @ b_main[j])
-    return TaskData(b_aux, b_main, Xa, ya, Xm, ym)
+        x = np.random.default_rng([seed, j, n]).standard_normal((n, D))
+        Xm.append(x)
+        ym.append(x @ bm)
+    return ba, bm, xa, xa @ ba, Xm, ym
 
 
 def _padded(Xs, N):
@@ -518,6 +609,9 @@ class L12Result:
         (:func:`transferkit.models.diagonal.min_l12_interpolant`).
     l12_residual : ndarray, shape (len(ns), draws)
         Its largest relative interpolation residual.
+    rel_loss : ndarray, shape (A, len(ns), draws), or None
+        The networks' final training loss over the mean squared target (the stopping
+        quantity; :func:`mtl_small_init_large` only).
     """
 
     alphas: np.ndarray
@@ -529,6 +623,7 @@ class L12Result:
     converged: np.ndarray
     beta_l12: np.ndarray
     l12_residual: np.ndarray
+    rel_loss: np.ndarray | None = None
 
     @property
     def l12_true(self) -> np.ndarray:
@@ -610,6 +705,122 @@ def l12_cell(seed, D, k, overlap, ns, draws, n_aux) -> dict:
     return {"beta": np.array([b for b, _ in sols]).reshape(shape + (2, D)),
             "residual": np.array([r for _, r in sols]).reshape(shape),
             "beta_aux": data.beta_aux, "beta_main": data.beta_main}
+
+
+# ---------------------------------------------------------------------------
+# the same comparison at the paper's size: D = 1000, 40 features per task
+# ---------------------------------------------------------------------------
+
+
+def mtl_small_init_large(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int, alphas,
+                         seed: int = 0, rel_step: float = 0.01, loss_tol: float = 1e-8,
+                         max_steps: int = 100_000, **run_kwargs) -> L12Result:
+    r""":func:`mtl_small_init` for large :math:`D`: every :math:`\alpha` and sample size of one
+    draw in one tensor program.
+
+    The same networks and theory as :func:`mtl_small_init` (two-output diagonal networks
+    from :math:`w_\pm(0) = \alpha` trained on (auxiliary, main) samples of
+    :func:`task_data`; the minimum-:math:`\ell_{1,2}` interpolant of paper 004, Eqs. 30 and
+    35, by CVXPY/Clarabel), trained with
+    :func:`transferkit.models.diagonal.train_diagonal_gram`: one
+    :func:`transferkit.sweep.run` cell per draw (:func:`mtl_draw_cell`, the axis ``alpha``
+    vectorised), in which the networks of every :math:`\alpha` and :math:`n` share the
+    draw's auxiliary moments :math:`X_a^\top X_a/n_a` and those of every :math:`n` are
+    shared across :math:`\alpha`; the interpolants in cells of their own
+    (:func:`l12_draw_cell`).  Same teachers and samples as :func:`task_data` with the same
+    ``seed`` (draw ``j`` is the ``j``-th of it).
+
+    Parameters
+    ----------
+    D, k, overlap, ns, draws, n_aux, seed
+        As in :func:`run_tasks`.
+    alphas : sequence of float
+        Initialisation scales (> 0).
+    rel_step, loss_tol, max_steps
+        Step control and stopping rule of
+        :func:`~transferkit.models.diagonal.train_diagonal_gram` (``loss_tol`` relative to
+        the mean squared target, as ``mtl_loss_tol`` of :func:`run_tasks`).
+    **run_kwargs
+        ``cache``, ``directory``, ``version``, ``scheduler``, ``progress`` for
+        :func:`~transferkit.sweep.run`.
+
+    Returns
+    -------
+    L12Result
+        With ``rel_loss`` (the final relative loss of every network).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: a bad ``n``, ``draws``, ``n_aux``, ``seed``, ``alpha``,
+        ``rel_step``, ``loss_tol`` or ``max_steps``, an empty ``alphas``, or teacher sizes
+        that :func:`sparse_teachers` refuses.
+    """
+    D, k = check_int("D", D, 1), check_int("k", k, 1)
+    overlap = check_int("overlap", overlap, 0)
+    if overlap > k or 2 * k - overlap > D:
+        raise ValueError(f"overlap must be in [max(0, 2k - D), k] (got {overlap})")
+    ns = [check_int("n", n, 1) for n in ns]
+    draws = check_int("draws", draws, 1)
+    n_aux = check_int("n_aux", n_aux, 1)
+    seed = check_int("seed", seed, 0)
+    alphas = [check_positive("alpha", a) for a in np.atleast_1d(np.asarray(alphas, float))]
+    if not alphas or not ns:
+        raise ValueError("alphas and ns must each list at least one value")
+    rel_step, loss_tol = check_positive("rel_step", rel_step), check_positive("loss_tol", loss_tol)
+    max_steps = check_int("max_steps", max_steps, 1)
+    fixed = dict(seed=seed, D=D, k=k, overlap=overlap, ns=ns, n_aux=n_aux)
+    sw = run(mtl_draw_cell, Grid(alpha=alphas, draw=list(range(draws))), vectorize=("alpha",),
+             fixed=dict(fixed, rel_step=rel_step, loss_tol=loss_tol, max_steps=max_steps),
+             desc="MTL per draw (all alphas)", **run_kwargs)
+    lw = run(l12_draw_cell, Grid(draw=list(range(draws))), fixed=fixed,
+             desc="min-l1,2 interpolant per draw", **run_kwargs)
+
+    def by_n(v):                        # (A, draws, len(ns), ...) -> (A, len(ns), draws, ...)
+        return np.ascontiguousarray(np.swapaxes(v, 1, 2))
+
+    return L12Result(alphas=np.array(alphas), ns=np.array(ns), beta_aux=lw["beta_aux"],
+                     beta_main=lw["beta_main"], beta_mtl=by_n(sw["beta"]),
+                     steps=by_n(sw["steps"]), converged=by_n(sw["converged"]),
+                     beta_l12=np.ascontiguousarray(np.swapaxes(lw["beta"], 0, 1)),
+                     l12_residual=np.ascontiguousarray(lw["residual"].T),
+                     rel_loss=by_n(sw["rel_loss"]))
+
+
+def mtl_draw_cell(alpha, draw, seed, D, k, overlap, ns, n_aux, rel_step=0.01, loss_tol=1e-8,
+                  max_steps=100_000) -> dict:
+    r"""MTL of :func:`mtl_small_init_large` for one draw and every :math:`\alpha` (a 1-d
+    array: the vectorised axis) and :math:`n`: a cell function for
+    :func:`transferkit.sweep.run`, one batch of ``len(alpha) * len(ns)`` networks on the
+    moments of the draw's ``1 + len(ns)`` sample sets.  Returns ``beta``
+    ``(A, len(ns), 2, D)``; ``steps``, ``converged``, ``rel_loss`` ``(A, len(ns))``."""
+    ns = [int(n) for n in ns]
+    alpha = np.asarray(alpha, float)
+    _, _, xa, ya, Xm, ym = _one_draw(seed, int(draw), D, k, overlap, ns, n_aux)
+    mom = sample_moments([xa] + Xm, [ya] + ym)
+    A, S = len(alpha), len(ns)
+    a = np.repeat(alpha, S)                                   # (alpha, n) order
+    index = np.stack([np.zeros(A * S, int), np.tile(np.arange(1, S + 1), A)], 1)
+    st = init_state(A * S, 2, D, a[:, None], a[:, None, None])
+    res = train_diagonal_gram(st, mom, index, rel_step=rel_step, loss_tol=loss_tol,
+                              max_steps=max_steps, desc="MTL diagonal networks, one draw")
+    yy = mom.yy.cpu().numpy()
+    nn = mom.n.cpu().numpy()
+    scale = (yy[0] * nn[0] + yy[1:] * nn[1:]) / (nn[0] + nn[1:])   # mean y^2 per n
+    return {"beta": res.beta.reshape(A, S, 2, D), "steps": res.steps.reshape(A, S),
+            "converged": res.converged.reshape(A, S),
+            "rel_loss": res.loss.reshape(A, S) / scale[None]}
+
+
+def l12_draw_cell(draw, seed, D, k, overlap, ns, n_aux) -> dict:
+    r"""The minimum-:math:`\ell_{1,2}` interpolant of every (auxiliary, main) sample of one
+    draw of :func:`mtl_small_init_large`: a cell function for :func:`transferkit.sweep.run`.
+    Returns ``beta`` ``(len(ns), 2, D)``, ``residual`` ``(len(ns),)`` and the teachers."""
+    ns = [int(n) for n in ns]
+    ba, bm, xa, ya, Xm, ym = _one_draw(seed, int(draw), D, k, overlap, ns, n_aux)
+    sols = [min_l12_interpolant([xa, x], [ya, v]) for x, v in zip(Xm, ym)]
+    return {"beta": np.array([b for b, _ in sols]), "residual": np.array([r for _, r in sols]),
+            "beta_aux": ba, "beta_main": bm}
 
 
 # ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from .plotting import tight_layout
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
            "paired_log_ratio", "reversal_figure", "relu_features_figure",
            "diagonal_generalisation_figure", "diagonal_norms_figure",
-           "diagonal_l12_figure", "diagonal_rescaling_figure", "diagonal_sparsity_figure"]
+           "diagonal_l12_figure", "diagonal_l12_large_figure", "diagonal_rescaling_figure", "diagonal_sparsity_figure"]
 
 #: Colour of each method in every figure of this module.
 METHOD_COLORS = {"stl": "C0", "ptft": "C1", "mtl": "C2"}
@@ -344,9 +344,17 @@ def diagonal_l12_figure(ns, alphas, ratio, distance, converged=None):
         Two panels, mean and standard error over draws against :math:`n`, one line per
         :math:`\alpha`.
     """
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    _l12_panels(axes, ns, alphas, ratio, distance, converged)
+    axes[0].legend(fontsize=8)
+    tight_layout(fig)
+    return fig
+
+
+def _l12_panels(axes, ns, alphas, ratio, distance, converged):
+    """The two panels of :func:`diagonal_l12_figure` on ``axes`` (ratio, distance)."""
     ratio, distance = np.asarray(ratio, float), np.asarray(distance, float)
     conv = np.ones(ratio.shape, bool) if converged is None else np.asarray(converged, bool)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
     shades = plt.cm.viridis(np.linspace(0.1, 0.85, len(alphas)))
     for a, col, r, dist, c in zip(alphas, shades, ratio, distance, conv):
         for ax, v in zip(axes, (r, dist)):
@@ -360,7 +368,36 @@ def diagonal_l12_figure(ns, alphas, ratio, distance, converged=None):
     axes[1].set_yscale("log")
     for ax in axes:
         ax.set_xlabel("main-task samples $n$")
-    axes[0].legend(fontsize=8)
+
+
+def diagonal_l12_large_figure(results: dict):
+    r"""MTL diagonal networks against the minimum-:math:`\ell_{1,2}` interpolant at the
+    paper's size, one row per support overlap (paper 004, Eqs. 30 and 35; the panels of
+    :func:`diagonal_l12_figure`).
+
+    Parameters
+    ----------
+    results : dict
+        ``{name: L12Result}`` by overlap name
+        (:func:`transferkit.experiments.diagonal_networks.mtl_small_init_large`); solid
+        lines: means over converged runs, dashed: over all runs where some stopped at the
+        step budget.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``2 * len(results)`` panels; the sample-size axis is logarithmic.
+    """
+    if not results:
+        raise ValueError("results must hold at least one L12Result (got none)")
+    fig, axes = plt.subplots(len(results), 2, figsize=(9, 3.0 * len(results)), squeeze=False)
+    for row, (name, r) in zip(axes, results.items()):
+        _l12_panels(row, r.ns, r.alphas, r.l12_mtl / r.l12_min[None], r.distance,
+                    r.converged)
+        for ax in row:
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"{name}: " + ax.get_title(), fontsize=9)
+    axes[0, 0].legend(fontsize=8)
     tight_layout(fig)
     return fig
 

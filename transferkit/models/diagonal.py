@@ -10,6 +10,11 @@ small relative step, so that it follows gradient flow (whose limit Eq. 22 descri
 
 * :func:`train_diagonal` -- batched gradient descent (leading batch dimension: draws and sample
   sizes; rows of ``X`` padded with zeros), stopping at a loss tolerance;
+* :func:`train_diagonal_gram` -- the same descent written with the sample moments
+  :math:`X^\top X/n`, :math:`X^\top y/n` (:func:`sample_moments`), shared by every network
+  trained on the same samples (draws, initialisation scales and sample sizes in one batch):
+  a matrix-matrix product per sample set instead of a matrix-vector product per network,
+  and converged networks dropped from the working tensors;
 * :func:`q_min_interpolant` -- the minimiser of Eq. 22 under :math:`X\beta = y`, by Newton's
   method on the convex dual;
 * :func:`~transferkit.experiments.diagonal_networks.sparse_teachers`, :func:`~transferkit.experiments.diagonal_networks.run_tasks` -- the experiment of the chapter: sparse
@@ -20,6 +25,7 @@ small relative step, so that it follows gradient flow (whose limit Eq. 22 descri
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cvxpy as cp
@@ -27,11 +33,11 @@ import numpy as np
 import torch
 
 from .._validate import check_int, check_positive
-from .descent import Descent
+from .descent import Descent, bold_driver, keep_where
 from .device import default_device
 
-__all__ = ["DiagonalState", "init_state", "effective_weights", "train_diagonal", "q_min_interpolant",
-           "min_l12_interpolant"]
+__all__ = ["DiagonalState", "init_state", "effective_weights", "train_diagonal", "SampleMoments",
+           "sample_moments", "train_diagonal_gram", "q_min_interpolant", "min_l12_interpolant"]
 
 
 @dataclass
@@ -145,6 +151,232 @@ def train_diagonal(state: DiagonalState, X, y, n, *, train_first: bool = True, r
         rule.advance()
     state.w1, state.w2 = w1, w2
     info = rule.finish(loss)                       # warns about unconverged networks
+    beta = effective_weights(state)
+    return TrainResult(beta.cpu().numpy(), info.excess_loss, info.steps, info.converged, state)
+
+
+@dataclass(frozen=True)
+class SampleMoments:
+    r"""The sufficient statistics of :math:`K` sample sets for the squared loss
+    (:func:`sample_moments`).
+
+    Attributes
+    ----------
+    gram : tensor ``(K, D, D)``
+        :math:`G_k = X_k^\top X_k/n_k`.
+    xty : tensor ``(K, D)``
+        :math:`b_k = X_k^\top y_k/n_k`.
+    yy : tensor ``(K,)``
+        :math:`y_k^\top y_k/n_k`, the mean squared target.
+    n : tensor ``(K,)``
+        Sample sizes :math:`n_k`.
+    lam : tensor ``(K,)``
+        :math:`\lambda_{\max}(G_k)`.
+    """
+
+    gram: torch.Tensor
+    xty: torch.Tensor
+    yy: torch.Tensor
+    n: torch.Tensor
+    lam: torch.Tensor
+
+
+def sample_moments(Xs, ys, device=None) -> SampleMoments:
+    r"""The moments :math:`X^\top X/n`, :math:`X^\top y/n`, :math:`y^\top y/n` and
+    :math:`\lambda_{\max}(X^\top X/n)` of each sample set, for :func:`train_diagonal_gram`.
+
+    Parameters
+    ----------
+    Xs : sequence of K arrays ``(n_k, D)``
+        Inputs (finite, ``n_k >= 1``, one ``D``).
+    ys : sequence of K arrays ``(n_k,)``
+        Targets.
+    device : torch device, optional
+        Default :func:`transferkit.models.device.default_device`.
+
+    Raises
+    ------
+    ValueError
+        Naming ``Xs`` or ``ys``: different lengths, no set, shapes that do not match, or
+        non-finite entries.
+    """
+    if len(Xs) != len(ys) or not len(Xs):
+        raise ValueError(f"Xs and ys must list the same number (>= 1) of sample sets "
+                         f"(got {len(Xs)} and {len(ys)})")
+    Xs = [np.asarray(x, float) for x in Xs]
+    ys = [np.asarray(v, float) for v in ys]
+    D = Xs[0].shape[-1] if Xs[0].ndim == 2 else -1
+    for k, (x, v) in enumerate(zip(Xs, ys)):
+        if x.ndim != 2 or x.shape[1] != D or x.shape[0] < 1 or v.shape != (x.shape[0],):
+            raise ValueError(f"set {k}: Xs[{k}] must be (n >= 1, {D}) and ys[{k}] (n,) "
+                             f"(got {x.shape} and {v.shape})")
+        if not (np.isfinite(x).all() and np.isfinite(v).all()):
+            raise ValueError(f"set {k}: Xs and ys must be finite")
+    dev = device or default_device()
+    n = np.array([len(v) for v in ys], float)
+    gram = np.stack([x.T @ x / len(x) for x in Xs])
+    lam = np.linalg.eigvalsh(gram)[:, -1]
+    return SampleMoments(gram=torch.as_tensor(gram, device=dev),
+                         xty=torch.as_tensor(np.stack([x.T @ v / len(v) for x, v in zip(Xs, ys)]),
+                                             device=dev),
+                         yy=torch.as_tensor(np.array([v @ v / len(v) for v in ys]), device=dev),
+                         n=torch.as_tensor(n, device=dev), lam=torch.as_tensor(lam, device=dev))
+
+
+def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
+                        rel_step: float = 0.01, loss_tol: float = 1e-12,
+                        max_steps: int = 200_000, grow: float | None = 1.1,
+                        compact: float = 0.5, desc: str = "diagonal networks") -> TrainResult:
+    r"""Gradient descent of :func:`train_diagonal` (same loss, same relative-step cap) with
+    the samples entering through their moments (paper 004, Eq. 8).
+
+    Task :math:`o` of network :math:`b` is trained on sample set ``index[b, o]``:
+
+    .. math:: L_b = \sum_o \tfrac12\beta_o^\top G_k\beta_o - b_k^\top\beta_o
+              + \tfrac12\,y^\top y/n_k,\qquad \nabla_{\beta_o}L_b = G_k\beta_o - b_k,
+              \qquad k = \mathrm{index}[b, o],
+
+    which is :math:`\sum_o\frac1{2n_o}\|X_o\beta_o - y_o\|^2`.  Every network that uses
+    set :math:`k` is multiplied by :math:`G_k` in one matrix-matrix product, so a batch of
+    initialisation scales (or draws, or sample sizes) on shared samples costs one read of
+    :math:`G_k` per step, and the per-step cost does not grow with :math:`n_k`.  Networks
+    stop on their own (:class:`~transferkit.models.descent.Descent`); once fewer than
+    ``compact`` of the working set are active the stopped ones are dropped from the working
+    tensors (the same iterates, less work).  The stopping quantity is the loss written with
+    the moments, exact up to rounding of order :math:`10^{-16}\,y^\top y/n`.
+
+    Step size.  ``grow=None``: the rule of :func:`train_diagonal`,
+    :math:`\eta = \min(\min(1, 50\,\mathrm{rel\_step})/\kappa,\ \mathrm{rel\_step}/\max|\nabla_\beta L|)`
+    (the same iterates up to rounding).  ``grow > 1`` (default): the largest stable step
+    under the same relative cap, per network: it starts at that value, a step is accepted
+    if it does not raise the loss and then :math:`\eta \leftarrow \min(g\,\eta,\
+    \mathrm{rel\_step}/\max|\nabla_\beta L|)`, else rejected and halved
+    (:func:`~transferkit.models.descent.bold_driver`,
+    :func:`~transferkit.models.descent.keep_where`).  The curvature bound :math:`\kappa`
+    uses :math:`\lambda_{\max}` of the whole :math:`G_k`, about :math:`D/n` for
+    :math:`n < D`, while the weights that are not small live on a few coordinates: the
+    accepted step is then many times the bound's, and the relative cap keeps the
+    trajectory as close to gradient flow as under the fixed rule.  ``steps`` counts
+    accepted steps; ``max_steps`` bounds the iterations (accepted or not).
+
+    Parameters
+    ----------
+    state : DiagonalState
+        Initial weights, ``w1`` ``(B, 2, D)``, ``w2`` ``(B, 2, O, D)`` (replaced by the
+        final ones).
+    moments : SampleMoments
+        The :math:`K` sample sets (:func:`sample_moments`).
+    index : int array ``(B, O)``
+        The sample set of each task of each network, in ``[0, K)``.
+    rel_step, loss_tol, max_steps
+        As in :func:`train_diagonal` (the tolerance is relative to the mean squared target
+        over all the network's samples).
+    grow : float > 1 or None
+        Growth factor of an accepted step; ``None``: the fixed rule.
+    compact : float in [0, 1)
+        Compaction threshold (``0``: never).
+    desc : str
+        Name of the run in the progress bar and warnings.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: ``index`` not of shape ``(B, O)`` or outside ``[0, K)``,
+        ``grow`` not above 1, ``compact`` outside ``[0, 1)``, a bad ``rel_step``,
+        ``loss_tol`` or ``max_steps``.
+    """
+    rel_step = check_positive("rel_step", rel_step)
+    loss_tol = check_positive("loss_tol", loss_tol)
+    max_steps = check_int("max_steps", max_steps, 1)
+    if grow is not None and not (isinstance(grow, (int, float)) and 1 < grow < math.inf):
+        raise ValueError(f"grow must be a number in (1, inf) or None (got {grow!r})")
+    if not (isinstance(compact, (int, float)) and 0 <= compact < 1):
+        raise ValueError(f"compact must be in [0, 1) (got {compact!r})")
+    w1, w2 = state.w1, state.w2
+    B, _, O, D = w2.shape
+    K = moments.gram.shape[0]
+    index = np.asarray(index)
+    if index.shape != (B, O) or not np.issubdtype(index.dtype, np.integer):
+        raise ValueError(f"index must be an integer array of shape {(B, O)} (got {index.shape})")
+    if index.size and (index.min() < 0 or index.max() >= K):
+        raise ValueError(f"index must lie in [0, {K}) (got {index.min()}..{index.max()})")
+    dev = w1.device
+    idx = torch.as_tensor(index, device=dev)
+    G, bv, yy, nn = moments.gram, moments.xty, moments.yy, moments.n
+    lam = moments.lam[idx].amax(-1)                                        # (B,)
+    scale = ((yy * nn)[idx].sum(-1) / nn[idx].sum(-1)).clamp_min(1e-300)   # mean y^2
+    const = 0.5 * yy[idx].sum(-1)                                           # (B,)
+    curv_frac = min(1.0, 50 * rel_step)
+    rule = Descent(B, tol=loss_tol * scale, max_steps=max_steps, device=dev, desc=desc,
+                   hint=f"rel_step={rel_step!r} is too large")
+    w1_out, w2_out = w1.clone(), w2.clone()
+    loss_out = torch.zeros(B, dtype=w1.dtype, device=dev)
+
+    def groups(ix):
+        """(task, set, rows) of the working set: the networks whose task uses each set."""
+        out = []
+        for o in range(O):
+            col = ix[:, o]
+            for k in torch.unique(col).tolist():
+                out.append((o, k, torch.nonzero(col == k)[:, 0]))
+        return out
+
+    def grad_loss(w1, w2, idx, grp, const):
+        beta = w2[:, 0] * w1[:, 0, None] - w2[:, 1] * w1[:, 1, None]       # (B, O, D)
+        g = torch.empty_like(beta)
+        for o, k, rows in grp:
+            g[rows, o] = beta[rows, o] @ G[k]                              # G symmetric
+        bb = bv[idx]
+        g -= bb
+        return g, 0.5 * ((g - bb) * beta).sum((1, 2)) + const              # (B, O, D), (B,)
+
+    grp = groups(idx)
+    g, loss = grad_loss(w1, w2, idx, grp, const)
+    eta = None
+    while True:
+        if rule.stop(loss):
+            break
+        keep = rule.compact(compact)
+        if keep is not None:
+            done = ~keep
+            w1_out[rule.dropped], w2_out[rule.dropped] = w1[done], w2[done]
+            loss_out[rule.dropped] = loss[done]
+            w1, w2, idx, lam = w1[keep], w2[keep], idx[keep], lam[keep]
+            g, loss, const = g[keep], loss[keep], const[keep]
+            eta = eta[keep] if eta is not None else None
+            rule.tol = rule.tol[keep]
+            grp = groups(idx)
+        gmax = g.abs().amax((1, 2))
+        cap = rel_step / gmax.clamp_min(1e-300)
+        if eta is None or grow is None:
+            wsq = (w1 ** 2).sum(1) + (w2 ** 2).sum((1, 2))                # (B, D)
+            kappa = lam * wsq.amax(-1) * 2 + gmax
+            eta = torch.minimum(curv_frac / kappa, cap)
+        else:
+            eta = torch.minimum(eta, cap)
+        e = rule.masked(eta)
+        g1 = torch.stack([(g * w2[:, 0]).sum(1), -(g * w2[:, 1]).sum(1)], 1)
+        g2 = torch.stack([g * w1[:, 0, None], -g * w1[:, 1, None]], 1)
+        w1n = w1 - e[:, None, None] * g1
+        w2n = w2 - e[:, None, None, None] * g2
+        if grow is None:
+            w1, w2 = w1n, w2n
+            g, loss = grad_loss(w1, w2, idx, grp, const)
+            rule.advance()
+            continue
+        gn, lossn = grad_loss(w1n, w2n, idx, grp, const)
+        ok = rule.active & (lossn <= loss)
+        w1, w2 = keep_where(ok, w1n, w1), keep_where(ok, w2n, w2)
+        g, loss = keep_where(ok, gn, g), torch.where(ok, lossn, loss)
+        eta = bold_driver(eta, ok, rule.active, grow)
+        rule.advance(ok)
+    if rule.idx is None:
+        w1_out, w2_out, loss_out = w1, w2, loss
+    else:
+        w1_out[rule.idx], w2_out[rule.idx], loss_out[rule.idx] = w1, w2, loss
+        rule.tol = loss_tol * scale
+    state.w1, state.w2 = w1_out, w2_out
+    info = rule.finish(loss_out)
     beta = effective_weights(state)
     return TrainResult(beta.cpu().numpy(), info.excess_loss, info.steps, info.converged, state)
 
