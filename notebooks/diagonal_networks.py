@@ -47,7 +47,7 @@ import numpy as np
 import torch
 
 import transferkit as tk
-from transferkit import experiments, figures, provenance, theory
+from transferkit import experiments, figures, provenance, stats, theory
 
 torch.set_num_threads(1)
 figures.plotting.use_style()
@@ -278,15 +278,16 @@ assert len(seen) == len(MIN12.alphas) and (np.diff(seen) < 0).all(), dist_conv[:
 # $\alpha = 0.01$ about 44 % of the paper-scale runs, every one at $n = 5$ among them, and
 # at $\alpha = 0.03$ three runs at $n = 5$ stop at the step budget with a loss below
 # $4\times10^{-7}$ of the mean squared target; they are left out of the solid lines and the
-# asserts), disjoint supports, or the paper's
-# $D = 1000$, $k = 40$, which this machine does not run (see the preset).
+# asserts) or disjoint supports; the next section runs both at the paper's $D = 1000$,
+# $k = 40$, where the answer is less simple.
 
 # %% [markdown]
 # ## MTL against the minimum-$\ell_{1,2}$ interpolant at $D = 1000$
 #
 # The same comparison at the paper's size: $D = 1000$ inputs, $k = 40$ features per task,
 # supports identical (40/40, independent signs) or disjoint (0/40), initialisation scales
-# $\alpha = 0.1, 0.03, 0.01, 0.003$ (`experiments.diagonal_networks.mtl_small_init_large`;
+# $\alpha = 0.1, 0.03, 0.01, 0.003$ and, one step further, 0.001
+# (`experiments.diagonal_networks.mtl_small_init_large`;
 # parameters printed below, every value with its source in the API reference of
 # `DIAGONAL_L12_LARGE`). **Reductions** (each beside its reason): $n_{\rm aux} = 2D = 2000$
 # instead of the paper's 1024 -- at $n_{\rm aux} = 1024\approx D$ the auxiliary least squares
@@ -298,9 +299,10 @@ assert len(seen) == len(MIN12.alphas) and (np.diff(seen) < 0).all(), dist_conv[:
 #
 # **How it fits in the time.** A diagonal network costs $O(D)$ per sample and step. The
 # trainer here (`models.diagonal.train_diagonal_gram`) writes the loss with the sample
-# moments $X^\top X/n$ and $X^\top y/n$: the 20 networks of one draw (every $\alpha$ and $n$)
-# share the auxiliary moments, those of one $n$ share the main-task ones, and each step is one
-# matrix-matrix product per sample set, whatever $n$. It takes the largest stable step under
+# moments $X^\top X/n$ and $X^\top y/n$ (or $X$ itself where $2n < D$): the 25 networks of
+# one draw (every $\alpha$ and $n$) share the auxiliary moments, those of one $n$ share the
+# main-task ones, and each step is one matrix-matrix product per sample set, at most
+# $O(D^2)$ whatever $n$. It takes the largest stable step under
 # the chapter's relative cap of 1 % per step (accept when the loss does not rise and grow the
 # step by 1.1, else halve it): the fixed curvature bound of the chapter's trainer uses
 # $\lambda_{\max}(X^\top X/n)\approx D/n$ and throttles the step by that factor. On the
@@ -325,14 +327,8 @@ LARGE = {name: experiments.diagonal_networks.mtl_small_init_large(
 print(f"wall time {time.perf_counter() - t0:.0f} s")
 
 
-def excess_table(res):
-    """Relative l1,2 excess of MTL over the interpolant, (A, len(ns), draws), and masks."""
-    return res.l12_mtl / res.l12_min[None] - 1
-
-
-EXCESS = {name: excess_table(res) for name, res in LARGE.items()}
 for name, res in LARGE.items():
-    ex, conv = EXCESS[name], res.converged
+    ex, conv = res.excess, res.converged
     print(f"\n{name}: minimum-l1,2 interpolant / ground truth, per n:",
           np.round((res.l12_min / res.l12_true).mean(-1), 4))
     print("  alpha  converged  max steps  largest rel. loss   l1,2 excess over the minimum, per n:"
@@ -343,8 +339,10 @@ for name, res in LARGE.items():
             print(f"{a:7g} {conv[i].mean():9.0%} {res.steps[i].max():10d} {res.rel_loss[i].max():18.1e}"
                   f"   {np.round(np.nanmean(np.where(conv[i], ex[i], np.nan), -1), 4)}"
                   f" | {np.round(ex[i].mean(-1), 4)}")
-        print("  relative distance to the interpolant, per alpha (rows) and n (columns), all runs:")
-        print(np.round(res.distance.mean(-1), 4))
+    print("  relative distance to the interpolant, per alpha (rows) and n (columns), all runs:")
+    print(np.round(res.distance.mean(-1), 4))
+    print("  alpha -> 0 limit of the excess (Aitken, last three alphas), per n:",
+          np.round(res.excess_limit.mean(-1), 4))
 fig = figures.paper003_004.diagonal_l12_large_figure(LARGE)
 provenance.record(fig, "p004-mtl-l12-d1000", seeds=L12L.seed,
                   params=dict(D=L12L.D, k=L12L.k, n_aux=L12L.n_aux, ns=list(L12L.ns),
@@ -361,7 +359,76 @@ provenance.record(fig, "p004-mtl-l12-d1000", seeds=L12L.seed,
 for name, res in LARGE.items():
     assert res.l12_residual.max() < 1e-7, name
     assert (res.l12_min <= res.l12_true * (1 + 1e-7)).all(), name
-    assert (EXCESS[name][res.converged] > -np.sqrt(L12L.loss_tol)).all(), name
+    assert (res.excess[res.converged] > -np.sqrt(L12L.loss_tol)).all(), name
+# The claims of the text below, for the preset they are stated for (a data check, not a
+# scale switch), on converged runs only (all of them here):
+# (a) every step down in alpha lowers the excess, paired over (n, draw), beyond the
+#     Bonferroni t critical value times its standard error;
+# (b) where the interpolant lies below the ground truth (n too small to recover the teachers),
+#     the extrapolated alpha -> 0 excess is above zero by more than the critical value times
+#     its standard error over the (n, draw) pairs: the excess levels off, explanation (ii);
+# (c) where the interpolant is the ground truth with overlapping supports, the extrapolated
+#     excess is below 0.5 %, a tenth of (b)'s, and the networks reach the interpolant.
+if L12L == experiments.diagonal_networks.DIAGONAL_L12_LARGE["paper"]:
+    n_pairs = len(LARGE) * (len(L12L.alphas) - 1)
+    for name, res in LARGE.items():
+        assert res.converged.all(), name
+        for i in range(len(res.alphas) - 1):
+            d = (res.excess[i] - res.excess[i + 1]).ravel()
+            se = d.std(ddof=1) / np.sqrt(d.size)
+            assert d.mean() > stats.critical_value(n_pairs, d.size) * se, (name, i, d.mean(), se)
+        small = res.l12_min < res.l12_true * (1 - 1e-6)
+        lim = res.excess_limit[small]
+        se = lim.std(ddof=1) / np.sqrt(lim.size)
+        assert lim.mean() > stats.critical_value(len(LARGE), lim.size) * se, (name, lim.mean(), se)
+    res = LARGE["overlapping"]
+    rec = res.l12_min >= res.l12_true * (1 - 1e-6)
+    assert rec.any() and res.excess_limit[rec].mean() < 0.005, res.excess_limit[rec]
+
+# %% [markdown]
+# *MTL against the minimum-$\ell_{1,2}$ interpolant at $D = 1000$.* One row per support
+# overlap; panels and lines as in the previous figure (all runs converged, so there are no
+# dashed lines); the sample-size axis is logarithmic. Parameters as printed; reductions from
+# the paper as stated above.
+#
+# **Result** (the section's paper-scale preset: $D = 1000$, $k = 40$, $n_{\rm aux} = 2000$,
+# $n = 16, \dots, 256$, 2 draws, $\alpha = 0.1, \dots, 0.001$; this build's numbers are
+# printed above; the section took 4.6 min of CPU, 272 s wall at the lowest priority on two
+# shared cores). Every network converged (relative loss $\le 10^{-8}$, at most 47,179 steps).
+# The minimum-$\ell_{1,2}$ interpolant lies below the ground truth where the samples are too
+# few to recover the teachers (ratio 0.78, 0.88, 0.93 at $n = 16, 32, 64$ with overlapping
+# supports; 0.60 to 0.86 at $n = 16, \dots, 128$ with disjoint ones) and is the ground truth
+# above. The networks' $\ell_{1,2}$ excess over it falls at every step down in $\alpha$, on
+# both supports (mean over $n$ and draws: 22.2, 10.1, 5.8, 4.0, 3.3 % overlapping, 17.8, 8.9,
+# 5.6, 4.0, 3.4 % disjoint; every step at least 6.5 standard errors of the paired
+# difference), but each decrease is 0.3 to 0.5 times the previous one. *Where the
+# interpolant is the teacher* (overlapping, $n = 128, 256$) the networks reach it: excess 1.0
+# and 0.13 % at $\alpha = 0.001$, distance 0.098 and 0.002, extrapolated limit at most
+# 0.3 %. *Where it lies below the teacher* the excess levels off: extrapolated to
+# $\alpha\to0$ (Aitken's $\Delta^2$ on the last three $\alpha$, exact for a geometric
+# approach; `L12Result.excess_limit`) it is 5.2, 5.7 and 3.1 % at $n = 16, 32, 64$
+# (overlapping; mean over the six runs $4.7 \pm 0.5$ %, 8.9 standard errors above zero) and
+# 5.2, 4.2, 2.7, 1.8 % at $n = 16, \dots, 128$ (disjoint; $3.5 \pm 0.5$ %), and the relative
+# distance to the interpolant barely changes at $n = 16, 32$ (0.30 and 0.39 at
+# $\alpha = 0.1$, 0.31 and 0.35 at 0.001, overlapping; 0.45 and 0.39 to 0.40 and 0.35,
+# disjoint).
+#
+# **Which explanation holds.** Both, in different places. Most of the excess at
+# $\alpha = 0.1$ (16-25 %) is the finite initialisation, explanation (i), and where the
+# samples determine the teachers the small-initialisation limit is the minimum-$\ell_{1,2}$
+# interpolant. Below that sample size it is not: the networks converge, as $\alpha$ shrinks,
+# to interpolants 2-6 % above the minimum and far from the minimiser -- explanation (ii).
+# Eq. 30 is a property of the minimum-*parameter-norm* interpolant; gradient flow from a
+# small initialisation with a first layer shared by two outputs does not reach it there. The
+# reduced run of the previous section ($D = 50$, $\alpha \ge 0.01$) could not tell the two
+# apart: its excess was still falling at its smallest $\alpha$. What this rests on and what
+# it does not settle: the extrapolation assumes that the geometric approach seen from
+# $\alpha = 0.01$ to 0.001 goes on, which no finite $\alpha$ can prove (a much slower
+# approach to zero below $\alpha = 0.001$ is not excluded); the runs use $n_{\rm aux} = 2000$
+# instead of the paper's 1024, $n \le 256$ and 2 draws; the relative step is 0.01 (halving
+# it moves the networks by at most $5\times10^{-4}$ (relative) and the excess by at most
+# $10^{-4}$ at $\alpha = 0.003, 0.001$, $n \le 64$, one draw, overlapping supports:
+# checked once, not in this build).
 
 # %% [markdown]
 # ## Rescaling the pretrained weights before fine-tuning (nested feature selection)

@@ -238,7 +238,7 @@ def test_l12_large_presets():
     for scale, p in dn.DIAGONAL.items():
         assert p.l12_large is dn.DIAGONAL_L12_LARGE[scale]
     paper = dn.DIAGONAL_L12_LARGE["paper"]
-    assert (paper.D, paper.k, paper.alphas) == (1000, 40, (0.1, 0.03, 0.01, 0.003))  # issue 18
+    assert (paper.D, paper.k, paper.alphas[:4]) == (1000, 40, (0.1, 0.03, 0.01, 0.003))  # issue 18
     assert dn.DIAGONAL_L12_FULL.n_aux == 1024 and max(dn.DIAGONAL_L12_FULL.ns) <= 1024  # paper 004 App. D
 
 
@@ -259,8 +259,11 @@ def test_mtl_small_init_large_shares_the_samples(large, cache, monkeypatch):
                             mtl_loss_tol=1e-6, max_steps=200_000, directory=cache, progress=False)
     np.testing.assert_array_equal(r.beta_main, ref.beta_main)
     np.testing.assert_array_equal(r.beta_aux, ref.beta_aux)
-    np.testing.assert_allclose(r.beta_l12, ref.beta_l12, atol=1e-6)
-    assert ref.converged.all()
+    # the same convex problem (the auxiliary rows replaced by beta_aux = X_a^+ y_a): the same
+    # minimum to the solver's gap; the minimiser's weights agree to about its square root
+    np.testing.assert_allclose(r.l12_min, ref.l12_min, rtol=1e-7)
+    np.testing.assert_allclose(r.beta_l12, ref.beta_l12, atol=1e-4)
+    assert r.l12_residual.max() < 1e-9 and ref.converged.all()
     diff = np.linalg.norm((r.beta_mtl - ref.beta_mtl).reshape(2, 2, 2, -1), axis=-1)
     assert (diff < 1e-2 * np.linalg.norm(ref.beta_mtl.reshape(2, 2, 2, -1), axis=-1)).all()
     monkeypatch.setattr(dn, "train_diagonal_gram", trained_again)
@@ -278,3 +281,21 @@ def test_mtl_small_init_large_refuses_bad_input():
         args.update(kw)
         with pytest.raises(ValueError, match=name):
             dn.mtl_small_init_large(**args, cache=False)
+
+
+def test_excess_limit_is_exact_for_a_geometric_sequence():
+    """Aitken's extrapolation recovers e_inf from e_inf + c alpha^p on scales in a constant ratio."""
+    alphas = np.array([0.1, 0.03, 0.009, 0.0027])
+    S, R, D = 2, 3, 4
+    rng = np.random.default_rng(0)
+    b12 = np.abs(rng.standard_normal((S, R, 2, D))) + 0.1
+    target = 0.04 + 0.5 * alphas ** 0.7                          # the excess per alpha
+    beta = b12[None] * (1 + target[:, None, None, None, None])   # scales every row
+    r = dn.L12Result(alphas=alphas, ns=np.array([3, 6]), beta_aux=np.zeros((R, D)),
+                     beta_main=np.zeros((R, D)), beta_mtl=beta, steps=np.ones((4, S, R), int),
+                     converged=np.ones((4, S, R), bool), beta_l12=b12, l12_residual=np.zeros((S, R)))
+    np.testing.assert_allclose(r.excess, np.broadcast_to(target[:, None, None], (4, S, R)))
+    np.testing.assert_allclose(r.excess_limit, 0.04, rtol=1e-9)
+    short = dn.L12Result(**{**r.__dict__, "alphas": alphas[:2], "beta_mtl": beta[:2]})
+    with pytest.raises(ValueError, match="alphas"):
+        short.excess_limit

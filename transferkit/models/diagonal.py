@@ -162,8 +162,12 @@ class SampleMoments:
 
     Attributes
     ----------
-    gram : tensor ``(K, D, D)``
-        :math:`G_k = X_k^\top X_k/n_k`.
+    mats : tuple of K tensors
+        Per set, what its gradient is computed with, whichever is smaller: the Gram matrix
+        :math:`G_k = X_k^\top X_k/n_k` ``(D, D)`` where ``gram[k]``, else the inputs
+        :math:`X_k` ``(n_k, D)`` (:math:`G_k\beta = X_k^\top(X_k\beta)/n_k`).
+    gram : tuple of bool
+        Which sets are held as Gram matrices (:math:`2n_k \ge D`).
     xty : tensor ``(K, D)``
         :math:`b_k = X_k^\top y_k/n_k`.
     yy : tensor ``(K,)``
@@ -174,16 +178,25 @@ class SampleMoments:
         :math:`\lambda_{\max}(G_k)`.
     """
 
-    gram: torch.Tensor
+    mats: tuple
+    gram: tuple
     xty: torch.Tensor
     yy: torch.Tensor
     n: torch.Tensor
     lam: torch.Tensor
 
+    def product(self, k: int, beta: torch.Tensor) -> torch.Tensor:
+        r""":math:`G_k\beta` for the rows of ``beta`` ``(M, D)``."""
+        if self.gram[k]:
+            return beta @ self.mats[k]                     # G symmetric
+        X = self.mats[k]
+        return (beta @ X.T) @ X / X.shape[0]
+
 
 def sample_moments(Xs, ys, device=None) -> SampleMoments:
-    r"""The moments :math:`X^\top X/n`, :math:`X^\top y/n`, :math:`y^\top y/n` and
-    :math:`\lambda_{\max}(X^\top X/n)` of each sample set, for :func:`train_diagonal_gram`.
+    r"""The moments :math:`X^\top X/n` (or :math:`X` itself where :math:`2n < D`, the cheaper
+    product), :math:`X^\top y/n`, :math:`y^\top y/n` and :math:`\lambda_{\max}(X^\top X/n)`
+    of each sample set, for :func:`train_diagonal_gram`.
 
     Parameters
     ----------
@@ -213,14 +226,18 @@ def sample_moments(Xs, ys, device=None) -> SampleMoments:
         if not (np.isfinite(x).all() and np.isfinite(v).all()):
             raise ValueError(f"set {k}: Xs and ys must be finite")
     dev = device or default_device()
-    n = np.array([len(v) for v in ys], float)
-    gram = np.stack([x.T @ x / len(x) for x in Xs])
-    lam = np.linalg.eigvalsh(gram)[:, -1]
-    return SampleMoments(gram=torch.as_tensor(gram, device=dev),
+    gram = tuple(2 * len(x) >= D for x in Xs)
+    mats, lam = [], []
+    for x, is_gram in zip(Xs, gram):
+        m = x.T @ x / len(x) if is_gram else x
+        lam.append(np.linalg.eigvalsh(m if is_gram else x @ x.T / len(x))[-1])
+        mats.append(torch.as_tensor(m, device=dev))
+    return SampleMoments(mats=tuple(mats), gram=gram,
                          xty=torch.as_tensor(np.stack([x.T @ v / len(v) for x, v in zip(Xs, ys)]),
                                              device=dev),
                          yy=torch.as_tensor(np.array([v @ v / len(v) for v in ys]), device=dev),
-                         n=torch.as_tensor(n, device=dev), lam=torch.as_tensor(lam, device=dev))
+                         n=torch.as_tensor(np.array([len(v) for v in ys], float), device=dev),
+                         lam=torch.as_tensor(np.array(lam), device=dev))
 
 
 def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
@@ -239,7 +256,8 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
     which is :math:`\sum_o\frac1{2n_o}\|X_o\beta_o - y_o\|^2`.  Every network that uses
     set :math:`k` is multiplied by :math:`G_k` in one matrix-matrix product, so a batch of
     initialisation scales (or draws, or sample sizes) on shared samples costs one read of
-    :math:`G_k` per step, and the per-step cost does not grow with :math:`n_k`.  Networks
+    :math:`G_k` per step (or of :math:`X_k` where :math:`2n_k < D`, the smaller), so the
+    per-step cost is at most :math:`O(D^2)` per set, whatever :math:`n_k`.  Networks
     stop on their own (:class:`~transferkit.models.descent.Descent`); once fewer than
     ``compact`` of the working set are active the stopped ones are dropped from the working
     tensors (the same iterates, less work).  The stopping quantity is the loss written with
@@ -294,7 +312,7 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
         raise ValueError(f"compact must be in [0, 1) (got {compact!r})")
     w1, w2 = state.w1, state.w2
     B, _, O, D = w2.shape
-    K = moments.gram.shape[0]
+    K = len(moments.mats)
     index = np.asarray(index)
     if index.shape != (B, O) or not np.issubdtype(index.dtype, np.integer):
         raise ValueError(f"index must be an integer array of shape {(B, O)} (got {index.shape})")
@@ -302,7 +320,7 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
         raise ValueError(f"index must lie in [0, {K}) (got {index.min()}..{index.max()})")
     dev = w1.device
     idx = torch.as_tensor(index, device=dev)
-    G, bv, yy, nn = moments.gram, moments.xty, moments.yy, moments.n
+    bv, yy, nn = moments.xty, moments.yy, moments.n
     lam = moments.lam[idx].amax(-1)                                        # (B,)
     scale = ((yy * nn)[idx].sum(-1) / nn[idx].sum(-1)).clamp_min(1e-300)   # mean y^2
     const = 0.5 * yy[idx].sum(-1)                                           # (B,)
@@ -325,7 +343,7 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
         beta = w2[:, 0] * w1[:, 0, None] - w2[:, 1] * w1[:, 1, None]       # (B, O, D)
         g = torch.empty_like(beta)
         for o, k, rows in grp:
-            g[rows, o] = beta[rows, o] @ G[k]                              # G symmetric
+            g[rows, o] = moments.product(k, beta[rows, o])
         bb = bv[idx]
         g -= bb
         return g, 0.5 * ((g - bb) * beta).sum((1, 2)) + const              # (B, O, D), (B,)
