@@ -351,8 +351,9 @@ def diagonal_l12_figure(ns, alphas, ratio, distance, converged=None):
     return fig
 
 
-def _l12_panels(axes, ns, alphas, ratio, distance, converged):
-    """The two panels of :func:`diagonal_l12_figure` on ``axes`` (ratio, distance)."""
+def _l12_panels(axes, ns, alphas, ratio, distance, converged, prefix=""):
+    """The two panels of :func:`diagonal_l12_figure` on ``axes`` (ratio, distance), their
+    titles after ``prefix``."""
     ratio, distance = np.asarray(ratio, float), np.asarray(distance, float)
     conv = np.ones(ratio.shape, bool) if converged is None else np.asarray(converged, bool)
     shades = plt.cm.viridis(np.linspace(0.1, 0.85, len(alphas)))
@@ -363,8 +364,8 @@ def _l12_panels(axes, ns, alphas, ratio, distance, converged):
             if not c.all():
                 ax.plot(ns, v.mean(-1), "--", lw=0.8, color=col)
     axes[0].axhline(1, color="k", lw=0.8, ls=":")
-    axes[0].set_title(r"$\ell_{1,2}$(MTL) / $\ell_{1,2}$(minimum interpolant)")
-    axes[1].set_title(r"$\|B_{\rm MTL} - B_{1,2}\|_F / \|B_{1,2}\|_F$")
+    axes[0].set_title(prefix + r"$\ell_{1,2}$(MTL) / $\ell_{1,2}$(minimum interpolant)")
+    axes[1].set_title(prefix + r"$\|B_{\rm MTL} - B_{1,2}\|_F / \|B_{1,2}\|_F$")
     axes[1].set_yscale("log")
     for ax in axes:
         ax.set_xlabel("main-task samples $n$")
@@ -393,10 +394,9 @@ def diagonal_l12_large_figure(results: dict):
     fig, axes = plt.subplots(len(results), 2, figsize=(9, 3.0 * len(results)), squeeze=False)
     for row, (name, r) in zip(axes, results.items()):
         _l12_panels(row, r.ns, r.alphas, r.l12_mtl / r.l12_min[None], r.distance,
-                    r.converged)
+                    r.converged, prefix=f"{name}: ")
         for ax in row:
             ax.set_xscale("log", base=2)
-            ax.set_title(f"{name}: " + ax.get_title(), fontsize=9)
     axes[0, 0].legend(fontsize=8)
     tight_layout(fig)
     return fig
