@@ -5,7 +5,8 @@ Run by ``make bench`` after the benchmarks::
     python benchmarks/speed_table.py _build/bench README.md [--book-cache _build/.jupyter_cache]
 
 Reads ``fig1_grid.json``, ``fig2_grid.json`` and ``relu_speed.json`` (written by the
-benchmarks with ``--json``) and, when the paper-scale book has been built, the ReLU chapter's
+benchmarks with ``--json``; required), the rows of the benchmarks in ``OPTIONAL`` whose JSON
+is present (``lenet_speed.json``, ``diagonal_speed.json``), and, when the paper-scale book has been built, the ReLU chapter's
 execution time from the book's jupyter-cache records (``benchmarks/book_times.py``), and
 replaces everything between the marker lines ``<!-- speed-table:start -->`` and
 ``<!-- speed-table:end -->`` of the README with the table.  Results at a reduced scale
@@ -21,6 +22,8 @@ from pathlib import Path
 
 START, END = "<!-- speed-table:start -->", "<!-- speed-table:end -->"
 BENCHMARKS = ("fig1_grid", "fig2_grid", "relu_speed")
+#: benchmarks whose row is written when their JSON file is present
+OPTIONAL = ("lenet_speed", "diagonal_speed")
 
 
 def _dur(s: float) -> str:
@@ -59,6 +62,29 @@ def rows(res: dict, chapter_seconds: float | None) -> list[str]:
         f"pretraining {rl['pretrain_it_s']:.1f} steps/s for {rl['seeds']} seeds batched; scratch "
         f"training on n = {rl['n']} samples {rl['scratch_it_s']:.1f} steps/s for {rl['seeds']} "
         f"seeds | - |")
+    if "lenet_speed" in res:
+        ln = res["lenet_speed"]
+        one = ln["images_s"].get("1", next(iter(ln["images_s"].values())))
+        out.append(
+            f"| LeNet of paper 002 on the 60,000 MNIST images, SGD at batch 64, one thread "
+            f"(`lenet_speed.py`){_reduced(ln)} | {one:,.0f} images/s for forward, backward and "
+            f"step ({ln['s_per_epoch_60k']:.1f} s per epoch); the lenet chapter's reduced Fig. 9 "
+            f"+ Fig. 8a schedule {_dur(ln['reduced_estimated_s'])} (estimated) | App. A's "
+            f"schedule (100 epochs, 3 seeds) {_dur(ln['full_estimated_s'])} (estimated, the "
+            f"same code) |")
+    if "diagonal_speed" in res:
+        dg = res["diagonal_speed"]
+        lg = dg["large"]
+        sec = (f"; the chapter's D = {dg['D_large']} section {_dur(dg['section_estimate_cpu_s'])} "
+               f"CPU (estimated from one draw cell)" if "section_estimate_cpu_s" in dg else "")
+        steps = (f"; steps to converge at the chapter's D = 50: {dg['steps_grown']:,} (grown step) "
+                 f"against {dg['steps_fixed']:,} (fixed rule)" if "steps_grown" in dg else "")
+        out.append(
+            f"| diagonal networks of paper 004 at D = {dg['D_large']}, n = {dg['n_large']}, "
+            f"n_aux = {dg['n_aux_large']} (`diagonal_speed.py`){_reduced(dg)} | "
+            f"{lg['gram, grown step']['cpu']:,.0f} network-steps per CPU second "
+            f"(`train_diagonal_gram`){steps}{sec} | {lg['train_diagonal']['cpu']:,.0f} "
+            f"network-steps per CPU second (`train_diagonal`, the chapter's D = 50 trainer) |")
     if chapter_seconds is not None:
         out.append(f"| the ReLU chapter at `paper` scale, executed as the book does (`make book`; "
                    f"jupyter-cache record) | {_dur(chapter_seconds)} | - |")
@@ -109,6 +135,10 @@ def main(argv=None) -> int:
             print(f"error: {f} missing (run `make bench`); README not changed", file=sys.stderr)
             return 1
         res[name] = json.loads(f.read_text())
+    for name in OPTIONAL:
+        f = args.results / f"{name}.json"
+        if f.exists():
+            res[name] = json.loads(f.read_text())
     reduced = [n for n, r in res.items() if r.get("scale") != "paper" or r.get("quick")]
     if reduced and not args.allow_reduced:
         print(f"error: reduced-scale results ({', '.join(reduced)}); README not changed "

@@ -156,6 +156,44 @@ def test_speed_table_round_trip(tmp_path):
     assert "not the paper-scale figure" in readme.read_text()
 
 
+def test_speed_table_optional_rows(tmp_path):
+    """The LeNet and diagonal rows appear when their JSON is there, from the files' values."""
+    st = load("speed_table")
+    json = __import__("json")
+    base = {"fig1_grid": dict(scale="paper", gammas=21, thetas=19, draws=20, d=500, wall_s=144.0,
+                              per_cell_s=0.36, scratch_steps_median=1, scratch_steps_max=2,
+                              authors_per_cell_s=380.0, authors_grid_s=1.0, ratio=1055.0,
+                              date="2026-01-01", cores=2, threads=1, device="cpu"),
+            "fig2_grid": dict(scale="paper", cells=399, draws=20, runs=7980, d=500, wall_s=1.0,
+                              cpu_s=1.0, per_cell_s=0.4, steps_median=1, steps_max=2,
+                              gamma_at_steps_max=0.9, all_converged=True, authors_per_cell_s=1.0,
+                              authors_grid_s=1.0, ratio=2.0),
+            "relu_speed": dict(scale="paper", m=1, d=1, m_star=1, seeds=1, n=1, pretrain_it_s=1.0,
+                               scratch_it_s=1.0)}
+    for k, v in base.items():
+        (tmp_path / f"{k}.json").write_text(json.dumps(v))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{st.START}\n{st.END}\n")
+    assert st.main([str(tmp_path), str(readme)]) == 0
+    assert "lenet_speed" not in readme.read_text() and "diagonal_speed" not in readme.read_text()
+    (tmp_path / "lenet_speed.json").write_text(json.dumps(dict(
+        scale="paper", images_s={"1": 12345.0}, s_per_epoch_60k=4.9, reduced_estimated_s=700.0,
+        full_estimated_s=5200.0)))
+    (tmp_path / "diagonal_speed.json").write_text(json.dumps(dict(
+        scale="paper", D_large=1000, n_large=1024, n_aux_large=2000,
+        large={"train_diagonal": {"wall": 1.0, "cpu": 259.0},
+               "gram, grown step": {"wall": 1.0, "cpu": 4450.0}},
+        steps_grown=2548, steps_fixed=148492, section_estimate_cpu_s=246.0)))
+    assert st.main([str(tmp_path), str(readme)]) == 0
+    text = readme.read_text()
+    assert "12,345 images/s" in text and "4.9 s per epoch" in text and "86.7 min" in text
+    assert "4,450 network-steps" in text and "148,492" in text and "| 259 network-steps" in text
+    (tmp_path / "lenet_speed.json").write_text(json.dumps(dict(
+        scale="smoke", images_s={"1": 1.0}, s_per_epoch_60k=1.0, reduced_estimated_s=1.0,
+        full_estimated_s=1.0)))
+    assert st.main([str(tmp_path), str(readme)]) == 1       # reduced results refused
+
+
 def test_readme_has_the_speed_table_markers():
     st = load("speed_table")
     text = (ROOT / "README.md").read_text()
