@@ -102,17 +102,23 @@ acc0 = np.stack([mn["acc0"][0, :, j], *other["acc0"][:, :, 0]])
 dev = np.stack([mn["dev"][0, :, j], *other["dev"][:, :, 0]])          # (source, seed, layer)
 dev_abs = np.stack([mn["dev_abs"][0, :, j], *other["dev_abs"][:, :, 0]])   # the paper's
 pre_acc = np.stack([mn["pre_acc"][0, :, j], *other["pre_acc"][:2, :, 0]])
-for k, lab in enumerate(LABELS):
-    extra = f", source test accuracy {pre_acc[k].mean():.3f}" if k < 3 else ""
-    print(f"{lab:18s} target accuracy {acc[k].mean():.3f} +- {acc[k].std(ddof=1):.3f} "
-          f"(before fine-tuning {acc0[k].mean():.3f}){extra}")
-print("relative deviation per layer", models.lenet.LAYERS)
-for k, lab in enumerate(LABELS):
-    print(f"{lab:18s}", np.round(dev[k].mean(0), 3), "+-", np.round(dev[k].std(0, ddof=1), 3))
-print("absolute deviation per layer (paper 002's measure)", models.lenet.LAYERS)
-for k, lab in enumerate(LABELS):
-    print(f"{lab:18s}", np.round(dev_abs[k].mean(0), 3), "+-",
-          np.round(dev_abs[k].std(0, ddof=1), 3))
+
+
+def print_fig8a(acc, acc0, pre_acc, deviations):
+    """Print Fig. 8a's accuracies per source (mean +- std over seeds), then each
+    (title, deviation array) of ``deviations`` per source and layer."""
+    for k, lab in enumerate(LABELS):
+        extra = f", source test accuracy {pre_acc[k].mean():.3f}" if k < 3 else ""
+        print(f"{lab:18s} target accuracy {acc[k].mean():.3f} +- {acc[k].std(ddof=1):.3f} "
+              f"(before fine-tuning {acc0[k].mean():.3f}){extra}")
+    for title, d in deviations:
+        print(title, models.lenet.LAYERS)
+        for k, lab in enumerate(LABELS):
+            print(f"{lab:18s}", np.round(d[k].mean(0), 3), "+-", np.round(d[k].std(0, ddof=1), 3))
+
+
+print_fig8a(acc, acc0, pre_acc, [("relative deviation per layer", dev),
+                                 ("absolute deviation per layer (paper 002's measure)", dev_abs)])
 
 # %% [markdown]
 # ## Theory: task similarity of each source to the target
@@ -385,17 +391,8 @@ dev8 = np.stack([dev9[:, k8], *sgd8["dev"][:, :, 0], dev9[:, 0]])     # (source,
 dev8_abs = np.stack([dev9_abs[:, k8], *sgd8["dev_abs"][:, :, 0], dev9_abs[:, 0]])
 pre8 = np.stack([pa9[:, k8], *sgd8["pre_acc"][:, :, 0]])
 print(f"{E8} pretraining epochs, {P9.ft_epochs} fine-tuning epochs, {len(P9.seeds)} seeds")
-for k, lab in enumerate(LABELS):
-    extra = f", source test accuracy {pre8[k].mean():.3f}" if k < 3 else ""
-    print(f"{lab:18s} target accuracy {acc8[k].mean():.3f} +- {acc8[k].std(ddof=1):.3f} "
-          f"(before fine-tuning {acc08[k].mean():.3f}){extra}")
-print("absolute deviation per layer (paper 002's measure)", models.lenet.LAYERS)
-for k, lab in enumerate(LABELS):
-    print(f"{lab:18s}", np.round(dev8_abs[k].mean(0), 3), "+-",
-          np.round(dev8_abs[k].std(0, ddof=1), 3))
-print("relative deviation per layer (ours)", models.lenet.LAYERS)
-for k, lab in enumerate(LABELS):
-    print(f"{lab:18s}", np.round(dev8[k].mean(0), 3), "+-", np.round(dev8[k].std(0, ddof=1), 3))
+print_fig8a(acc8, acc08, pre8, [("absolute deviation per layer (paper 002's measure)", dev8_abs),
+                                ("relative deviation per layer (ours)", dev8)])
 PARAMS8 = {**{k: v for k, v in FIXED9.items() if k != "snapshots"}, "pretrain_epochs": E8}
 fig = figures.paper002.fig8a_figure(acc8, dev8_abs, dev8, thm1, LABELS)
 provenance.record(fig, "p002-fig8a-sgd", seeds=list(P9.seeds), params=PARAMS8,
