@@ -36,14 +36,26 @@ def test_without_cache_gives_the_same_numbers(tasks, one_thread):
 
 
 def test_mtl_small_init_shares_the_samples_and_the_mtl_runs(tasks, cache):
-    """At the same alpha the per-alpha MTL cell gives the bits of run_tasks' MTL; the
-    minimum-l1,2 interpolant interpolates and is never above the teachers' l1,2 norm."""
+    """At the same alpha the per-alpha MTL cell with the fixed step rule (grow=None) gives
+    run_tasks' MTL networks up to rounding, and with the grown step (the default) the same
+    networks within the discretisation error; the minimum-l1,2 interpolant interpolates and
+    is never above the teachers' l1,2 norm."""
     keep = ("D", "k", "overlap", "ns", "draws", "n_aux", "seed", "max_steps", "progress")
+    fixed = dn.mtl_small_init(**{k: P[k] for k in keep}, alphas=[P["alpha"]], grow=None,
+                              mtl_loss_tol=P["mtl_loss_tol"], directory=cache)
+    np.testing.assert_allclose(fixed.beta_mtl[0, ..., 1, :], tasks.mtl.beta, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(fixed.beta_mtl[0, ..., 0, :], tasks.mtl_aux, rtol=1e-8, atol=1e-10)
+    np.testing.assert_array_equal(fixed.steps[0], tasks.mtl.steps)
     r = dn.mtl_small_init(**{k: P[k] for k in keep}, alphas=[P["alpha"], 0.05],
                           mtl_loss_tol=P["mtl_loss_tol"], directory=cache)
     assert r.beta_mtl.shape == (2, 2, 2, 2, 6) and r.steps.shape == (2, 2, 2)
-    np.testing.assert_array_equal(r.beta_mtl[0, ..., 1, :], tasks.mtl.beta)
-    np.testing.assert_array_equal(r.beta_mtl[0, ..., 0, :], tasks.mtl_aux)
+    # against the fixed rule run to convergence (run_tasks' budget here is tiny)
+    conv = dn.mtl_small_init(**{k: P[k] for k in keep if k != "max_steps"}, max_steps=200_000,
+                             alphas=[P["alpha"], 0.05], grow=None,
+                             mtl_loss_tol=P["mtl_loss_tol"], directory=cache)
+    assert r.converged.all() and conv.converged.all() and (r.steps < conv.steps).all()
+    diff = np.linalg.norm((r.beta_mtl - conv.beta_mtl).reshape(2, 2, 2, -1), axis=-1)
+    assert (diff < 1e-2 * np.linalg.norm(conv.beta_mtl.reshape(2, 2, 2, -1), axis=-1)).all(), diff
     np.testing.assert_array_equal(r.beta_main, tasks.beta_main)
     assert r.l12_residual.max() < 1e-7
     assert (r.l12_min <= r.l12_true * (1 + 1e-7)).all()
@@ -256,7 +268,8 @@ def test_mtl_small_init_large_shares_the_samples(large, cache, monkeypatch):
     assert r.beta_mtl.shape == (2, 2, 2, 2, 6) and r.rel_loss.shape == (2, 2, 2)
     assert r.converged.all() and (r.rel_loss <= 1e-6).all()
     ref = dn.mtl_small_init(6, 2, 1, [2, 4], draws=2, n_aux=8, alphas=[0.1, 0.05], seed=3,
-                            mtl_loss_tol=1e-6, max_steps=200_000, directory=cache, progress=False)
+                            mtl_loss_tol=1e-6, max_steps=200_000, grow=None, directory=cache,
+                            progress=False)
     np.testing.assert_array_equal(r.beta_main, ref.beta_main)
     np.testing.assert_array_equal(r.beta_aux, ref.beta_aux)
     # the same convex problem (the auxiliary rows replaced by beta_aux = X_a^+ y_a): the same
