@@ -360,3 +360,46 @@ def test_representation_measures_do_not_overflow_to_nan(scale):
     assert tkstats.kernel_distance(A * big, B * big) == tkstats.kernel_distance(A, B)
     assert np.isfinite(tkstats.participation_ratio(X * scale))
     assert np.isfinite(tkstats.ensd(X * scale, Y))
+
+
+# ---------------------------------------------------------------------------
+# mean_se
+# ---------------------------------------------------------------------------
+
+def test_mean_se_is_the_textbook_mean_and_standard_error():
+    rng = np.random.default_rng(0)
+    x = rng.normal(3.0, 2.0, size=(4, 25))
+    m, se = tkstats.mean_se(x)
+    np.testing.assert_array_equal(m, x.mean(-1))
+    np.testing.assert_array_equal(se, x.std(-1, ddof=1) / np.sqrt(25))
+    m0, se0 = tkstats.mean_se(x.T, 0)
+    np.testing.assert_allclose(m0, m, rtol=1e-15)
+    np.testing.assert_allclose(se0, se, rtol=1e-14)
+
+
+def test_mean_se_covers_the_true_mean_at_its_nominal_rate():
+    # normal draws: |mean - mu| <= t_{0.975, 49} SE with probability exactly 0.95; 4000
+    # experiments of 50 draws, tolerance four binomial standard errors
+    rng = np.random.default_rng(1)
+    m, se = tkstats.mean_se(rng.normal(1.0, 3.0, size=(4000, 50)))
+    cover = np.mean(np.abs(m - 1.0) <= stats.t.ppf(0.975, 49) * se)
+    assert abs(cover - 0.95) < 4 * np.sqrt(0.95 * 0.05 / 4000)
+
+
+def test_mean_se_where_and_single():
+    x = np.array([[1.0, 2.0, np.nan, 4.0], [5.0, np.nan, np.nan, np.nan], [np.nan] * 4])
+    m, se = tkstats.mean_se(x, where=np.isfinite(x), single=0.0)
+    np.testing.assert_allclose(m[:2], [7 / 3, 5.0])
+    assert np.isnan(m[2])
+    np.testing.assert_allclose(se[0], np.std([1, 2, 4], ddof=1) / np.sqrt(3))
+    assert se[1] == 0.0 and se[2] == 0.0
+    assert np.isnan(tkstats.mean_se([[1.0]])[1][0])              # one draw: NaN by default
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(x=[]), "x"), (dict(x="abc"), "x"), (dict(x=[1.0, 2.0], axis=1), "axis"),
+    (dict(x=[1.0, 2.0], where=[True]), "where"), (dict(x=[1.0, 2.0], where=[1, 0]), "where"),
+])
+def test_mean_se_rejects_bad_inputs(kwargs, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        tkstats.mean_se(**kwargs)

@@ -20,7 +20,7 @@ from scipy import stats
 from ._validate import (MAX_INT, as_array, check_array, check_axis, check_broadcast,
                         check_budget, check_int, check_seed, InputTypeError)
 
-__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "Score", "ScoreRow", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "alignment_score", "r_squared", "table_r2", "pow2_normalise"]
+__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "Score", "ScoreRow", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "alignment_score", "r_squared", "table_r2", "pow2_normalise", "mean_se"]
 
 
 def _open_unit(name: str, value) -> float:
@@ -655,6 +655,43 @@ def alignment_score(centres, teacher_dirs):
     C = C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-300)
     T = T / np.linalg.norm(T, axis=1, keepdims=True)
     return float((T @ C.T).max(1).mean())
+
+
+def mean_se(x, axis: int = -1, *, where=None, single: float = np.nan):
+    r"""Monte Carlo mean and its standard error over ``axis`` (the draws).
+
+    .. math::
+
+        \bar x = \frac1k\sum_{i\in S} x_i, \qquad
+        \mathrm{SE} = \sqrt{\frac{1}{k(k-1)}\sum_{i\in S}(x_i-\bar x)^2},
+
+    over the entries :math:`S` selected by ``where`` (a boolean array of ``x``'s shape, e.g.
+    the converged runs or ``np.isfinite(x)``; default every entry), :math:`k = |S|`.  The mean
+    is NaN where :math:`k = 0`; the error is ``single`` where :math:`k < 2` (NaN by default;
+    a figure that draws one run without an error bar passes 0).  Entries outside ``where``
+    may be anything, NaN included.  Returns ``(mean, se)``, arrays without ``axis``.
+    """
+    x = as_array("x", x, 1)
+    axis = check_axis("axis", axis, x.ndim, allow_none=False)
+    if x.shape[axis] == 0:
+        raise ValueError(f"x must have at least one entry along axis {axis} (got shape {x.shape})")
+    if where is None:
+        ok = np.ones(x.shape, bool)
+    else:
+        ok = np.asarray(where)
+        if ok.dtype != bool or ok.shape != x.shape:
+            raise ValueError(f"where must be a boolean array of x's shape {x.shape} "
+                             f"(got {ok.dtype} of shape {ok.shape})")
+    single = float(single)
+    k = ok.sum(axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = np.where(ok, x, 0.0).sum(axis)
+        mean = np.where(k > 0, total / np.maximum(k, 1), np.nan)
+        dev = np.where(ok, x - np.expand_dims(mean, axis), 0.0)
+        sq = (dev * dev).sum(axis)
+        se = np.where(k > 1, np.sqrt(sq / np.maximum(k - 1, 1)) / np.sqrt(np.maximum(k, 1)),
+                      single)
+    return mean, se
 
 
 def r_squared(x, y, axis=-1):

@@ -7,12 +7,11 @@ the same functions and show them through :func:`transferkit.provenance.record`.
 
 from __future__ import annotations
 
-import math
-
 import matplotlib.pyplot as plt
 import numpy as np
 
 from .. import theory
+from ..stats import mean_se
 from ..experiments.deep_linear import GridResult
 from ..experiments.linear_transfer import FeatureSpectrum, ScratchLimitResult
 from ..experiments.regularisation import (
@@ -376,11 +375,6 @@ def finetune_depth_figure(results: dict, thetas, title: str):
     return fig
 
 
-def _mean_se(x, axis=-1):
-    x = np.asarray(x, float)
-    return x.mean(axis), x.std(axis, ddof=1) / math.sqrt(x.shape[axis])
-
-
 def finetune_noisy_depth_figure(results: dict, title: str = "Noisy depth"):
     r"""Fine-tuning risk minus Eq. 14 where Eq. 14 and Thm 5.2 part most, one panel per depth.
 
@@ -408,7 +402,7 @@ def finetune_noisy_depth_figure(results: dict, title: str = "Noisy depth"):
         n_fine = np.arange(max(2, int(r.n.min()) - 1), d - 1)
         for j, t in enumerate(r.thetas):
             c = f"C{j}"
-            m, se = _mean_se(r.risk("finetune")[:, j] - r.finetune_eq14[:, j])
+            m, se = mean_se(r.risk("finetune")[:, j] - r.finetune_eq14[:, j])
             ax.errorbar(g, m, yerr=se, fmt="o", c=c, ms=4, capsize=2, label=plotting.theta_label(t))
             ax.plot(g_fine, theory.deep_linear.finetune_risk_deep(g_fine, t, sigma, L)
                     - theory.deep_linear.finetune_risk(g_fine, t, sigma), c=c, lw=1)
@@ -439,12 +433,12 @@ def lazy_rich_figure(res, title: str = "Fig. 9"):
     ax = axes[0]
     for j, n in enumerate(ns):
         c = colors[j % len(colors)]
-        m, se = _mean_se(res.T[:, j])
+        m, se = mean_se(res.T[:, j])
         ax.errorbar(al, m, yerr=se, fmt="o-", color=c, ms=4, label=f"$n = {n}$")
         ax.axhline(np.mean(res.scratch[j] - res.lazy[j]), color=c, ls="--", lw=0.8)
         ax.axhline(np.mean(res.scratch[j] - res.source[j]), color=c, ls=":", lw=0.8)
     ax.axhline(0, color="k", lw=0.8)
-    top = float(np.max(res.T.mean(-1) + _mean_se(res.T)[1]))
+    top = float(np.max(res.T.mean(-1) + mean_se(res.T)[1]))
     ax.set_ylim(max(ax.get_ylim()[0], -1.0), max(top, 0.0) + 0.1)
     ax.set_xscale("log")
     ax.set_xlabel(r"pretraining init scale $\alpha$ (rich $\to$ lazy)")
@@ -454,10 +448,10 @@ def lazy_rich_figure(res, title: str = "Fig. 9"):
     ax.legend(fontsize="small")
     ax = axes[1]
     for j, n in enumerate(ns):
-        m, se = _mean_se(res.transfer[:, j])
+        m, se = mean_se(res.transfer[:, j])
         ax.errorbar(al, m, yerr=se, fmt="o-", color=colors[j % len(colors)], ms=4,
                     label=f"transfer, $n = {n}$")
-    m, se = _mean_se(res.span_floor)
+    m, se = mean_se(res.span_floor)
     ax.errorbar(al, m, yerr=se, fmt="s-", color="k", ms=4,
                 label=r"$\|P_\perp f_t\|^2$ of the pretrained features")
     ax.axhline(np.mean(res.floor), color="k", ls=":", lw=0.8,
@@ -471,7 +465,7 @@ def lazy_rich_figure(res, title: str = "Fig. 9"):
     ax.set_title("(b) transfer risk and its lower bound", fontsize="small")
     ax.legend(fontsize="x-small")
     ax = axes[2]
-    m, se = _mean_se(res.movement)
+    m, se = mean_se(res.movement)
     ax.errorbar(al, m, yerr=se, fmt="o-", color="k", ms=4)
     ax.set_xscale("log")
     ax.set_yscale("log")

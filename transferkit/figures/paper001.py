@@ -15,15 +15,12 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ..stats import mean_se
+
 __all__ = ["depth_figure", "eigen_align_figure", "fit_sensitivity_figure", "frozen_figure",
            "ntk_finetune_figure", "table1_figure"]
 
 TABLE1_MEASURES = ("dist", "bartlett", "eq3")
-
-
-def _mean_se(r):
-    r"""Mean and standard error over the last axis (the draws)."""
-    return r.mean(-1), r.std(-1, ddof=1) / np.sqrt(r.shape[-1])
 
 
 def eigen_align_figure(res, ns, bound, m: int, d: int):
@@ -52,7 +49,7 @@ def eigen_align_figure(res, ns, bound, m: int, d: int):
     """
     fig, ax = plt.subplots(figsize=(6, 4))
     for s, (name, col) in enumerate(zip(("Top Eigen Align", "Bottom Eigen Align"), ("C0", "C3"))):
-        mean, se = _mean_se(res.risk_gd[s])
+        mean, se = mean_se(res.risk_gd[s])
         ax.errorbar(ns, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
                     label=f"{name}: gradient descent")
         ax.plot(ns, res.risk_thm41[s].mean(-1), "-", color=col,
@@ -98,7 +95,7 @@ def depth_figure(res_alpha, res_scaling, depths, alphas, scales, d: int, n: int,
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     ax = axes[0]
     for i, L in enumerate(depths):
-        mean, se = _mean_se(res_alpha.risk_gd[i])
+        mean, se = mean_se(res_alpha.risk_gd[i])
         ax.errorbar(alphas, mean, yerr=se, fmt="o", color=f"C{i}", ms=4, capsize=2,
                     label=f"L = {L}: gradient descent")
         ax.plot(alphas, res_alpha.risk_thm52[i].mean(-1), "-", color=f"C{i}")
@@ -111,7 +108,7 @@ def depth_figure(res_alpha, res_scaling, depths, alphas, scales, d: int, n: int,
     ax.legend(fontsize=7)
     ax = axes[1]
     for k, (name, col) in enumerate(zip(("target scaled", "source scaled"), ("C0", "C3"))):
-        mean, se = _mean_se(res_scaling.risk_gd[k])
+        mean, se = mean_se(res_scaling.risk_gd[k])
         ax.errorbar(scales, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
                     label=f"{name}: gradient descent")
         ax.plot(scales, res_scaling.risk_thm52[k].mean(-1), "-", color=col, label="Thm 5.2")
@@ -158,7 +155,7 @@ def frozen_figure(res, ns, cos_angle: float, d: int):
                                   (res.risk_vanilla, "Vanilla (scratch)", res.risk_scratch_theory,
                                    "C0"),
                                   (res.risk_finetune, "Finetune", res.risk_thm52.mean(-1), "C2")):
-        mean, se = _mean_se(risk)
+        mean, se = mean_se(risk)
         ax.errorbar(ns, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
                     label=f"{name}: gradient descent")
         ax.plot(ns, line, "-", color=col)
@@ -288,16 +285,6 @@ def fit_sensitivity_figure(results, paper=None, paper_ns=(10, 15, 20, 25, 30), l
     return fig
 
 
-def _draw_mean_se(r, ok):
-    r"""Mean and standard error over the draws (axis 0) of the runs where ``ok`` (same shape),
-    NaN where fewer than two converged."""
-    k = ok.sum(0)
-    rm = np.where(ok, r, 0.0)
-    mean = np.where(k > 0, rm.sum(0) / np.maximum(k, 1), np.nan)
-    var = np.where(ok, (r - mean) ** 2, 0.0).sum(0) / np.maximum(k - 1, 1)
-    return mean, np.where(k > 1, np.sqrt(var / np.maximum(k, 1)), np.nan)
-
-
 def _sec6_configs(res):
     """Indices of the width sweep (the initialisation of ``configs[0]``), by width, and of the
     configurations at the readings' width (the others and the sweep's own at that width)."""
@@ -356,7 +343,7 @@ def ntk_finetune_figure(res):
     for j, n in enumerate(ns):
         col = f"C{j}"
         ok = ok_all[top, :, j]
-        mean, se = _draw_mean_se(res.risk[top, :, j], ok)
+        mean, se = mean_se(res.risk[top, :, j], 0, where=ok)
         ax.errorbar(dist, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
                     label=f"n = {n}: fine-tuned network")
         bad = ~ok.all(0)
@@ -408,7 +395,7 @@ def ntk_finetune_figure(res):
     for k, i in enumerate(other):
         col = f"C{k + 4}"
         ok = ok_all[i, :, j]
-        mean, se = _draw_mean_se(res.risk[i, :, j], ok)
+        mean, se = mean_se(res.risk[i, :, j], 0, where=ok)
         ax.errorbar(dist, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
                     label=_init_label(res.configs[i]))
         ax.plot(dist, res.lead[i, :, j].mean(0), "-", color=col)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..experiments.diagonal_networks import aux_norm_fraction, l1_norm, top_k_variance
 from ..experiments.ptft_relu import penalty_ratio
+from ..stats import mean_se
 from ..theory.penalties import relu_ptft_penalty
 from .plotting import tight_layout
 
@@ -151,17 +152,6 @@ def paired_log_ratio(result, converged_only: bool = True):
     return lr
 
 
-def _mean_se(v, single=np.nan):
-    """Mean and standard error over the last axis, of the finite entries only; ``single`` is
-    the error where fewer than two entries are finite (the mean is NaN where none is)."""
-    count = np.sum(np.isfinite(v), -1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.nansum(v, -1) / np.where(count > 0, count, np.nan)
-        sq = np.nansum((v - mean[..., None]) ** 2, -1)
-        se = np.where(count > 1, np.sqrt(sq / np.maximum(count - 1, 1) / np.maximum(count, 1)), single)
-    return mean, se
-
-
 def reversal_figure(results: dict, rhos, magnitudes, gamma: float, m_curve=None):
     r"""Measured benefit of pretraining against the penalty's prediction (paper 003, Fig. 1c
     beside Eqs. 10-11).
@@ -202,7 +192,7 @@ def reversal_figure(results: dict, rhos, magnitudes, gamma: float, m_curve=None)
     for ax, rho in zip(axes[0], rhos):
         conv = np.array([paired_log_ratio(results[rho, m]) for m in magnitudes])     # (M, N, draws)
         every = np.array([paired_log_ratio(results[rho, m], False) for m in magnitudes])
-        mean, se = _mean_se(conv)
+        mean, se = mean_se(conv, where=np.isfinite(conv))        # converged runs
         for i, (n, col) in enumerate(zip(ns, shades)):
             ax.errorbar(mags, mean[:, i], yerr=se[:, i], fmt="o-", ms=3, lw=0.8, capsize=2,
                         color=col, label=f"$n = {n}$")
@@ -359,7 +349,7 @@ def _l12_panels(axes, ns, alphas, ratio, distance, converged, prefix=""):
     shades = plt.cm.viridis(np.linspace(0.1, 0.85, len(alphas)))
     for a, col, r, dist, c in zip(alphas, shades, ratio, distance, conv):
         for ax, v in zip(axes, (r, dist)):
-            mean, se = _mean_se(np.where(c, v, np.nan), single=0.0)   # converged runs
+            mean, se = mean_se(v, where=c & np.isfinite(v), single=0.0)   # converged runs
             ax.errorbar(ns, mean, yerr=se, fmt="o-", ms=3, color=col, label=rf"$\alpha = {a:g}$")
             if not c.all():
                 ax.plot(ns, v.mean(-1), "--", lw=0.8, color=col)
@@ -427,7 +417,7 @@ def diagonal_rescaling_figure(result):
     for i, s in enumerate(r.scales):
         col = "k" if s == 1 else shades[i]
         for ax, (gd, th) in zip(axes, panels):
-            mean, se = _mean_se_draws(gd[i])
+            mean, se = mean_se(gd[i], single=0.0)
             ax.errorbar(r.ns, mean, se, fmt="o", ms=4, capsize=2, color=col,
                         label=rf"$s = {s:g}$" + (" (no rescaling)" if s == 1 else ""))
             ax.plot(r.ns, th[i].mean(-1), "-", lw=1, color=col)
@@ -440,14 +430,6 @@ def diagonal_rescaling_figure(result):
     axes[0].legend(fontsize=7)
     tight_layout(fig)
     return fig
-
-
-def _mean_se_draws(v):
-    """Mean and standard error over the draws (last axis; zero error for one draw)."""
-    v = np.asarray(v, float)
-    d = v.shape[-1]
-    se = v.std(-1, ddof=1) / np.sqrt(d) if d > 1 else np.zeros(v.shape[:-1])
-    return v.mean(-1), se
 
 
 def diagonal_sparsity_figure(runs: dict, readout: dict, n_show: int):
@@ -517,7 +499,7 @@ def diagonal_sparsity_figure(runs: dict, readout: dict, n_show: int):
     ax.set_title(f"c: STL vs STL (LP), {first} run")
     # d: l1 norm of STL against n
     ax = axes[1, 0]
-    m, se = _mean_se_draws(l1_norm(r.stl.beta))
+    m, se = mean_se(l1_norm(r.stl.beta), single=0.0)
     ax.errorbar(ns, m, se, fmt="o", ms=4, capsize=2, color=METHOD_COLORS["stl"], label="STL (GD)")
     ax.plot(ns, l1_norm(r.qmin_stl.beta).mean(-1), "-", color=METHOD_COLORS["stl"],
             label="STL: Eq. 22 minimiser")
@@ -541,7 +523,7 @@ def diagonal_sparsity_figure(runs: dict, readout: dict, n_show: int):
         ax = axes[1, col]
         aux = r.beta_aux[None]
         for mth, run in r.methods.items():
-            m, se = _mean_se_draws(aux_norm_fraction(run.beta, aux))
+            m, se = mean_se(aux_norm_fraction(run.beta, aux), single=0.0)
             ax.errorbar(r.ns, m, se, fmt="o", ms=4, capsize=2, color=METHOD_COLORS[mth],
                         label=f"{METHOD_LABELS[mth]} (GD)")
         for mth, q in r.qmin.items():
