@@ -37,6 +37,7 @@ import torch
 
 from transferkit.experiments import diagonal_networks as dn
 from transferkit.experiments.diagonal_networks import DIAGONAL, mtl_small_init_large
+from transferkit.models.device import use_threads
 from transferkit.models.diagonal import init_state, sample_moments, train_diagonal, train_diagonal_gram
 
 from _record import write_json  # benchmarks/ is on sys.path
@@ -107,10 +108,12 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="write the results to this JSON file")
     ap.add_argument("--steps", type=int, default=None, help="steps per rate measurement")
     ap.add_argument("--n", type=int, default=1024, help="main-task samples of the D = 1000 rate")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads (default: TRANSFERKIT_THREADS, 1 unless set: the chapter's count)")
     ap.add_argument("--no-section", action="store_true", help="skip the section's timing")
     args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    use_threads(args.threads)
+    args.threads = torch.get_num_threads()
     p = PRESETS[args.scale]
     L = p.l12_large
     steps = args.steps or (200 if args.scale == "paper" else 20)

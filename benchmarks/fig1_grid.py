@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from transferkit.experiments.linear_transfer import FIG1, linear_transfer_grid
-from transferkit.models.device import default_device
+from transferkit.models.device import default_device, use_threads
 
 from _record import authors_ratio, write_json  # benchmarks/ is on sys.path
 
@@ -85,7 +85,7 @@ def main(argv=None):
                     help="every 4th gamma and theta of the preset's grid instead of all")
     ap.add_argument("--json", default=None, help="write the results to this JSON file")
     args = ap.parse_args(argv)
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+    use_threads()                               # the chapter's count (TRANSFERKIT_THREADS)
     P = PRESETS[args.scale]
     gammas, thetas = np.array(P.gammas), np.array(P.thetas)
     if args.quick:

@@ -1,6 +1,6 @@
 """Benchmark: the Fig. 2 fine-tuning grid of paper 000 as the fine-tuning chapter runs it, and the authors' protocol.
 
-Run with ``make bench`` or ``python benchmarks/fig2_grid.py [--scale smoke] [--quick] [--threads 2] [--json F]``.
+Run with ``make bench`` or ``python benchmarks/fig2_grid.py [--scale smoke] [--quick] [--threads N] [--json F]``.
 
 transferkit: the chapter's own call, :func:`transferkit.experiments.finetuning.finetune_grid`
 with the chapter's preset :data:`transferkit.experiments.finetuning.FIG2` (``paper``: the grid of
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from transferkit.experiments.finetuning import FIG2, finetune_grid
-from transferkit.models.device import default_device
+from transferkit.models.device import default_device, use_threads
 
 from _record import authors_ratio, write_json  # benchmarks/ is on sys.path
 
@@ -86,10 +86,11 @@ def main(argv=None):
                     help="the chapter's preset (default paper; smoke checks the plumbing)")
     ap.add_argument("--quick", action="store_true",
                     help="4 gammas x every 4th theta of the preset's grid instead of all")
-    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads (default: TRANSFERKIT_THREADS, 1 unless set: the chapter's count)")
     ap.add_argument("--json", default=None, help="write the results to this JSON file")
     args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    use_threads(args.threads)
     P = PRESETS[args.scale].grid
     d, draws = P.d, P.draws
     gammas, thetas = np.array(P.gammas), np.array(P.thetas)

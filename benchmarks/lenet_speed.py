@@ -25,7 +25,8 @@ and the full schedule :data:`transferkit.experiments.lenet_transfer.LENET_FIG9_F
 3 seeds), which is the authors' protocol for these figures; the book's budget for it is 20
 minutes.  Wall and process (CPU) time are printed: on a shared machine the CPU time is the
 better estimate of what an idle core would do.  Run on one thread, as the chapter does
-(``torch.set_num_threads(1)``); two threads on two shared cores were slower here.
+(``transferkit.models.device.use_threads()``, one thread unless ``TRANSFERKIT_THREADS`` says
+otherwise); two threads on two shared cores were slower here.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from transferkit.experiments.lenet_transfer import (
     source_data,
     transfer_cell,
 )
+from transferkit.models.device import use_threads
 from transferkit.models.lenet import accuracy, make_lenet, train_lenet
 
 from _record import authors_ratio, write_json  # benchmarks/ is on sys.path
@@ -127,8 +129,8 @@ def main(argv=None):
               f"{rates[t][1]:7.0f} CPU; {N_MNIST / rates[t][0]:5.2f} s per epoch of 60,000 "
               f"(CPU {N_MNIST / rates[t][1]:.2f}); evaluation " + ", ".join(
                   f"batch {b}: {r:.0f}/s" for b, r in evals[t].items()))
-    torch.set_num_threads(1)                     # the chapter's setting
-    rate, rate_cpu = rates.get(1, rates[threads[0]])
+    use_threads()                                # the chapter's setting (TRANSFERKIT_THREADS)
+    rate, rate_cpu = rates.get(torch.get_num_threads(), rates[threads[0]])
     out = {"benchmark": "lenet_speed", "scale": args.scale, "batches": batches,
            "n_pretrain": len(y), "threads_timed": threads,
            "images_s": {str(t): r[0] for t, r in rates.items()},

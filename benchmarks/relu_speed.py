@@ -34,6 +34,7 @@ import torch
 
 from transferkit import experiments, models
 from transferkit.experiments.relu_student_teacher import FIG3, fig3_experiment
+from transferkit.models.device import use_threads
 
 from _record import write_json  # benchmarks/ is on sys.path
 
@@ -61,11 +62,13 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--n", type=int, default=800)
     ap.add_argument("--seeds", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads (default: TRANSFERKIT_THREADS, 1 unless set: the chapter's count)")
     ap.add_argument("--horizon", type=float, default=100.0)
     ap.add_argument("--max-step", type=float, default=1.0, help="step cap (the chapter's: 1)")
     args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    use_threads(args.threads)
+    args.threads = torch.get_num_threads()
     preset = PRESETS[args.scale]
     d, m, m_star, S = preset.d, preset.m, preset.m_star, args.seeds
     rng = np.random.default_rng(0)

@@ -59,6 +59,7 @@ from transferkit import experiments, figures, provenance, stats, theory
 
 figures.plotting.use_style()
 SCALE = tk.scale()
+tk.models.device.use_threads()  # TRANSFERKIT_THREADS, default 1 (transferkit.config.threads)
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
 # %% [markdown]

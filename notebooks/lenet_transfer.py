@@ -41,7 +41,6 @@
 import time
 
 import numpy as np
-import torch
 from scipy import stats
 
 import transferkit as tk
@@ -49,8 +48,8 @@ from transferkit import experiments, figures, models, provenance, sweep
 from transferkit import stats as tkstats
 
 figures.plotting.use_style()
-torch.set_num_threads(1)
 SCALE = tk.scale()
+tk.models.device.use_threads()  # TRANSFERKIT_THREADS, default 1 (transferkit.config.threads)
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
 # %% [markdown]

@@ -60,6 +60,7 @@ from transferkit.models.device import as_tensor
 
 figures.plotting.use_style()
 SCALE = tk.scale()
+tk.models.device.use_threads()  # TRANSFERKIT_THREADS, default 1 (transferkit.config.threads)
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
 # %% [markdown]

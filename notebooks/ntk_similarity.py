@@ -53,6 +53,7 @@ from transferkit import stats as tkstats
 
 figures.plotting.use_style()
 SCALE = tk.scale()
+tk.models.device.use_threads()  # TRANSFERKIT_THREADS, default 1 (transferkit.config.threads)
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
 # %% [markdown]

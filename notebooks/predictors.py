@@ -89,6 +89,7 @@ from transferkit.data import load_fashion_mnist, load_mnist
 
 figures.plotting.use_style()
 SCALE = tk.scale()
+tk.models.device.use_threads()  # TRANSFERKIT_THREADS, default 1 (transferkit.config.threads)
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
 # %% [markdown]

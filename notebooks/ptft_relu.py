@@ -39,15 +39,14 @@ import time
 import warnings
 
 import numpy as np
-import torch
 from scipy.optimize import minimize_scalar
 
 import transferkit as tk
 from transferkit import experiments, figures, provenance, stats, theory
 
-torch.set_num_threads(1)
 figures.plotting.use_style()
 SCALE = tk.scale()
+tk.models.device.use_threads()  # TRANSFERKIT_THREADS, default 1 (transferkit.config.threads)
 print(f"TRANSFERKIT_SCALE = {SCALE}")
 
 # %% [markdown]

@@ -32,7 +32,7 @@ import matplotlib
 import numpy as np
 from tqdm import tqdm
 
-from . import experiments, figures, provenance, stats, theory
+from . import experiments, figures, models, provenance, stats, theory
 from ._validate import MAX_INT, check_grid, check_int, check_positive
 from ._version import __version__
 from .config import progress
@@ -607,7 +607,11 @@ def main(argv=None) -> int:
             raise UsageError("theory needs a MODEL: linear, finetune, scratch or ridge "
                              f"(see `{PROG} theory --help`)")
         args.argv = argv
-        return args.func(args)
+        previous = models.device.use_threads()    # TRANSFERKIT_THREADS (default 1), as the book
+        try:
+            return args.func(args)
+        finally:
+            models.device.use_threads(previous)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

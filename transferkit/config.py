@@ -1,15 +1,21 @@
-"""Run-time configuration: the scale at which notebooks run.
+"""Run-time configuration: the scale at which notebooks run, their progress bars and CPU threads.
 
 ``TRANSFERKIT_SCALE=paper`` (the default of ``make book``) uses each paper's own
 parameters wherever a CPU can run them; ``smoke`` shrinks every notebook to about a
-minute for the tests.
+minute for the tests.  ``TRANSFERKIT_THREADS`` (default 1) is the number of torch CPU
+threads a chapter uses (:func:`threads`).
 """
 
 from __future__ import annotations
 
 import os
 
+from ._validate import check_int
+
 SCALES = ("paper", "smoke")
+
+#: The most torch CPU threads :func:`threads` accepts.
+MAX_THREADS = 1024
 
 
 _FALSE = ("0", "false", "no", "off")
@@ -33,3 +39,36 @@ def progress(value=None) -> bool:
     if value is not None:
         return bool(value)
     return os.environ.get("TRANSFERKIT_PROGRESS", "1").strip().lower() not in _FALSE
+
+
+def threads(value=None) -> int:
+    """Torch CPU threads per process: ``value`` if given, else ``TRANSFERKIT_THREADS`` (default 1).
+
+    The chapters and benchmarks run torch with this many intra-op threads
+    (:func:`transferkit.models.device.use_threads`).  One is the default because it is
+    both the robust and the reproducible choice:
+
+    - on a 2-core machine with any other busy process beside it, torch with 2 threads ran
+      the fine-tuning grid of paper 000, Fig. 2 five times slower than idle (26.8 s against
+      5.3 s for the ``fig2_grid.py --quick`` grid), while one thread was unaffected (6.5 s
+      against 6.6 s idle); this is the slowdown of issue 19 (3.57 s per cell in the book
+      against 0.46 s in the benchmark);
+    - torch's multi-threaded reductions split sums by thread, so results differ in the last
+      bits between thread counts (4.8e-14 relative on that grid); with one thread a seed
+      gives the same bits on every machine whatever its core count.
+
+    Raises
+    ------
+    ValueError
+        If the value (or the variable) is not an integer in ``[1, MAX_THREADS]``; a
+        ``value`` that is not a number is an ``InputTypeError`` (a ``TypeError``).
+    """
+    if value is not None:
+        return check_int("threads", value, 1, MAX_THREADS)
+    raw = os.environ.get("TRANSFERKIT_THREADS", "1")
+    try:
+        parsed = int(raw.strip())
+    except ValueError:
+        raise ValueError(f"TRANSFERKIT_THREADS must be an integer >= 1 and <= {MAX_THREADS} "
+                         f"(got {raw!r})") from None
+    return check_int("TRANSFERKIT_THREADS", parsed, 1, MAX_THREADS)

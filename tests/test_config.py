@@ -1,0 +1,64 @@
+"""Run-time configuration: scale, progress bars and torch CPU threads."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from transferkit import config
+from transferkit.models import device
+
+
+def test_threads_default_is_one(monkeypatch):
+    monkeypatch.delenv("TRANSFERKIT_THREADS", raising=False)
+    assert config.threads() == 1
+
+
+def test_threads_reads_the_variable_and_the_argument(monkeypatch):
+    monkeypatch.setenv("TRANSFERKIT_THREADS", " 3 ")
+    assert config.threads() == 3
+    assert config.threads(2) == 2          # an argument wins over the variable
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "x", "2.5", "", "1025"])
+def test_threads_refuses_a_bad_variable_naming_it(monkeypatch, raw):
+    monkeypatch.setenv("TRANSFERKIT_THREADS", raw)
+    with pytest.raises(ValueError, match="TRANSFERKIT_THREADS must be an integer >= 1 and <= 1024"):
+        config.threads()
+
+
+@pytest.mark.parametrize("value, exc", [(0, ValueError), (1025, ValueError), (1.5, ValueError),
+                                        (float("nan"), ValueError), (True, TypeError),
+                                        ("2", TypeError), ([2], TypeError)])
+def test_threads_refuses_a_bad_argument_naming_it(value, exc):
+    with pytest.raises(exc, match="threads must be an integer"):
+        config.threads(value)
+
+
+def test_use_threads_sets_torch_and_returns_the_previous_count(monkeypatch):
+    start = torch.get_num_threads()
+    try:
+        monkeypatch.setenv("TRANSFERKIT_THREADS", "2")
+        torch.set_num_threads(1)
+        assert device.use_threads() == 1 and torch.get_num_threads() == 2
+        assert device.use_threads(1) == 2 and torch.get_num_threads() == 1
+        with pytest.raises(ValueError, match="threads must be"):
+            device.use_threads(0)
+        assert torch.get_num_threads() == 1                 # refused before any change
+    finally:
+        torch.set_num_threads(start)
+
+
+def test_cli_restores_the_thread_count(monkeypatch, capsys):
+    from transferkit import cli
+    start = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        monkeypatch.setenv("TRANSFERKIT_THREADS", "1")
+        assert cli.main(["theory", "linear", "--gamma", "0.5", "--theta", "0.3", "--sigma", "0.2"]) == 0
+        assert torch.get_num_threads() == 2
+        monkeypatch.setenv("TRANSFERKIT_THREADS", "0")
+        assert cli.main(["theory", "linear", "--gamma", "0.5", "--theta", "0.3", "--sigma", "0.2"]) == 2
+        assert "TRANSFERKIT_THREADS must be" in capsys.readouterr().err
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(start)
