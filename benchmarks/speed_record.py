@@ -329,6 +329,7 @@ def main():
                     help="the chapter's preset: paper only (the record is a paper-scale figure)")
     ap.add_argument("--json", default=None, help="not written: accepted for `make bench`")
     args = ap.parse_args()
+    tk.models.device.use_threads()               # the chapters' count (TRANSFERKIT_THREADS)
     d, theta, epochs, seed = args.d, args.theta, args.epochs, BOOK.seed
     draws = args.draws or (4 if args.quick else BOOK.draws)
     gammas = args.gammas or ([0.5, 1.5] if args.quick else [0.5, 0.95, 1.5])
@@ -341,7 +342,7 @@ def main():
     print(f"speed record: d = {d}, L = {DEPTH}, sigma = {SIGMA}, alpha = {ALPHA:g}, {draws} draws "
           f"per cell; slice theta = {theta:.4f} (pi/3), gamma = {gammas} (n = {ns})")
     print(f"machine: {os.cpu_count()} cores, torch {torch.__version__} with "
-          f"{torch.get_num_threads()} threads, device {tk.models.default_device()}, "
+          f"{torch.get_num_threads()} threads, device {tk.models.device.default_device()}, "
           f"load average {os.getloadavg()[0]:.2f} (a shared machine: timings are noisy)")
 
     # ------------------------------------------------------------- transferkit
