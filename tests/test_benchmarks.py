@@ -10,6 +10,7 @@ times the trainers of ``fig3_experiment`` at the sizes of ``FIG3``).
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import re
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+import transferkit as tk
 from transferkit.experiments.lenet_transfer import (
     LENET_FIG9,
     LENET_FIG9_FULL,
@@ -211,3 +213,32 @@ def test_diagonal_speed_times_the_chapters_section():
     assert "experiments.diagonal_networks.mtl_small_init_large(" in src
     assert DIAGONAL["paper"].l12_large is DIAGONAL_L12_LARGE["paper"]
     assert DIAGONAL_L12_LARGE["paper"].D == 1000
+
+
+def _attribute_chains(tree, root):
+    """Every dotted chain ``root.a.b...`` in the module's AST, longest first per node."""
+    chains = set()
+    for node in ast.walk(tree):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id == root and parts:
+            chains.add(tuple(reversed(parts)))
+    return chains
+
+
+@pytest.mark.parametrize("name", TIMING + TOOLS)
+def test_every_transferkit_name_a_benchmark_uses_exists(name):
+    # a renamed or moved function must not stop `make bench` halfway (it did once: a
+    # tk.models.default_device left behind by the layering); read from the source, not run
+    tree = ast.parse((BENCH / f"{name}.py").read_text())
+    missing = []
+    for chain in _attribute_chains(tree, "tk"):
+        obj = tk
+        for i, part in enumerate(chain):
+            if not hasattr(obj, part):
+                missing.append("tk." + ".".join(chain[:i + 1]))
+                break
+            obj = getattr(obj, part)
+    assert not missing, f"benchmarks/{name}.py uses names transferkit lacks: {sorted(missing)}"
