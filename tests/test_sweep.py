@@ -138,6 +138,10 @@ def test_dict_grid_fixed_parameters_and_scalar_axis():
     (dict(version=3), "version"),
     (dict(scheduler="localhost"), "scheduler"),
     (dict(scheduler=3), "scheduler"),
+    (dict(scheduler="local:"), "scheduler 'local:N'"),
+    (dict(scheduler="local:two"), "scheduler 'local:N'"),
+    (dict(scheduler="local:0"), "scheduler 'local:N' workers must be an integer >= 1"),
+    (dict(scheduler="local:1000"), "and <= 256"),
     (dict(cache="yes"), "cache"),
 ])
 def test_bad_input_names_the_parameter(kwargs, match):
@@ -154,6 +158,9 @@ def test_scheduler_from_the_environment(monkeypatch):
         sweep.run(toy_cell, {"a": A, "b": B}, cache=False)
     monkeypatch.setenv("TRANSFERKIT_SCHEDULER", "local")
     assert sweep.run(toy_cell, {"a": A, "b": B}, cache=False).computed == 6
+    monkeypatch.setenv("TRANSFERKIT_SCHEDULER", "local:-1")
+    with pytest.raises(ValueError, match="TRANSFERKIT_SCHEDULER 'local:N' workers"):
+        sweep.run(toy_cell, {"a": A, "b": B}, cache=False)
 
 
 def test_bad_cell_functions_and_outputs():
@@ -525,3 +532,39 @@ def test_finetune_grid_equals_simulate_grid_and_is_cached(tmp_path):
     np.testing.assert_array_equal(again.risk("finetune"), res.risk("finetune"))
     one = experiments.finetuning.finetune_cell(d, 0.5, 1.0, sigma, draws=draws, seed=4)
     np.testing.assert_allclose(one["finetune"], res.risk("finetune")[0, 1], rtol=1e-10)
+
+
+def test_local_worker_processes_give_the_local_numbers(tmp_path, monkeypatch):
+    pytest.importorskip("distributed")
+    grid = sweep.Grid(gamma=GAMMAS, theta=THETAS)
+    local = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=LT,
+                      vectorize="theta", cache=False)
+    monkeypatch.setenv("TRANSFERKIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("TRANSFERKIT_SCHEDULER", "local:2")      # from the environment
+    try:
+        remote = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=LT,
+                           vectorize="theta")
+        assert remote.computed == 2
+        for k in LT_KEYS:
+            np.testing.assert_array_equal(remote[k], local[k], err_msg=k)
+        cluster = sweep._LOCAL_CLUSTERS[2]
+        assert sweep._check_scheduler("local:2") is cluster         # started once per process
+        with distributed_client(cluster) as client:
+            pids = client.run(os.getpid)
+            threads = client.run(_worker_torch_threads)
+        assert os.getpid() not in pids.values() and len(pids) == 2
+        assert set(threads.values()) == {1}                         # TRANSFERKIT_THREADS default
+    finally:
+        for c in sweep._LOCAL_CLUSTERS.values():
+            c.close()
+        sweep._LOCAL_CLUSTERS.clear()
+
+
+def _worker_torch_threads():
+    import torch
+    return torch.get_num_threads()
+
+
+def distributed_client(cluster):
+    import distributed
+    return distributed.Client(cluster)

@@ -76,7 +76,11 @@ batch on tensors and use the GPU when present).  ``scheduler="tcp://host:port"``
 ``dask.distributed.Client`` sends the missing cells to a Dask cluster (install
 ``transferkit[cluster]``); so does ``TRANSFERKIT_SCHEDULER=tcp://host:port`` in the
 environment for every sweep that passes no ``scheduler`` (e.g.
-``TRANSFERKIT_SCHEDULER=tcp://... make book``).  Results come back to this process, which
+``TRANSFERKIT_SCHEDULER=tcp://... make book``).  ``scheduler="local:N"`` (or
+``TRANSFERKIT_SCHEDULER=local:N``) starts, once per process, a Dask ``LocalCluster`` of
+``N`` worker processes of :func:`transferkit.config.threads` torch threads each on this
+machine: the way to use several cores without sharing them between threads of one
+process (see :func:`transferkit.config.threads` for why that matters on a small machine).  Results come back to this process, which
 writes the cache, so the workers need no shared file system.  A cell's random numbers are
 keyed by its seeds, not by the worker that runs it, so both backends give the same numbers
 (the workers must run the same transferkit code and the same number of torch threads; the
@@ -92,10 +96,12 @@ follows :func:`transferkit.config.progress` (``TRANSFERKIT_PROGRESS``).
 from __future__ import annotations
 
 import contextlib
+import atexit
 import functools
 import hashlib
 import inspect
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -110,6 +116,7 @@ import numpy as np
 from tqdm import tqdm
 
 from . import config
+from ._validate import check_int
 
 __all__ = ["CacheWarning", "Grid", "SweepResult", "cache_dir", "cell_key", "clear_cache", "code_version", "run"]
 
@@ -560,12 +567,54 @@ def _dask_results(func, todo, scheduler):
             client.close()
 
 
+#: The clusters of ``scheduler="local:N"``, one per ``N``, kept for the life of the process.
+_LOCAL_CLUSTERS: dict = {}
+
+
+def _local_workers(spec: str, name: str = "scheduler"):
+    """``N`` of ``"local:N"`` (an int >= 1), or None when ``spec`` is not of that form."""
+    if not spec.startswith("local:"):
+        return None
+    raw = spec[len("local:"):].strip()
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} 'local:N' needs N, an integer >= 1 and <= 256 workers "
+                         f"(got {spec!r})") from None
+    return check_int(f"{name} 'local:N' workers", value, 1, 256)
+
+
+def _local_cluster(workers: int):
+    """A Dask ``LocalCluster`` of ``workers`` processes, started once per process."""
+    cluster = _LOCAL_CLUSTERS.get(workers)
+    if cluster is not None and getattr(cluster, "status", None) is not None \
+            and str(cluster.status.name) not in ("closed", "closing", "failed"):
+        return cluster
+    try:
+        import distributed
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("scheduler='local:N' needs dask.distributed: "
+                          "pip install 'transferkit[cluster]'") from e
+    threads = str(config.threads())          # the workers' torch threads: the book's count
+    cluster = distributed.LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+        silence_logs=logging.ERROR,
+        env={"TRANSFERKIT_THREADS": threads, "OMP_NUM_THREADS": threads,
+             "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads})
+    _LOCAL_CLUSTERS[workers] = cluster
+    atexit.register(cluster.close)
+    return cluster
+
+
 def _check_scheduler(scheduler):
     if scheduler is None or scheduler == "local":
         return None
     if isinstance(scheduler, str):
+        workers = _local_workers(scheduler)
+        if workers is not None:
+            return _local_cluster(workers)
         if "://" not in scheduler:
-            raise ValueError(f"scheduler must be None, 'local' or an address such as "
+            raise ValueError(f"scheduler must be None, 'local', 'local:N' or an address such as "
                              f"'tcp://host:8786' (got {scheduler!r})")
         return scheduler
     mod = type(scheduler).__module__ or ""
@@ -597,9 +646,10 @@ def run(func, grid, *, fixed: Mapping | None = None, vectorize=(), cache: bool =
         Cache folder (default :func:`cache_dir`).
     version : str, optional
         Code version of the key (default :func:`code_version`, the hash of the package).
-    scheduler : None, "local", "tcp://host:port", dask.distributed.Client or cluster
+    scheduler : None, "local", "local:N", "tcp://host:port", dask.distributed.Client or cluster
         Where to compute the missing cells.  ``None``: ``$TRANSFERKIT_SCHEDULER`` if set,
-        else sequentially in this process (``"local"``).
+        else sequentially in this process (``"local"``); ``"local:N"``: on ``N`` worker
+        processes of this machine (one ``LocalCluster`` per process, started on first use).
     progress : bool, optional
         Show a progress bar (default :func:`transferkit.config.progress`).
     desc : str, optional
@@ -637,9 +687,10 @@ def run(func, grid, *, fixed: Mapping | None = None, vectorize=(), cache: bool =
     version = code_version() if version is None else _check_version(version)
     if scheduler is None:
         env = os.environ.get("TRANSFERKIT_SCHEDULER", "").strip()
-        if env and env != "local" and "://" not in env:
-            raise ValueError(f"TRANSFERKIT_SCHEDULER must be 'local' or an address such as "
-                             f"'tcp://host:8786' (got {env!r})")
+        if env and env != "local" and "://" not in env \
+                and _local_workers(env, "TRANSFERKIT_SCHEDULER") is None:
+            raise ValueError(f"TRANSFERKIT_SCHEDULER must be 'local', 'local:N' or an address "
+                             f"such as 'tcp://host:8786' (got {env!r})")
         scheduler = env or None
     scheduler = _check_scheduler(scheduler)
     _check_signature(func, list(grid.names) + list(fixed))
