@@ -27,9 +27,12 @@ def authors_ratio(per_cell: float, cells: int, wall: float) -> float:
 
 
 def write_json(path, data):
-    """Write ``data`` with the machine and date to ``path`` (read by benchmarks/speed_table.py)."""
+    """Write ``data`` with the machine, date, torch threads and the sweeps' scheduler
+    (``TRANSFERKIT_SCHEDULER``, ``local`` when unset) to ``path`` (read by
+    benchmarks/speed_table.py)."""
     data = dict(data, date=datetime.date.today().isoformat(), cores=os.cpu_count(),
-                threads=torch.get_num_threads(), device=str(default_device()))
+                threads=torch.get_num_threads(), device=str(default_device()),
+                scheduler=os.environ.get("TRANSFERKIT_SCHEDULER", "").strip() or "local")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         json.dump(data, f, indent=1)
