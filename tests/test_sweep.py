@@ -549,6 +549,15 @@ def test_local_worker_processes_give_the_local_numbers(tmp_path, monkeypatch):
             np.testing.assert_array_equal(remote[k], local[k], err_msg=k)
         cluster = sweep._LOCAL_CLUSTERS[2]
         assert sweep._check_scheduler("local:2") is cluster         # started once per process
+        # a second sweep on the same cluster, same parameter names, other values: the fixed
+        # parameters are sent once per sweep under keys of their values, not of their names
+        other = dict(LT, sigma=0.5)
+        mine = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=other,
+                         vectorize="theta", cache=False)
+        ref = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=other,
+                        vectorize="theta", cache=False, scheduler="local")
+        for k in LT_KEYS:
+            np.testing.assert_array_equal(mine[k], ref[k], err_msg=k)
         with distributed_client(cluster) as client:
             pids = client.run(os.getpid)
             threads = client.run(_worker_torch_threads)

@@ -536,8 +536,17 @@ def _check_signature(func, names):
                              f"cells are called with keyword arguments")
 
 
-def _dask_results(func, todo, scheduler):
-    """Yield ``(index, (outputs, seconds))`` as the cells finish on a Dask cluster."""
+def _call_cell_parts(func, fixed: dict, axes: dict):
+    """:func:`_call_cell` of the fixed parameters (scattered once) and one cell's axes."""
+    return _call_cell(func, {**fixed, **axes})
+
+
+def _dask_results(func, todo, scheduler, fixed_names=()):
+    """Yield ``(index, (outputs, seconds))`` as the cells finish on a Dask cluster.
+
+    The fixed parameters (``fixed_names``) are sent to the workers once (``scatter`` with
+    ``broadcast=True``), not inside every task: a sweep over a data set would otherwise
+    ship the data with each cell."""
     try:
         import distributed
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -554,8 +563,16 @@ def _dask_results(func, todo, scheduler):
                          f"dask.distributed.Client or a cluster (got {scheduler!r})")
     futures = {}
     try:
+        fixed = {k: v for k, v in todo[0][2].items() if k in fixed_names}
+        # a list, so that the keys are hashes of the values (a dict would use its names as
+        # keys, and two sweeps on one cluster would share a key "d" of different values)
+        names = list(fixed)
+        futs = client.scatter([fixed[k] for k in names], broadcast=True, hash=True) if names else []
+        shared = dict(zip(names, futs))
         for i, key, params in todo:
-            fut = client.submit(_call_cell, func, params, key=f"transferkit-sweep-{key}", pure=False)
+            axes = {k: v for k, v in params.items() if k not in fixed}
+            fut = client.submit(_call_cell_parts, func, shared, axes,
+                                key=f"transferkit-sweep-{key}", pure=False)
             futures[fut] = i
         for fut in distributed.as_completed(list(futures)):
             yield futures[fut], fut.result()
@@ -743,7 +760,7 @@ def run(func, grid, *, fixed: Mapping | None = None, vectorize=(), cache: bool =
         if scheduler is None:
             stream = ((i, _call_cell(func, params)) for i, _, params in todo)
         else:
-            stream = _dask_results(func, todo, scheduler) if todo else iter(())
+            stream = _dask_results(func, todo, scheduler, tuple(fixed)) if todo else iter(())
         for i, (out, secs) in stream:
             finish(i, out, secs)
             computed += 1
