@@ -1,8 +1,10 @@
 """Paper 000, Sec. 4, Figs. 3 and 9 through transferkit.sweep: cache, resumption, same numbers."""
+import dataclasses
+
 import numpy as np
 import pytest
 
-from _helpers import assert_same, trained_again
+from _helpers import assert_same, check_presets, trained_again
 
 from transferkit.experiments import relu_student_teacher as rst
 from transferkit.models.relu import random_sphere
@@ -53,3 +55,52 @@ def test_anchored_cached_and_uncached_agree(fig3, cache, one_thread, monkeypatch
     assert_same(rst.anchored_experiment(fig3, **kw, cache=False), first)
     monkeypatch.setattr(rst, "train_population", trained_again)
     assert_same(rst.anchored_experiment(fig3, **kw, directory=cache), first)
+
+
+def test_anchored_presets():
+    check_presets(rst.ANCHORED, rst.AnchoredPreset, ("lambdas", "fine_lambdas"), "draws")
+    for p in rst.ANCHORED.values():
+        assert p.lambdas == (0.0, 1e-4, 1e-3, 1e-2, 1e-1)          # paper 000, App. E
+        assert set(p.lambdas) <= set(p.fine_lambdas) and p.fine_seed != p.seed
+        below = [v for v in p.fine_lambdas if 0 < v < 1e-4]
+        assert len(below) >= 4 and p.draws >= 4
+
+
+@pytest.fixture(scope="module")
+def anchored4(fig3, cache, one_thread):
+    return rst.anchored_experiment(fig3, lambdas=[0.0, 1e-3, 0.1], mu=0.5, draws=4, seed=1,
+                                   progress=False, directory=cache)
+
+
+def test_select_lambda_is_the_held_in_argmax_scored_on_held_out(fig3, anchored4):
+    sel = rst.select_lambda(fig3, anchored4)
+    tv = fig3.teacher_var
+    Rsc = (fig3.R_sc / tv[None, :, None]).mean(axis=(1, 2))
+    for j in range(len(fig3.ns)):                     # written out, one n at a time
+        T = Rsc[j] - anchored4.R_lt[:, j] / tv[None, :, None]       # (lambdas, teachers, draws)
+        k = int(np.argmax(T[..., :2].mean(axis=(1, 2))))
+        assert sel.best[j] == k
+        held = T[k, :, 2:].ravel()
+        assert sel.T_best[j] == pytest.approx(held.mean(), rel=1e-12, abs=1e-15)
+        assert sel.T_best_se[j] == pytest.approx(held.std(ddof=1) / np.sqrt(held.size), rel=1e-12)
+        assert sel.T_first[j] == pytest.approx(T[0, :, 2:].mean(), rel=1e-12, abs=1e-15)
+    assert sel.T.shape == anchored4.R_lt.shape
+
+
+def test_select_lambda_among_a_subset(fig3, anchored4):
+    full = rst.select_lambda(fig3, anchored4)
+    only = rst.select_lambda(fig3, anchored4, among=[0.1])
+    assert (only.best == 2).all()
+    np.testing.assert_array_equal(only.T, full.T)
+    both = rst.select_lambda(fig3, anchored4, among=[0.0, 1e-3, 0.1])
+    np.testing.assert_array_equal(both.best, full.best)
+
+
+def test_select_lambda_refuses_bad_input(fig3, anchored4):
+    with pytest.raises(ValueError, match="among must be values of an.lambdas"):
+        rst.select_lambda(fig3, anchored4, among=[0.5])
+    with pytest.raises(TypeError, match="Fig3Result and an AnchoredResult"):
+        rst.select_lambda(anchored4, fig3)
+    two = dataclasses.replace(anchored4, R_lt=anchored4.R_lt[..., :2])
+    with pytest.raises(ValueError, match="draws >= 4"):
+        rst.select_lambda(fig3, two)

@@ -29,7 +29,7 @@ from ..sweep import Grid, run
 
 __all__ = ["FIG3", "Fig3Preset", "fig3_experiment", "anchored_experiment", "Fig3Result", "AnchoredResult",
            "fig3_pretrain_cell", "fig3_n_cell", "anchored_pretrain_cell", "anchored_n_cell",
-           "skip_normals"]
+           "skip_normals", "ANCHORED", "AnchoredPreset", "AnchoredSelection", "select_lambda"]
 
 
 @dataclass(frozen=True)
@@ -240,6 +240,134 @@ class AnchoredResult:
     anchor_dist: np.ndarray
     source_rel: np.ndarray
     info: MeanFieldInfo
+
+
+@dataclass(frozen=True)
+class AnchoredPreset:
+    r"""Parameters of the Fig. 9 sections of the ReLU chapter (paper 000, App. E) at one scale.
+
+    The presets are :data:`ANCHORED` (``ANCHORED["paper"]``, ``ANCHORED["smoke"]``); the
+    chapter ``notebooks/relu_student_teacher.py`` passes them to :func:`anchored_experiment`
+    on the :func:`fig3_experiment` result of :data:`FIG3` at the same scale, at the largest
+    ablation :math:`\mu` of its grid (App. E: "the largest ablation").
+
+    Attributes
+    ----------
+    lambdas : tuple of float
+        Penalty weights :math:`\lambda` of :math:`\lambda\sum_i\|w_i-w_i^{(0)}\|^2` (paper
+        000, App. E, Fig. 9: 0, 1e-4, 1e-3, 1e-2, 1e-1).
+    draws : int
+        Target sets per :math:`(\lambda, n)` and teacher (ours); half choose :math:`\lambda`,
+        half score the choice (:func:`select_lambda`).
+    seed : int
+        Seed of :func:`anchored_experiment` (ours).
+    fine_lambdas : tuple of float
+        The grid of the sensitivity section (ours; issue 16): the paper's values and, between
+        its 0 (rich) and 1e-4 (already nearly lazy at the chapter's teacher scale), half
+        decades from 1e-7.
+    fine_seed : int
+        Seed of the sensitivity section's :func:`anchored_experiment` (ours; its own initial
+        units and target draws, so the paper-grid section keeps its numbers).
+    """
+
+    lambdas: tuple = (0.0, 1e-4, 1e-3, 1e-2, 1e-1)    # paper 000, App. E, Fig. 9
+    draws: int = 8                                    # ours
+    seed: int = 1                                     # ours
+    fine_lambdas: tuple = (0.0, 1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 1e-3, 1e-2, 1e-1)  # ours
+    fine_seed: int = 2                                # ours
+
+
+#: The Fig. 9 parameters at each ``TRANSFERKIT_SCALE``: the paper's penalty grid (App. E)
+#: and ours (8 draws, seeds 1 and 2, the half-decade grid below 1e-4) at both scales.
+ANCHORED = {"paper": AnchoredPreset(), "smoke": AnchoredPreset()}
+
+
+@dataclass(frozen=True)
+class AnchoredSelection:
+    r"""The penalty weight chosen per :math:`n` on held-in draws and scored on held-out ones.
+
+    Returned by :func:`select_lambda`.  ``L = len(lambdas)``, ``N = len(ns)``.
+
+    Attributes
+    ----------
+    T : ndarray, shape (L, N, teachers, draws)
+        Transferability over the target variance, :math:`(\bar R_{sc}(n) - R_{lt})/\mathrm{Var} f_t`.
+    best : ndarray of int, shape (N,)
+        Index of the :math:`\lambda` with the largest mean of ``T`` on the held-in draws.
+    T_best, T_best_se : ndarray, shape (N,)
+        Mean and standard error of ``T`` of that :math:`\lambda` on the held-out draws.
+    T_first, T_first_se : ndarray, shape (N,)
+        The same for ``lambdas[0]`` (the rich model when it is 0).
+    """
+
+    T: np.ndarray
+    best: np.ndarray
+    T_best: np.ndarray
+    T_best_se: np.ndarray
+    T_first: np.ndarray
+    T_first_se: np.ndarray
+
+
+def select_lambda(res: Fig3Result, an: AnchoredResult, among=None) -> AnchoredSelection:
+    r"""Choose :math:`\lambda` per :math:`n` on the first half of the draws, score it on the rest.
+
+    Paper 000, App. E reports "the model with the best generalization error" over its
+    :math:`\lambda` grid.  Scoring the choice on the draws that made it would bias it
+    upwards, so the transferability
+
+    .. math::
+
+        \mathcal T_{\lambda}(n) = \frac{\bar R_{sc}(n) - R_{lt,\lambda}(n)}{\mathrm{Var} f_t}
+
+    (``res.R_sc`` averaged over teachers and seeds, each over its teacher's variance) is
+    averaged over the first ``draws // 2`` draws of every teacher to pick
+    :math:`\hat\lambda(n) = \arg\max_\lambda`, and reported as mean and standard error
+    over the remaining draws.
+
+    Parameters
+    ----------
+    res : Fig3Result
+        The :func:`fig3_experiment` result (scratch risks, teacher variances).
+    an : AnchoredResult
+        The :func:`anchored_experiment` result on ``res`` (at least 4 draws, so that each
+        half has 2).
+    among : array_like of float, optional
+        Choose only among these values of ``an.lambdas`` (e.g. the paper's grid inside a
+        finer one); default all.
+
+    Returns
+    -------
+    AnchoredSelection
+    """
+    if not isinstance(res, Fig3Result) or not isinstance(an, AnchoredResult):
+        raise TypeError("select_lambda takes a Fig3Result and an AnchoredResult "
+                        f"(got {type(res).__name__}, {type(an).__name__})")
+    draws = an.R_lt.shape[-1]
+    if draws < 4:
+        raise ValueError(f"the anchored result needs draws >= 4 to hold half out (got {draws})")
+    if an.R_lt.shape[1] != len(res.ns) or not np.array_equal(an.ns, res.ns):
+        raise ValueError("an was not computed on res (its ns differ)")
+    tv = res.teacher_var
+    R_sc = res.R_sc / tv[None, :, None]
+    T = R_sc.mean(axis=(1, 2))[None, :, None, None] - an.R_lt / tv[None, None, :, None]
+    half = draws // 2
+    score = T[..., :half].mean(axis=(2, 3))                     # (L, N): choose on these
+    if among is not None:
+        among = np.atleast_1d(np.asarray(among, dtype=float))
+        allowed = np.isin(an.lambdas, among)
+        if among.ndim != 1 or not np.isin(among, an.lambdas).all():
+            raise ValueError(f"among must be values of an.lambdas = {an.lambdas.tolist()} "
+                             f"(got {among.tolist()})")
+        score = np.where(allowed[:, None], score, -np.inf)
+    best = np.argmax(score, axis=0)
+    held = T[..., half:].reshape(len(an.lambdas), len(res.ns), -1)
+    cols = np.arange(len(res.ns))
+    picked = held[best, cols]                                   # (N, held-out draws)
+    k = held.shape[-1]
+    return AnchoredSelection(T=T, best=best, T_best=picked.mean(-1),
+                             T_best_se=picked.std(-1, ddof=1) / np.sqrt(k),
+                             T_first=held[0].mean(-1),
+                             T_first_se=held[0].std(-1, ddof=1) / np.sqrt(k))
 
 
 # ---------------------------------------------------------------------------

@@ -264,7 +264,7 @@ def anchored_figure(ns, lambdas, T_lam, T_best, T_best_se):
            ylim=(max(-1.5, float(np.min(T_lam.mean(axis=(2, 3))))) - 0.05, None))
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.xaxis.set_minor_formatter(plt.NullFormatter())
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, ncol=1 if len(lambdas) <= 6 else 2)
     return fig
 
 
