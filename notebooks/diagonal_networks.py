@@ -498,16 +498,11 @@ print(f"wall time {time.perf_counter() - t0:.0f} s")
 i_ref = list(RESC.scales).index(1.0)
 
 
-def mean_se(v):
-    """Mean and standard error over the draws (last axis)."""
-    return v.mean(-1), v.std(-1, ddof=1) / np.sqrt(v.shape[-1])
-
-
 print("n:", RESC.ns)
 for i, s in enumerate(RESC.scales):
-    risk, risk_se = mean_se(RESC.risk[i])
-    diff, diff_se = mean_se(RESC.risk[i] - RESC.risk[i_ref])
-    frac, frac_se = mean_se(RESC.aux_fraction[i])
+    risk, risk_se = stats.mean_se(RESC.risk[i])
+    diff, diff_se = stats.mean_se(RESC.risk[i] - RESC.risk[i_ref])
+    frac, frac_se = stats.mean_se(RESC.aux_fraction[i])
     print(f"s = {s:g}: {RESC.converged[i].mean():.0%} converged, max steps {RESC.steps[i].max()}, "
           f"largest distance to the Eq. 22 minimiser {RESC.distance[i].max():.1e}")
     print("   risk          ", np.round(risk, 3), "+-", np.round(risk_se, 3))
@@ -537,7 +532,7 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
     frac = RESC.aux_fraction.mean(-1)[below]                    # (factors <= 1, n)
     assert np.all(np.diff(frac, axis=0) > 0), frac
     for i in below[:-1]:
-        diff, diff_se = mean_se(RESC.risk[i] - RESC.risk[i_ref])
+        diff, diff_se = stats.mean_se(RESC.risk[i] - RESC.risk[i_ref])
         assert np.all(diff > 2 * diff_se), (RESC.scales[i], diff, diff_se)
 
 # %% [markdown]
@@ -619,12 +614,12 @@ print(f"share outside the top k = {K} weights, 1 - V_k (mean over draws):")
 for name, t in TOPK.items():
     for m, v in t.items():
         print(f"  {name:12s} {m:5s}", np.round(v.mean(-1), 4))
-print("l1 norm of STL (first support):", np.round(mean_se(L1)[0], 3), "+-",
-      np.round(mean_se(L1)[1], 3), f"; teacher {experiments.diagonal_networks.l1_norm(RUNS[next(iter(RUNS))].beta_main).mean():g}")
+print("l1 norm of STL (first support):", np.round(stats.mean_se(L1)[0], 3), "+-",
+      np.round(stats.mean_se(L1)[1], 3), f"; teacher {experiments.diagonal_networks.l1_norm(RUNS[next(iter(RUNS))].beta_main).mean():g}")
 print("fraction of |beta|^2 on the auxiliary support (mean, se over draws):")
 for name, fr in AUXF.items():
     for m, v in fr.items():
-        print(f"  {name:12s} {m:5s}", np.round(mean_se(v)[0], 3), "+-", np.round(mean_se(v)[1], 3))
+        print(f"  {name:12s} {m:5s}", np.round(stats.mean_se(v)[0], 3), "+-", np.round(stats.mean_se(v)[1], 3))
 fig = figures.paper003_004.diagonal_sparsity_figure(RUNS, LP, S_N)
 provenance.record(fig, "p004-fig5c-f", seeds=SEED,
                   params=dict(D=D, k=K, draws=DRAWS, ns=NS, alpha=ALPHA, gamma=GAMMA, n_aux=N_AUX,

@@ -191,6 +191,8 @@ NAN_IS_DOCUMENTED = {
     "transferkit.theory.relu.safe_arccos": "elementwise helper: NaN in, NaN out",
     "transferkit._validate.as_array": "a converter: NaN in, NaN out (callers check ranges)",
     "transferkit.theory.relu.least_squares_factor": "nan for n <= m (documented: no such form)",
+    "transferkit.stats.mean_se": "the error is `single` (nan by default) for fewer than two "
+                                 "runs, and nan where a kept run is not finite (documented)",
 }
 
 

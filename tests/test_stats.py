@@ -403,3 +403,15 @@ def test_mean_se_where_and_single():
 def test_mean_se_rejects_bad_inputs(kwargs, name):
     with pytest.raises((ValueError, TypeError), match=name):
         tkstats.mean_se(**kwargs)
+
+
+@pytest.mark.parametrize("single, exc", [(-1.0, ValueError), (True, TypeError), ("0", TypeError),
+                                         (None, TypeError)])
+def test_mean_se_refuses_a_bad_single(single, exc):
+    with pytest.raises(exc, match="single must be a number >= 0 or nan"):
+        tkstats.mean_se([1.0, 2.0], single=single)
+
+
+def test_mean_se_keeps_a_diverged_run_visible():
+    m, se = tkstats.mean_se([1.0, np.inf, 2.0])
+    assert m == np.inf and np.isnan(se)

@@ -669,7 +669,9 @@ def mean_se(x, axis: int = -1, *, where=None, single: float = np.nan):
     the converged runs or ``np.isfinite(x)``; default every entry), :math:`k = |S|`.  The mean
     is NaN where :math:`k = 0`; the error is ``single`` where :math:`k < 2` (NaN by default;
     a figure that draws one run without an error bar passes 0).  Entries outside ``where``
-    may be anything, NaN included.  Returns ``(mean, se)``, arrays without ``axis``.
+    may be anything, NaN included; a non-finite entry inside it (a diverged run that the
+    mask keeps) makes that mean infinite or NaN and its error NaN, so that no plot hides it.
+    Returns ``(mean, se)``, arrays without ``axis``.
     """
     x = as_array("x", x, 1)
     axis = check_axis("axis", axis, x.ndim, allow_none=False)
@@ -682,7 +684,11 @@ def mean_se(x, axis: int = -1, *, where=None, single: float = np.nan):
         if ok.dtype != bool or ok.shape != x.shape:
             raise ValueError(f"where must be a boolean array of x's shape {x.shape} "
                              f"(got {ok.dtype} of shape {ok.shape})")
+    if isinstance(single, bool) or not isinstance(single, numbers.Real):
+        raise InputTypeError(f"single must be a number >= 0 or nan (got {single!r})")
     single = float(single)
+    if not (math.isnan(single) or single >= 0):
+        raise ValueError(f"single must be a number >= 0 or nan (got {single!r})")
     k = ok.sum(axis)
     with np.errstate(invalid="ignore", divide="ignore"):
         total = np.where(ok, x, 0.0).sum(axis)
