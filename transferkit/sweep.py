@@ -545,8 +545,8 @@ def _dask_results(func, todo, scheduler, fixed_names=()):
     """Yield ``(index, (outputs, seconds))`` as the cells finish on a Dask cluster.
 
     The fixed parameters (``fixed_names``) are sent to the workers once (``scatter`` with
-    ``broadcast=True``), not inside every task: a sweep over a data set would otherwise
-    ship the data with each cell."""
+    ``broadcast=True``, under keys of their own), not inside every task: a sweep over a
+    data set would otherwise ship the data with each cell."""
     try:
         import distributed
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -564,10 +564,11 @@ def _dask_results(func, todo, scheduler, fixed_names=()):
     futures = {}
     try:
         fixed = {k: v for k, v in todo[0][2].items() if k in fixed_names}
-        # a list, so that the keys are hashes of the values (a dict would use its names as
-        # keys, and two sweeps on one cluster would share a key "d" of different values)
+        # fresh random keys per sweep (hash=False): a dict would use the parameter names as
+        # keys and values hashed to keys would be shared between sweeps, so that a sweep
+        # could ask for data that the previous one was just releasing ("lost data")
         names = list(fixed)
-        futs = client.scatter([fixed[k] for k in names], broadcast=True, hash=True) if names else []
+        futs = client.scatter([fixed[k] for k in names], broadcast=True, hash=False) if names else []
         shared = dict(zip(names, futs))
         for i, key, params in todo:
             axes = {k: v for k, v in params.items() if k not in fixed}
