@@ -535,7 +535,7 @@ def test_finetune_grid_equals_simulate_grid_and_is_cached(tmp_path):
 
 
 def test_local_worker_processes_give_the_local_numbers(tmp_path, monkeypatch):
-    pytest.importorskip("distributed")
+    distributed = pytest.importorskip("distributed")
     grid = sweep.Grid(gamma=GAMMAS, theta=THETAS)
     local = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=LT,
                       vectorize="theta", cache=False)
@@ -548,7 +548,11 @@ def test_local_worker_processes_give_the_local_numbers(tmp_path, monkeypatch):
         for k in LT_KEYS:
             np.testing.assert_array_equal(remote[k], local[k], err_msg=k)
         cluster = sweep._LOCAL_CLUSTERS[2]
-        assert sweep._check_scheduler("local:2") is cluster         # started once per process
+        assert sweep._local_cluster(distributed, 2) is cluster      # started once per process
+        # every cell cached: nothing to compute, no cluster started
+        cached = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=LT,
+                           vectorize="theta", scheduler="local:3")
+        assert (cached.computed, cached.cached) == (0, 2) and 3 not in sweep._LOCAL_CLUSTERS
         # a second sweep on the same cluster, same parameter names, other values: the fixed
         # parameters are sent once per sweep under keys of their values, not of their names
         other = dict(LT, sigma=0.5)

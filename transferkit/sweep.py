@@ -77,11 +77,11 @@ batch on tensors and use the GPU when present).  ``scheduler="tcp://host:port"``
 ``transferkit[cluster]``); so does ``TRANSFERKIT_SCHEDULER=tcp://host:port`` in the
 environment for every sweep that passes no ``scheduler`` (e.g.
 ``TRANSFERKIT_SCHEDULER=tcp://... make book``).  ``scheduler="local:N"`` (or
-``TRANSFERKIT_SCHEDULER=local:N``) starts, once per process, a Dask ``LocalCluster`` of
-``N`` worker processes of :func:`transferkit.config.threads` torch threads each on this
-machine: the way to use several cores without sharing them between threads of one
-process (see :func:`transferkit.config.threads` for why that matters on a small machine).  Results come back to this process, which
-writes the cache, so the workers need no shared file system.  A cell's random numbers are
+``TRANSFERKIT_SCHEDULER=local:N``) starts, once per process and only when a sweep has
+cells to compute, a Dask ``LocalCluster`` of ``N`` worker processes of
+:func:`transferkit.config.threads` torch threads each on this machine: several cores
+without sharing them between threads of one process.  Results come back to this process,
+which writes the cache, so the workers need no shared file system.  A cell's random numbers are
 keyed by its seeds, not by the worker that runs it, so both backends give the same numbers
 (the workers must run the same transferkit code and the same number of torch threads; the
 test suite checks bitwise equality on a ``LocalCluster``).  Note that vectorising an axis
@@ -95,8 +95,8 @@ follows :func:`transferkit.config.progress` (``TRANSFERKIT_PROGRESS``).
 
 from __future__ import annotations
 
-import contextlib
 import atexit
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -541,12 +541,13 @@ def _call_cell_parts(func, fixed: dict, axes: dict):
     return _call_cell(func, {**fixed, **axes})
 
 
-def _dask_results(func, todo, scheduler, fixed_names=()):
+def _dask_results(func, todo, scheduler, fixed):
     """Yield ``(index, (outputs, seconds))`` as the cells finish on a Dask cluster.
 
-    The fixed parameters (``fixed_names``) are sent to the workers once (``scatter`` with
+    The ``fixed`` parameters are sent to the workers once (``scatter`` with
     ``broadcast=True``, under keys of their own), not inside every task: a sweep over a
-    data set would otherwise ship the data with each cell."""
+    data set would otherwise ship the data with each cell.  ``"local:N"`` starts (or
+    reuses) this process's cluster of N workers."""
     try:
         import distributed
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -555,7 +556,9 @@ def _dask_results(func, todo, scheduler, fixed_names=()):
     if isinstance(scheduler, distributed.Client):
         client = scheduler
     elif isinstance(scheduler, str):
-        client, own = distributed.Client(scheduler), True
+        workers = _local_workers(scheduler)
+        target = scheduler if workers is None else _local_cluster(distributed, workers)
+        client, own = distributed.Client(target), True
     elif hasattr(scheduler, "scheduler_address"):            # a cluster object
         client, own = distributed.Client(scheduler), True
     else:
@@ -563,7 +566,6 @@ def _dask_results(func, todo, scheduler, fixed_names=()):
                          f"dask.distributed.Client or a cluster (got {scheduler!r})")
     futures = {}
     try:
-        fixed = {k: v for k, v in todo[0][2].items() if k in fixed_names}
         # fresh random keys per sweep (hash=False): a dict would use the parameter names as
         # keys and values hashed to keys would be shared between sweeps, so that a sweep
         # could ask for data that the previous one was just releasing ("lost data")
@@ -602,17 +604,11 @@ def _local_workers(spec: str, name: str = "scheduler"):
     return check_int(f"{name} 'local:N' workers", value, 1, 256)
 
 
-def _local_cluster(workers: int):
+def _local_cluster(distributed, workers: int):
     """A Dask ``LocalCluster`` of ``workers`` processes, started once per process."""
     cluster = _LOCAL_CLUSTERS.get(workers)
-    if cluster is not None and getattr(cluster, "status", None) is not None \
-            and str(cluster.status.name) not in ("closed", "closing", "failed"):
+    if cluster is not None and cluster.status.name == "running":
         return cluster
-    try:
-        import distributed
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("scheduler='local:N' needs dask.distributed: "
-                          "pip install 'transferkit[cluster]'") from e
     threads = str(config.threads())          # the workers' torch threads: the book's count
     cluster = distributed.LocalCluster(
         n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
@@ -624,15 +620,15 @@ def _local_cluster(workers: int):
     return cluster
 
 
-def _check_scheduler(scheduler):
+def _check_scheduler(scheduler, name: str = "scheduler"):
+    """``scheduler`` checked (``name``: the argument or ``TRANSFERKIT_SCHEDULER``): None for
+    the sequential backend, else what :func:`_dask_results` takes; starts nothing."""
     if scheduler is None or scheduler == "local":
         return None
     if isinstance(scheduler, str):
-        workers = _local_workers(scheduler)
-        if workers is not None:
-            return _local_cluster(workers)
-        if "://" not in scheduler:
-            raise ValueError(f"scheduler must be None, 'local', 'local:N' or an address such as "
+        if "://" not in scheduler and _local_workers(scheduler, name) is None:
+            none = "None, " if name == "scheduler" else ""
+            raise ValueError(f"{name} must be {none}'local', 'local:N' or an address such as "
                              f"'tcp://host:8786' (got {scheduler!r})")
         return scheduler
     mod = type(scheduler).__module__ or ""
@@ -705,12 +701,9 @@ def run(func, grid, *, fixed: Mapping | None = None, vectorize=(), cache: bool =
     version = code_version() if version is None else _check_version(version)
     if scheduler is None:
         env = os.environ.get("TRANSFERKIT_SCHEDULER", "").strip()
-        if env and env != "local" and "://" not in env \
-                and _local_workers(env, "TRANSFERKIT_SCHEDULER") is None:
-            raise ValueError(f"TRANSFERKIT_SCHEDULER must be 'local', 'local:N' or an address "
-                             f"such as 'tcp://host:8786' (got {env!r})")
-        scheduler = env or None
-    scheduler = _check_scheduler(scheduler)
+        scheduler = _check_scheduler(env or None, "TRANSFERKIT_SCHEDULER")
+    else:
+        scheduler = _check_scheduler(scheduler)
     _check_signature(func, list(grid.names) + list(fixed))
     where = {k: f"fixed parameter {k!r}" for k in fixed}
     where.update({k: f"grid axis {k!r}" for k in grid.names})
@@ -761,7 +754,7 @@ def run(func, grid, *, fixed: Mapping | None = None, vectorize=(), cache: bool =
         if scheduler is None:
             stream = ((i, _call_cell(func, params)) for i, _, params in todo)
         else:
-            stream = _dask_results(func, todo, scheduler, tuple(fixed)) if todo else iter(())
+            stream = _dask_results(func, todo, scheduler, fixed) if todo else iter(())
         for i, (out, secs) in stream:
             finish(i, out, secs)
             computed += 1
