@@ -144,6 +144,7 @@ class Descent:
                  desc: str = "gradient descent", progress: bool | None = False, hint: str = "",
                  per_instance: bool = True):
         self.tol = tol
+        self._tol_work = tol       # the tolerance of the working set (a tensor tol is compacted)
         self.max_steps = max_steps
         self.check_every = check_every
         self.desc = desc
@@ -172,9 +173,9 @@ class Descent:
             raise DivergenceError(f"{self.desc} diverged (non-finite loss at step {self.t})"
                                   + (f": {self.hint}" if self.hint else ""))
         if self.per_instance:
-            self.active &= loss > self.tol
+            self.active &= loss > self._tol_work
         else:
-            self.active = loss > self.tol
+            self.active = loss > self._tol_work
         if not bool(self.active.any()) or self.t >= self.max_steps:
             self.bar.close()
             return True
@@ -216,6 +217,8 @@ class Descent:
             self.idx = torch.arange(self.batch, device=keep.device)
         self.dropped = self.idx[~keep]
         self.idx = self.idx[keep]
+        if torch.is_tensor(self._tol_work) and self._tol_work.ndim:
+            self._tol_work = self._tol_work[keep]
         self.active = torch.ones(n_act, dtype=torch.bool, device=keep.device)
         return keep
 

@@ -339,17 +339,17 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
                 out.append((o, k, torch.nonzero(col == k)[:, 0]))
         return out
 
-    def grad_loss(w1, w2, idx, grp, const):
+    def grad_loss(w1, w2, bb, grp, const):
         beta = w2[:, 0] * w1[:, 0, None] - w2[:, 1] * w1[:, 1, None]       # (B, O, D)
         g = torch.empty_like(beta)
         for o, k, rows in grp:
             g[rows, o] = moments.product(k, beta[rows, o])
-        bb = bv[idx]
         g -= bb
         return g, 0.5 * ((g - bb) * beta).sum((1, 2)) + const              # (B, O, D), (B,)
 
     grp = groups(idx)
-    g, loss = grad_loss(w1, w2, idx, grp, const)
+    bb = bv[idx]                                                           # (B, O, D)
+    g, loss = grad_loss(w1, w2, bb, grp, const)
     eta = None
     while True:
         if rule.stop(loss):
@@ -362,7 +362,7 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
             w1, w2, idx, lam = w1[keep], w2[keep], idx[keep], lam[keep]
             g, loss, const = g[keep], loss[keep], const[keep]
             eta = eta[keep] if eta is not None else None
-            rule.tol = rule.tol[keep]
+            bb = bb[keep]
             grp = groups(idx)
         gmax = g.abs().amax((1, 2))
         cap = rel_step / gmax.clamp_min(1e-300)
@@ -379,10 +379,10 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
         w2n = w2 - e[:, None, None, None] * g2
         if grow is None:
             w1, w2 = w1n, w2n
-            g, loss = grad_loss(w1, w2, idx, grp, const)
+            g, loss = grad_loss(w1, w2, bb, grp, const)
             rule.advance()
             continue
-        gn, lossn = grad_loss(w1n, w2n, idx, grp, const)
+        gn, lossn = grad_loss(w1n, w2n, bb, grp, const)
         ok = rule.active & (lossn <= loss)
         w1, w2 = keep_where(ok, w1n, w1), keep_where(ok, w2n, w2)
         g, loss = keep_where(ok, gn, g), torch.where(ok, lossn, loss)
@@ -392,7 +392,6 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
         w1_out, w2_out, loss_out = w1, w2, loss
     else:
         w1_out[rule.idx], w2_out[rule.idx], loss_out[rule.idx] = w1, w2, loss
-        rule.tol = loss_tol * scale
     state.w1, state.w2 = w1_out, w2_out
     info = rule.finish(loss_out)
     beta = effective_weights(state)
