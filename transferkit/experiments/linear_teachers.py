@@ -32,7 +32,6 @@ from ..theory.linear_teachers import (
     frozen_predictor,
     null_space_projection,
     ramp_loss,
-    thm61_leading_term,
 )
 from ..theory.ntk import deviation_bound, gram
 
@@ -920,11 +919,12 @@ def _sec6_draw(m, kappa, symmetric, d, n_source, ns, distances, n_test, tol, max
         f0 = info.outputs0[0]                                          # f(X, Theta(0))
         loss = ramp_loss(_outputs(Wf, A.repeat(D, 1), Xte_t).cpu().numpy(), yte)
         e = f0 - X @ ts
+        q = np.array([deviation_bound(X, y[k], f0) for k in range(D)])     # Cor. 6.2
         losses.append(loss)
         per_n.append({
             "risk": loss.mean(-1), "risk_se": loss.std(-1, ddof=1) / np.sqrt(n_test),
-            "lead": np.array([thm61_leading_term(X, y[k], f0) for k in range(D)]),
-            "cor62": np.array([deviation_bound(X, y[k], f0) for k in range(D)]),
+            "lead": 2.0 * q / np.sqrt(X.shape[0]),   # Thm 6.1 (theory.thm61_leading_term)
+            "cor62": q,
             "cor62_linear": np.array([cor62_term(X, ts, tt[k]) for k in range(D)]),
             "pre_err": np.sqrt(np.mean(e ** 2)), "pre_term": deviation_bound(X, f0, X @ ts),
             "lam0": lam[0], "move": info.path[:, -1], "flips": info.flips,
