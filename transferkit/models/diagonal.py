@@ -137,22 +137,32 @@ def train_diagonal(state: DiagonalState, X, y, n, *, train_first: bool = True, r
             break
         g = (r[..., None, :] @ X)[..., 0, :] / n[..., None]               # dL/dbeta (B, O, D)
         gmax = g.abs().amax((1, 2))
-        wsq = (w1 ** 2).sum(1) + (w2 ** 2).sum((1, 2))                    # (B, D)
-        kappa = lam * wsq.amax(-1) * (2 if train_first else 1) + gmax
+        kappa = _curvature(w1, w2, lam, gmax, 2 if train_first else 1)
         eta = rule.masked(torch.minimum(curv_frac / kappa, rel_step / gmax.clamp_min(1e-300)))
-        g1p = (g * w2[:, 0]).sum(1)
-        g1m = -(g * w2[:, 1]).sum(1)
-        g2p = g * w1[:, 0, None]
-        g2m = -g * w1[:, 1, None]
-        e = eta[:, None, None]
+        g1, g2 = _layer_grads(g, w1, w2)
         if train_first:
-            w1 = w1 - e * torch.stack([g1p, g1m], 1)
-        w2 = w2 - eta[:, None, None, None] * torch.stack([g2p, g2m], 1)
+            w1 = w1 - eta[:, None, None] * g1
+        w2 = w2 - eta[:, None, None, None] * g2
         rule.advance()
     state.w1, state.w2 = w1, w2
     info = rule.finish(loss)                       # warns about unconverged networks
     beta = effective_weights(state)
     return TrainResult(beta.cpu().numpy(), info.excess_loss, info.steps, info.converged, state)
+
+
+def _layer_grads(g, w1, w2):
+    r"""Gradients in ``w1`` ``(B, 2, D)`` and ``w2`` ``(B, 2, O, D)`` from
+    :math:`g = \partial L/\partial\beta` ``(B, O, D)``, for
+    :math:`\beta = w_2^+ w_1^+ - w_2^- w_1^-` (paper 004, Eq. 20)."""
+    return (torch.stack([(g * w2[:, 0]).sum(1), -(g * w2[:, 1]).sum(1)], 1),
+            torch.stack([g * w1[:, 0, None], -g * w1[:, 1, None]], 1))
+
+
+def _curvature(w1, w2, lam, gmax, layers):
+    r"""The step rule's curvature estimate :math:`\lambda_{\max}\max_d\|w_d\|^2\cdot`
+    ``layers`` :math:`+ \max|g|` per network (``layers``: 2 when both layers train)."""
+    wsq = (w1 ** 2).sum(1) + (w2 ** 2).sum((1, 2))                        # (B, D)
+    return lam * wsq.amax(-1) * layers + gmax
 
 
 @dataclass(frozen=True)
@@ -367,14 +377,11 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
         gmax = g.abs().amax((1, 2))
         cap = rel_step / gmax.clamp_min(1e-300)
         if eta is None or grow is None:
-            wsq = (w1 ** 2).sum(1) + (w2 ** 2).sum((1, 2))                # (B, D)
-            kappa = lam * wsq.amax(-1) * 2 + gmax
-            eta = torch.minimum(curv_frac / kappa, cap)
+            eta = torch.minimum(curv_frac / _curvature(w1, w2, lam, gmax, 2), cap)
         else:
             eta = torch.minimum(eta, cap)
         e = rule.masked(eta)
-        g1 = torch.stack([(g * w2[:, 0]).sum(1), -(g * w2[:, 1]).sum(1)], 1)
-        g2 = torch.stack([g * w1[:, 0, None], -g * w1[:, 1, None]], 1)
+        g1, g2 = _layer_grads(g, w1, w2)
         w1n = w1 - e[:, None, None] * g1
         w2n = w2 - e[:, None, None, None] * g2
         if grow is None:
