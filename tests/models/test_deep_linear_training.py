@@ -689,11 +689,52 @@ def test_finetune_chain_reaches_the_gradient_flow_limit_of_thm_5_2(depth):
 def test_finetune_chain_compaction_does_not_change_the_iterates():
     bs, Wp, X, y, obj, chain, z0 = _chain_problem(2, B=5)
     kw = dict(loss_tol=1e-12, flow_tol=1e-2)
+    kw["engine"] = "torch"        # compaction is the torch loop's (the kernel runs one by one)
     a = models.deep_linear.finetune_chain(chain, obj.lam, z0, obj.beta_hat, compact=0.0, **kw)
     b = models.deep_linear.finetune_chain(chain, obj.lam, z0, obj.beta_hat, compact=0.9, **kw)
     np.testing.assert_array_equal(a[2].steps, b[2].steps)
     torch.testing.assert_close(a[0], b[0], rtol=0, atol=1e-13)
     torch.testing.assert_close(a[1], b[1], rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("depth", [2, 3, 4])
+@pytest.mark.parametrize("flow_tol, check_every, max_steps",
+                         [(None, 10, 1_000_000), (1e-3, 10, 1_000_000), (1e-2, 1, 1_000_000),
+                          (1e-3, 7, 40)])
+def test_finetune_chain_kernel_takes_the_torch_loops_steps(depth, flow_tol, check_every, max_steps):
+    """The compiled CPU kernel and the batched torch loop: the same steps, the same
+    convergence flags, iterates equal to rounding (also when stopped at ``max_steps``)."""
+    bs, Wp, X, y, obj, chain, z0 = _chain_problem(depth, B=5)
+    kw = dict(loss_tol=1e-12, flow_tol=flow_tol, check_every=check_every, max_steps=max_steps,
+              warn=False)
+    zt, ct, it = models.deep_linear.finetune_chain(chain, obj.lam, z0, obj.beta_hat, engine="torch", **kw)
+    zk, ck, ik = models.deep_linear.finetune_chain(chain, obj.lam, z0, obj.beta_hat, engine="kernel", **kw)
+    za, ca, ia = models.deep_linear.finetune_chain(chain, obj.lam, z0, obj.beta_hat, **kw)
+    np.testing.assert_array_equal(ik.steps, it.steps)
+    np.testing.assert_array_equal(ik.converged, it.converged)
+    assert (max_steps == 40) == (not it.all_converged)
+    torch.testing.assert_close(zk, zt, rtol=0, atol=1e-12)
+    torch.testing.assert_close(ck, ct, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ik.excess_loss, it.excess_loss, rtol=1e-8, atol=1e-20)
+    np.testing.assert_allclose(ik.imbalance_drift, it.imbalance_drift, rtol=1e-6, atol=1e-14)
+    # float64 on the CPU: "auto" is the kernel, bit for bit
+    torch.testing.assert_close(za, zk, rtol=0, atol=0)
+    np.testing.assert_array_equal(ia.steps, ik.steps)
+
+
+def test_finetune_chain_engines_refuse_and_diverge_alike():
+    bs, Wp, X, y, obj, chain, z0 = _chain_problem(2, B=2)
+    with pytest.raises(ValueError, match="engine"):
+        models.deep_linear.finetune_chain(chain, obj.lam, z0, obj.beta_hat, engine="numba")
+    f32 = lambda t: t.to(torch.float32)  # noqa: E731
+    with pytest.raises(ValueError, match="float64 tensors on the CPU"):
+        models.deep_linear.finetune_chain(chain, f32(obj.lam), f32(z0), f32(obj.beta_hat),
+                                          engine="kernel")
+    # an overflowing loss is a DivergenceError on both engines, not a NaN result
+    huge = torch.full_like(obj.lam, 1e300)
+    for engine in ("torch", "kernel"):
+        with pytest.raises(models.descent.DivergenceError, match="diverged"):
+            models.deep_linear.finetune_chain(chain, huge, z0, obj.beta_hat * 1e10, engine=engine)
 
 
 def test_finetune_chain_validation():

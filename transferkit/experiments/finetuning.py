@@ -131,7 +131,7 @@ def finetune_cell(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
     pre = pretrain_cached(d, depth, draws, seed, alpha)
     res = simulate_grid(d, [gamma], thetas, sigma, depth=depth, draws=draws, seed=seed,
                         alpha=alpha, methods=("finetune",), loss_tol=loss_tol,
-                        max_steps=max_steps, pretrained=pre, finetune_flow_tol=flow_tol,
+                        finetune_max_steps=max_steps, pretrained=pre, finetune_flow_tol=flow_tol,
                         progress=False)
     T = thetas.size
     ft = res.runs["finetune"]
