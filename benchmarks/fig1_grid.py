@@ -101,7 +101,7 @@ def main(argv=None):
     print(f"  wall {wall:7.2f} s = {wall / 60:.2f} min; compute {computed:.2f} s "
           f"({computed / cells:.3f} s per (gamma, theta) cell, {P.draws} draws each)")
     print(f"  scratch steps per run: median {int(np.median(steps))}, max {steps.max()} "
-          f"(Nesterov, curvature step, excess loss 1e-10); all converged: "
+          f"(whitened gradient descent, curvature step, excess loss 1e-10); all converged: "
           f"{bool(res.converged('scratch').all())}")
 
     n_auth = int(round(0.5 * P.d))

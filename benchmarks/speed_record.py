@@ -9,7 +9,8 @@ gamma = 0.5, 0.95, 1.5), with the *same* teachers, target samples and initial we
 
 * **transferkit**: :func:`transferkit.experiments.linear_transfer.linear_transfer_cell` through
   :func:`transferkit.sweep.run` (no cache): pretraining once, then per gamma one scratch
-  model per draw (Nesterov, curvature step, stopped at an excess loss of 1e-10) and linear
+  model per draw (gradient descent in whitened coordinates, curvature step, stopped at an
+  excess loss of 1e-10) and linear
   transfer for all 19 angles of the book's grid at once.
 * **authors' protocol** (paper 000 App. D as described in the issue): per (theta, n) cell,
   20 instances, each trained with plain full-batch gradient descent, torch autograd,
@@ -270,13 +271,13 @@ def fit_linear(ns, ts):
     return lambda n: np.maximum(a + b * np.asarray(n, float), ts.min() * 0.5)
 
 
-STAGES = [  # (label, file, function, "cum" or "own" time)
-    ("simulate_grid's own code (numpy draws of X)", "simulate.py", "simulate_grid", "own"),
-    ("eigendecomposition of X", "trainers.py", "empirical_objective", "cum"),
-    ("scratch initialisation", "models.py", "init_deep_linear", "cum"),
-    ("scratch training (Nesterov)", "trainers.py", "gradient_descent", "cum"),
-    ("linear transfer, 19 angles", "trainers.py", "linear_transfer", "cum"),
-    ("relabelling the targets", "trainers.py", "relabel", "cum"),
+STAGES = [  # (label, file, function, "cum" or "own" time): experiments/ and models/deep_linear.py
+    ("simulate_grid's own code (numpy draws of X)", "deep_linear.py", "simulate_grid", "own"),
+    ("eigendecomposition of X", "deep_linear.py", "empirical_objective", "cum"),
+    ("scratch initialisation", "deep_linear.py", "init_deep_linear", "cum"),
+    ("scratch training (whitened gradient descent)", "deep_linear.py", "gradient_descent", "cum"),
+    ("linear transfer, 19 angles", "deep_linear.py", "linear_transfer", "cum"),
+    ("relabelling the targets", "deep_linear.py", "relabel", "cum"),
 ]
 
 

@@ -173,8 +173,9 @@ for j, t in enumerate(SLICES[:-1]):
 # %% [markdown]
 # ## Fig. 5: weight-decay scratch training
 #
-# The scratch model is the same two-layer network, trained by gradient descent (Nesterov)
-# from scale $\alpha$ on
+# The scratch model is the same two-layer network, trained by gradient descent (Nesterov's
+# method; at $\lambda_{wd} = 0$ in whitened coordinates, as the linear-transfer grids) from
+# scale $\alpha$ on
 # $\frac1{2n}\|y - XW_1w_2\|^2 + \frac{\lambda_{wd}}2(\|W_1\|_F^2 + \|w_2\|^2)$ (the convention
 # of `torch.optim.SGD(weight_decay=...)`) for
 # $\lambda_{wd} \in \{0, 10^{-4}, 10^{-3}, 10^{-2}, 10^{-1}\}$, and for each $\gamma$ the

@@ -242,3 +242,14 @@ def test_every_transferkit_name_a_benchmark_uses_exists(name):
                 break
             obj = getattr(obj, part)
     assert not missing, f"benchmarks/{name}.py uses names transferkit lacks: {sorted(missing)}"
+
+
+def test_speed_record_profile_stages_name_real_functions():
+    """Each stage of the speed record's profile names a function of a transferkit module
+    with that file name (stale names after a move would profile as zero seconds)."""
+    mods = list((ROOT / "transferkit").rglob("*.py"))
+    for label, file, fn, kind in load("speed_record").STAGES:
+        assert kind in ("cum", "own"), label
+        hits = [p for p in mods if p.name == file
+                and re.search(rf"^def {fn}\(|^    def {fn}\(", p.read_text(), re.M)]
+        assert hits, f"stage {label!r}: no def {fn} in a transferkit file named {file}"

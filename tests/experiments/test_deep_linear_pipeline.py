@@ -122,7 +122,7 @@ def test_reuse_scratch_equals_training_at_theta_half_pi():
     np.testing.assert_allclose(a.risk("scratch"), b.risk("scratch"), rtol=1e-8, atol=1e-12)
 
 
-@pytest.mark.parametrize("scratch_method", ["gd", "nesterov"])
+@pytest.mark.parametrize("scratch_method", ["gd", "nesterov", "whitened"])
 def test_scratch_reaches_min_norm_solution(scratch_method):
     # Thm 3.5 from alpha = 1e-5: the distance to X^+ y is O(alpha)
     r = experiments.deep_linear.simulate_grid(20, [0.5, 2.0], [1.0], 0.3, draws=3, seed=1, methods=("scratch",),
@@ -260,8 +260,8 @@ def test_scratch_limit_vs_alpha_is_linear_in_alpha():
     assert isinstance(r, experiments.linear_transfer.ScratchLimitResult)
     assert r.n == 12
     np.testing.assert_array_equal(r.alphas, [1e-3, 1e-2])
-    assert list(r.dist) == list(r.limits) == ["gd", "nesterov"]
-    for m in ("gd", "nesterov"):
+    assert list(r.dist) == list(r.limits) == ["gd", "nesterov", "whitened"]
+    for m in ("gd", "nesterov", "whitened"):
         dist = r.dist[m]
         assert dist.shape == (2, 3) and r.limits[m].shape == (2, 3, 30)
         assert (dist[1] < 0.1).all()
@@ -271,8 +271,9 @@ def test_scratch_limit_vs_alpha_is_linear_in_alpha():
     # restarts of Nesterov's method make its O(alpha) coefficient path dependent
     np.testing.assert_allclose(r.dist["gd"][1] / r.dist["gd"][0], 10.0, rtol=0.02)
     # both optimisers reach X^+ y + O(alpha): their limits differ by at most O(alpha)
-    gap = np.linalg.norm(r.limits["gd"] - r.limits["nesterov"], axis=2)
-    assert (gap[0] < 10 * 1e-3).all() and (gap[1] < 10 * 1e-2).all()
+    for m in ("nesterov", "whitened"):
+        gap = np.linalg.norm(r.limits["gd"] - r.limits[m], axis=2)
+        assert (gap[0] < 10 * 1e-3).all() and (gap[1] < 10 * 1e-2).all()
     with pytest.raises(ValueError, match="alpha"):
         experiments.linear_transfer.scratch_limit_vs_alpha(30, 0.4, 0.2, [0.0], draws=2, device=CPU)
 

@@ -140,7 +140,7 @@ class ScratchLimitResult:
     alphas : numpy.ndarray
         Initialisation scales :math:`\alpha`, shape ``(A,)``.
     dist : dict of str to numpy.ndarray
-        Per optimiser (``"gd"``, ``"nesterov"``), the distance :math:`\|\hat\beta - X^+y\|`,
+        Per optimiser (``"gd"``, ``"nesterov"``, ``"whitened"``), the distance :math:`\|\hat\beta - X^+y\|`,
         shape ``(A, B)``.
     limits : dict of str to numpy.ndarray
         Per optimiser, the end-to-end vectors :math:`\hat\beta` after training, ``(A, B, d)``.
@@ -242,7 +242,7 @@ def scratch_limit_table(result: GridResult, scratch_check: Agreement) -> tuple[s
 
 
 def scratch_limit_vs_alpha(d, gamma, sigma, alphas, depth=2, draws=4, seed=0,
-                           methods=("gd", "nesterov"), loss_tol=1e-14, device=None,
+                           methods=("gd", "nesterov", "whitened"), loss_tol=1e-14, device=None,
                            dtype=torch.float64) -> ScratchLimitResult:
     r"""Distance of the scratch-trained solution to :math:`X^+y` against the init scale (Thm 3.5).
 

@@ -350,8 +350,10 @@ def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, 
 
     A cell function for :func:`transferkit.sweep.run` (vectorise ``weight_decay``).  For
     each draw the scratch network (depth ``depth``, scale ``alpha``, the initialisation of
-    :func:`~transferkit.experiments.deep_linear.simulate_grid`) is trained with Nesterov gradient descent
-    (:func:`~transferkit.models.deep_linear.gradient_descent`) on the :math:`\theta = \pi/2` target
+    :func:`~transferkit.experiments.deep_linear.simulate_grid`) is trained by
+    :func:`~transferkit.models.deep_linear.gradient_descent` (``weight_decay = 0``: in whitened
+    coordinates, as ``simulate_grid`` trains scratch models; otherwise Nesterov's method) on the
+    :math:`\theta = \pi/2` target
     :math:`y = X\nu + \epsilon`; the risk of scratch training does not depend on
     :math:`\theta` in distribution.  ``weight_decay = 0`` is the unregularised model,
     stopped at excess loss ``loss_tol``; for ``weight_decay > 0`` training stops at a
@@ -382,7 +384,10 @@ def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, 
            "steps": np.empty((W, draws), np.int64)}
     for k, wd in enumerate(wds):
         wd = float(wd)
-        Ws, info = gradient_descent(W0, obj, method="nesterov", weight_decay=wd,
+        # wd = 0 is the scratch model of simulate_grid, trained as there (whitened);
+        # whitening does not combine with decay: Nesterov for wd > 0
+        Ws, info = gradient_descent(W0, obj, method="whitened" if wd == 0 else "nesterov",
+                                    weight_decay=wd,
                                     loss_tol=grad_tol if wd > 0 else loss_tol,
                                     max_steps=max_steps, desc=f"scratch wd={wd:g}, n={n}")
         beta = end_to_end(Ws)
