@@ -79,6 +79,16 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # boundary is a large-$n$ statement (see panel (f)).
 # The values are the presets `FIG3["paper"]` and `FIG3["smoke"]` of
 # `transferkit.experiments.relu_student_teacher`, each with the source of its value.
+#
+# **The full protocol** is the preset `FIG3_FULL`: 10 teachers, 100 data realisations and
+# 10 initialisation seeds, $10^5$ steps at the paper's step $h = 0.005$ ending at its
+# horizon $t = 500$ (our $\mu$ and $n$ grids, and our relative tolerance:
+# `fig3_experiment` has no absolute one). It is for a Dask cluster
+# (`TRANSFERKIT_SCHEDULER=tcp://...`; every training is a `transferkit.sweep` cell, and a
+# test runs the experiment on a local Dask cluster and gets the local numbers bit for bit).
+# It is not run here: at the rates of `benchmarks/relu_speed.py` (README speed table) its
+# pretraining alone, 60 students of $10^5$ steps, takes about two CPU-days, and its
+# scratch training, 100 runs of $10^5$ steps at each $n$ up to 6400, over a CPU-month.
 
 # %%
 # the preset of this scale (smoke: the same pipeline at a small size), with its grids as arrays

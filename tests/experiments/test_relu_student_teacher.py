@@ -1,5 +1,6 @@
 """Paper 000, Sec. 4, Figs. 3 and 9 through transferkit.sweep: cache, resumption, same numbers."""
 import dataclasses
+import logging
 
 import numpy as np
 import pytest
@@ -104,3 +105,25 @@ def test_select_lambda_refuses_bad_input(fig3, anchored4):
     two = dataclasses.replace(anchored4, R_lt=anchored4.R_lt[..., :2])
     with pytest.raises(ValueError, match="draws >= 4"):
         rst.select_lambda(fig3, two)
+
+
+def test_fig3_full_preset_is_the_papers_protocol():
+    """FIG3_FULL holds what App. D.2 and the caption of Fig. 3 state (ours: grids, relative tol)."""
+    F, Pp = rst.FIG3_FULL, rst.FIG3["paper"]
+    assert (F.d, F.m, F.m_star, F.readout_init) == (100, 1000, 100, 1e-7)
+    assert (F.teachers, F.draws, F.scratch_seeds) == (10, 100, 10)
+    # 1e5 steps of 0.01 m on Eqs. 2-3 (factor 1/2) are steps h = 0.005 here, ending at t = 500
+    assert (F.pretrain_steps, F.scratch_steps, F.max_step, F.max_time) == (100_000, 100_000, 0.005, 500.0)
+    assert F.max_step * F.pretrain_steps == F.max_time
+    assert (F.mus, F.ns, F.tol) == (Pp.mus, Pp.ns, Pp.tol)
+
+
+def test_fig3_on_a_local_dask_cluster_gives_the_local_numbers(fig3, one_thread):
+    """The cluster path of the full protocol: every sweep of fig3_experiment on Dask
+    workers (other processes) gives the numbers of the local run, bit for bit."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
+            distributed.Client(cluster) as client:
+        remote = rst.fig3_experiment(**P, cache=False, scheduler=client)
+    assert_same(remote, fig3)
