@@ -95,7 +95,7 @@ print(f"L = {DEPTH}, d = {D}, sigma = {SIGMA}, alpha = {ALPHA:g}, {DRAWS} draws,
 # to $O(\alpha)$, Thm 3.4). From such a chain every gradient step on **all layers** is again
 # a chain, so plain gradient descent on the full $d\times d$ network is exactly gradient
 # descent on $(w, c_2, \dots, c_L)$; in the eigenbasis of $X$ a step costs $O(n)$ per run
-# (`trainers.finetune_chain`; the test suite checks it against `gradient_descent` on the
+# (`models.deep_linear.finetune_chain`, on a compiled CPU kernel; the test suite checks it against `gradient_descent` on the
 # full layers to rounding). All angles and draws of a $\gamma$ row form one batch. The
 # step is the curvature step of the other chapters, capped while the loss is large so
 # that gradient descent stays close to gradient flow: a step of size $\eta$ changes the

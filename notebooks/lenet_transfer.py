@@ -267,14 +267,14 @@ for d_, se_ in dev_pairs:                          # absolute deviations, as sta
 # momentum 0.9, at the chapter's number of fine-tuning epochs and target images, see
 # Parameters). One `transferkit.sweep` cell per seed (`transfer_cell`, the cell of Fig. 8a).
 # The values and their sources are in `experiments.lenet_transfer.LENET_FIG9` (one preset per
-# scale). **Reduction**: `benchmarks/lenet_speed.py` measures 10,651 images per second for
-# LeNet's forward and backward pass and SGD step at batch 64 on one thread (CPU time; about
-# 5 s per epoch of the 60,000 images on an idle core, 8.3 s on the shared machine), so the
+# scale). **Reduction**: `benchmarks/lenet_speed.py` measures 11,748 images per second for
+# LeNet's forward and backward pass and SGD step at batch 64 on one thread (5.1 s per epoch
+# of the 60,000 images; README speed table, 2026-11-25), so the
 # paper's schedule (100 epochs for 3 seeds with snapshots at 1, 2, 5, 10, 20, 50, 100, each
-# fine-tuned for 100 epochs) is estimated at 30 minutes for this figure alone, and 87 minutes
+# fine-tuned for 100 epochs) is estimated at 28 minutes for this figure alone, and 79 minutes
 # with the two other sources of Fig. 8a (next section) pretrained for 100 epochs: **beyond
 # the chapter's 20-minute budget**. The `paper` preset stops at 20 epochs and fine-tunes for
-# 20 epochs instead of 100 (about 12 minutes with Fig. 8a at 10 epochs, estimated). The full
+# 20 epochs instead of 100 (about 11 minutes with Fig. 8a at 10 epochs, estimated). The full
 # protocol is `experiments.lenet_transfer.LENET_FIG9_FULL`, for a Dask cluster
 # (`TRANSFERKIT_SCHEDULER`).
 
@@ -319,7 +319,7 @@ provenance.record(fig, "p002-fig9-sgd", seeds=list(P9.seeds), params=FIXED9,
 # differences from the paper: the target (scikit-learn's digits for SVHN), LeNet for
 # ResNet-50 and MNIST for Food-101 (the paper's Fig. 9 is Food-101 to CUB-200), and, at
 # `paper` scale, snapshots up to 20 of the 100 epochs and 20 instead of 100 fine-tuning
-# epochs (the full schedule, estimated at 30 minutes from the benchmark's 10,651 images per
+# epochs (the full schedule, estimated at 28 minutes from the benchmark's 11,748 images per
 # second, exceeds the 20-minute budget; `LENET_FIG9_FULL` runs it on a cluster; see above).
 # **Not reproduced** at this horizon (not a finding, and no disagreement with the paper): at
 # `paper` scale (3 seeds, 322-337 s) the target accuracy after fine-tuning was 0.812 ± 0.021
@@ -410,8 +410,8 @@ provenance.record(fig, "p002-fig8a-sgd", seeds=list(P9.seeds), params=PARAMS8,
 # per class, Fashion-MNIST 6,000 each, where the paper keeps the counts the same; a balanced
 # subset would not share the Fig. 9 cells); and, at `paper` scale, **10 of the paper's 100
 # pretraining epochs and 20 of its 100 fine-tuning epochs**: App. A's schedule for both
-# figures is estimated at 87 minutes on one thread (`benchmarks/lenet_speed.py`; the two
-# sources of this section at 100 epochs alone 57 minutes of CPU), beyond the chapter's
+# figures is estimated at 79 minutes on one thread (`benchmarks/lenet_speed.py`; the two
+# sources of this section at 100 epochs alone 52 minutes of CPU), beyond the chapter's
 # 20-minute budget; `LENET_FIG9_FULL` runs it, with `fig8a_epochs` = 100, on a cluster.
 #
 # At `paper` scale (3 seeds; the six new cells took 529 s in the run quoted here, on the

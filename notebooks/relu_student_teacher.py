@@ -84,8 +84,11 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # 10 initialisation seeds, $10^5$ steps at the paper's step $h = 0.005$ ending at its
 # horizon $t = 500$ (our $\mu$ and $n$ grids, and our relative tolerance:
 # `fig3_experiment` has no absolute one). It is for a Dask cluster
-# (`TRANSFERKIT_SCHEDULER=tcp://...`; every training is a `transferkit.sweep` cell, and a
-# test runs the experiment on a local Dask cluster and gets the local numbers bit for bit).
+# (`TRANSFERKIT_SCHEDULER=tcp://...`; every training is in a `transferkit.sweep` cell, and a
+# test runs the experiment on a local Dask cluster and gets the local numbers bit for bit),
+# though a cluster spreads only its cells: pretraining is one cell, and scratch training and
+# linear transfer one cell per $n$ (7), the largest $n$ about half of the work; splitting
+# them by teacher and seed is left to do.
 # It is not run here: at the rates of `benchmarks/relu_speed.py` (README speed table) its
 # pretraining alone, 60 students of $10^5$ steps, takes about two CPU-days, and its
 # scratch training, 100 runs of $10^5$ steps at each $n$ up to 6400, over a CPU-month.

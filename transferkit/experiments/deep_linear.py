@@ -368,7 +368,7 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
     rcond, loss_tol, max_steps
         Feature-rank cutoff (:func:`~transferkit.models.deep_linear.feature_subspace`) and the
         stopping rule of :func:`~transferkit.models.deep_linear.gradient_descent`
-        (``max_steps``: the budget of scratch training and of ``finetune_method="full"``).
+        (``max_steps``: the budget of scratch training).
     scratch_method : {"whitened", "nesterov", "gd"}
         Optimiser of scratch training (``method`` of
         :func:`~transferkit.models.deep_linear.gradient_descent`).  Only its limit point
@@ -376,9 +376,10 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
         for all three up to :math:`O(\alpha)`.  ``"whitened"`` (gradient descent in
         whitened input coordinates) takes about 40 steps at every :math:`\gamma`;
         ``"nesterov"`` needs :math:`O(\sqrt\kappa)` steps near :math:`\gamma = 1`
-        (about 1,000 at ``d = 500``) and ``"gd"`` :math:`O(\kappa)`; at the tolerance
-        ``loss_tol`` the whitened run also lies closest to :math:`X^+y` (it converges
-        every eigendirection at the same rate).  Pretraining and fine-tuning always use
+        (about 1,000 at ``d = 500``) and ``"gd"`` :math:`O(\kappa)`.  The whitened run
+        also ends nearer :math:`X^+y`: it converges every eigendirection at the same rate
+        (the error is not left in the directions of small eigenvalue), and it converges so
+        fast that the first check below ``loss_tol`` finds the loss far below it.  Pretraining and fine-tuning always use
         plain gradient descent (their path matters).
     pretrained : Pretrained, optional
         Re-use networks from :func:`pretrain` (must match ``d, depth, draws``).
@@ -391,7 +392,7 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
         :func:`~transferkit.models.deep_linear.gradient_descent` on the full pretrained layers, one
         batch of draws per angle (slow; kept as the reference).
     finetune_max_steps : int
-        Budget of ``finetune_method="chain"``: plain gradient descent needs
+        Budget of fine-tuning (either ``finetune_method``): plain gradient descent needs
         :math:`O(\kappa)` steps, about :math:`10^5` at :math:`\gamma = 0.95`, ``d = 500``
         (a step of the compiled chain kernel costs about a microsecond per instance).
     finetune_flow_tol : float or None
@@ -497,7 +498,8 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
         elif "finetune" in methods:
             for j in range(T):
                 o = obj.relabel(X, Y[..., j])
-                Ws, info = gradient_descent(P.weights, o, loss_tol=loss_tol, max_steps=max_steps,
+                Ws, info = gradient_descent(P.weights, o, loss_tol=loss_tol,
+                                            max_steps=finetune_max_steps,
                                             desc=f"fine-tuning n={n}")
                 out["finetune"][i, j] = _risk(end_to_end(Ws)[:, None, :], beta_t[:, j:j + 1]).ravel()
                 out["finetune_converged"][i, j] = info.converged

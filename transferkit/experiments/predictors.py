@@ -439,7 +439,7 @@ def synthetic_benchmark(d, gammas, thetas, sigmas, norms, depth=2, draws=20, see
         for j, s in enumerate(sigmas):
             res = simulate_grid(d, gammas, thetas, float(s), depth=depth, draws=draws, seed=seed,
                                 alpha=alpha, methods=("scratch", *methods), pretrained=Pr,
-                                max_steps=2_000_000, progress=False)
+                                progress=False)
             for m in (*methods, "scratch"):
                 risks[m][:, :, j, k] = res.risk(m)
             bar.update()

@@ -5,11 +5,13 @@ and instance, so the batched torch loop of ``finetune_chain`` is bound by the me
 traffic of a ``(B, k)`` batch per step (and by Python's per-step overhead for small
 batches).  The instances are independent, so this kernel runs them one after the other,
 each to its own stop: one instance's vectors (a few kB) stay in the CPU cache for all of its
-steps.  It performs the same floating-point operations in the same order as the torch loop
-(the same step rule, the same stopping rule of :class:`~transferkit.models.descent.Descent`,
-checked every ``check_every`` steps), so the steps taken are the same and the iterates
-agree to rounding (``tests/models/test_deep_linear_training.py`` holds the two against
-each other).  Compiled by numba (``cache=True``: once per machine).
+steps.  It performs the same floating-point operations as the torch loop (the same step
+rule, the same stopping rule of :class:`~transferkit.models.descent.Descent`, checked every
+``check_every`` steps); its sums run in sequence where torch reduces in vectorised order, so
+the iterates agree to rounding and the steps taken are the same unless a loss lands within
+rounding of the tolerance at a check (``tests/models/test_deep_linear_training.py`` holds
+the two against each other).  Compiled by numba (``cache=True``: once per machine;
+``nogil``: threads of one process can run it side by side).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 __all__ = ["chain_descent"]
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", nogil=True)
 def _curvature(sq, lam_max, g_norm):
     """:func:`transferkit.models.deep_linear.curvature_bound` of one instance (``sq``: ``(L,)``)."""
     L = sq.shape[0]
@@ -44,7 +46,7 @@ def _curvature(sq, lam_max, g_norm):
     return lam_max * gn + g_norm * res
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", nogil=True)
 def chain_descent(z, c, lam, target, loss_tol, max_steps, step_scale, flow_tol, check_every):
     r"""Gradient descent of every instance of a rank-one chain, in place on ``z`` and ``c``.
 

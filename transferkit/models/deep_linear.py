@@ -367,8 +367,9 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
         :math:`U = \Lambda^{1/2}V^\top W_1` the loss is
         :math:`\frac12\|U W_2\cdots W_L - \Lambda^{1/2}V^\top\hat\beta\|^2`, that of
         isotropic data (every eigenvalue 1), and gradient descent on
-        :math:`(U, W_2, \dots, W_L)` is gradient descent on the weights in the metric
-        :math:`\Sigma^{-1}` on the first layer.  The condition number of the data no
+        :math:`(U, W_2, \dots, W_L)` is gradient descent on the weights with the first
+        layer's gradient preconditioned by :math:`\Sigma^+` (steepest descent in the metric
+        :math:`\Sigma` on the row space).  The condition number of the data no
         longer enters the number of steps (about 40 at every :math:`\gamma` of the Fig. 1
         grid, against hundreds to thousands for ``"nesterov"`` near :math:`\gamma = 1`).
         The path changes, the limit does not: every update of :math:`W_1` still lies in
@@ -381,7 +382,8 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
         update of :math:`W_1` is still a combination of gradients, which lie in the row
         space of :math:`X`, so the limit point is :math:`X^+y + O(\alpha)` exactly as for
         gradient flow (the argument of Thm 3.5); use it when only the limit matters
-        (scratch training).  ``tests/test_trainers.py`` checks that both reach the same point.
+        (scratch training).  ``tests/models/test_deep_linear_training.py`` checks that the
+        three methods reach the same point.
     weight_decay : float >= 0
         Weight decay :math:`\lambda_{wd}`: the objective becomes
         :math:`\ell(\beta) + \frac{\lambda_{wd}}2\sum_l \|W_l\|_F^2` (the convention of
@@ -863,9 +865,10 @@ def finetune_chain(chain: RankOneChain, lam: torch.Tensor, z0: torch.Tensor,
     engine : {"auto", "torch", "kernel"}
         ``"torch"``: the batched loop below (every device).  ``"kernel"``: the compiled CPU
         kernel (``transferkit.models._chain_kernel``), which runs the
-        instances one after the other, each to its own stop, with the same operations in
-        the same order (the same steps; iterates equal to rounding), about ten times
-        faster at ``d = 500``; float64 CPU tensors only.  ``"auto"``: the kernel for
+        instances one after the other, each to its own stop, with the same operations (its
+        sums run in sequence, torch's in vectorised order: iterates equal to rounding, and
+        the same steps unless a loss lands within rounding of ``loss_tol`` at a check),
+        about ten times faster at ``d = 500``; float64 CPU tensors only.  ``"auto"``: the kernel for
         float64 tensors on the CPU, else torch.  The progress bar of the kernel counts
         instances, that of the torch loop steps.
 
@@ -935,7 +938,7 @@ def _chain_on_kernel(z0, c0, lam, target, loss_tol, max_steps, step_scale, flow_
     steps = np.zeros(B, np.int64)
     excess = np.zeros(B)
     # chunks of instances only to move a progress bar; the kernel itself runs them one by one
-    chunk = max(1, B // 50) if config.progress(progress) else B
+    chunk = max(1, B // 50 if config.progress(progress) else B)
     with tqdm(total=B, desc=desc, unit="run", disable=not config.progress(progress),
               leave=False) as bar:
         for lo in range(0, B, chunk):
