@@ -48,6 +48,25 @@ def test_use_threads_sets_torch_and_returns_the_previous_count(monkeypatch):
         torch.set_num_threads(start)
 
 
+def test_use_threads_sets_the_blas_and_openmp_pools_too():
+    """numpy's and scipy's OpenBLAS (and OpenMP) follow the torch count: one thread each by
+    default, so that a busy neighbour does not stall their spinning threads."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that it is in the pools)
+
+    start = torch.get_num_threads()
+    try:
+        for n in (2, 1):
+            device.use_threads(n)
+            pools = threadpoolctl.threadpool_info()
+            blas = [p["num_threads"] for p in pools if p["user_api"] == "blas"]
+            # a single-threaded build (torch's bundled OpenBLAS) stays at 1
+            assert n in blas and all(k <= n for k in blas), pools
+            assert all(p["num_threads"] <= n for p in pools), pools
+    finally:
+        device.use_threads(start)
+
+
 def test_cli_restores_the_thread_count(monkeypatch, capsys):
     from transferkit import cli
     start = torch.get_num_threads()

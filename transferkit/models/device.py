@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from .. import config
 
@@ -21,15 +22,22 @@ def as_tensor(x, device=None, dtype=torch.float64) -> torch.Tensor:
 
 
 def use_threads(n=None) -> int:
-    """Set torch's CPU intra-op threads to ``n`` (default :func:`transferkit.config.threads`).
+    """Set torch's CPU intra-op threads, and the thread pools of numpy's and scipy's BLAS and
+    of OpenMP, to ``n`` (default :func:`transferkit.config.threads`).
 
     Every chapter calls this once at its top, and every benchmark before it times the
     chapter's experiment, so that both run with the same thread count (1 unless
     ``TRANSFERKIT_THREADS`` says otherwise; see :func:`transferkit.config.threads` for why).
-    The command line sets it for the length of one command.  Returns the thread count it
-    replaced, so that a caller can restore it.
+    The BLAS pools matter as much as torch's: with one other busy process on 2 cores,
+    the predictors chapter (numpy and scipy linear algebra) ran 6 times slower with
+    OpenBLAS's default 2 threads than with 1 (119 s against 19 s at smoke scale).  They are
+    set with ``threadpoolctl`` (the package scikit-learn uses for the same purpose).  The
+    command line sets them for the length of one command.  Returns torch's thread count it
+    replaced, so that a caller can restore it (``use_threads(previous)`` sets the pools to
+    that count too).
     """
     n = config.threads(n)
     previous = torch.get_num_threads()
     torch.set_num_threads(n)
+    threadpool_limits(limits=n)
     return previous
