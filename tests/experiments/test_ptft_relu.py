@@ -200,3 +200,28 @@ def test_penalty_ratio_is_the_issues_prediction():
                        ("gamma", (0.1, 0.9, 0.0)), ("m0", (0.1, 0.9, 1e-2, -1.0))]:
         with pytest.raises(ValueError, match=name):
             ptft_relu.penalty_ratio(*args)
+
+
+def test_stl_init_scale_reproduces_the_stl_students_and_caches(se, cache, one_thread, monkeypatch):
+    """Paper 004 Fig. 8a (reduced): at the alpha of run_sample_efficiency the STL students
+    are exactly those of Fig. 1c; another alpha scales the same initial normals."""
+    kw = {k: v for k, v in P.items() if k != "pre_max_steps"}
+    alpha0 = 1e-2                                           # run_sample_efficiency's default
+    r = ptft_relu.run_stl_init_scale(**kw, alphas=[alpha0, 1.0], directory=cache)
+    assert isinstance(r, ptft_relu.StlInitScaleResult)
+    np.testing.assert_array_equal(r.alphas, [alpha0, 1.0])
+    for f in ("error", "converged", "W", "a"):
+        np.testing.assert_array_equal(getattr(r.runs[0], f), getattr(se.stl, f), err_msg=f)
+    np.testing.assert_array_equal(r.X_test, se.X_test)
+    np.testing.assert_allclose(r.W0[1], r.W0[0] / alpha0, rtol=1e-14)
+    assert not np.array_equal(r.runs[1].W, r.runs[0].W)
+    monkeypatch.setattr(ptft_relu, "train_units", trained_again)
+    assert_same(ptft_relu.run_stl_init_scale(**kw, alphas=[alpha0, 1.0], directory=cache), r)
+
+
+@pytest.mark.parametrize("alphas, match", [([], "alphas"), ("0.1", "alphas"), ([0.1, 0.0], "alpha"),
+                                           ([-1.0], "alpha")])
+def test_stl_init_scale_refuses_bad_alphas(alphas, match):
+    kw = {k: v for k, v in P.items() if k != "pre_max_steps"}
+    with pytest.raises(ValueError, match=match):
+        ptft_relu.run_stl_init_scale(**kw, alphas=alphas, cache=False)

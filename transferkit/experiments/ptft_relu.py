@@ -16,7 +16,8 @@ from ..theory.penalties import relu_ptft_penalty
 __all__ = ["PENALTY", "SAMPLE_EFFICIENCY", "SAMPLE_EFFICIENCY_FULL", "RELU_FEATURES",
            "PenaltyPreset", "SampleEfficiencyPreset", "ReluFeaturesPreset",
            "run_sample_efficiency", "run_sample_efficiency_grid", "sample_efficiency_cell",
-           "penalty_ratio", "StudentRun", "SampleEfficiencyResult"]
+           "penalty_ratio", "StudentRun", "SampleEfficiencyResult", "run_stl_init_scale",
+           "stl_init_scale_cell", "StlInitScaleResult"]
 
 
 # ---------------------------------------------------------------------------
@@ -209,10 +210,15 @@ class ReluFeaturesPreset:
     align_k : int
         :math:`K` of the alignment score (ours: the six teacher units of paper 003, caption
         of Fig. 1c; App. E.2 of paper 004 does not state it).
+    pr_alphas : tuple of float
+        Initialisation scales of the reduced Fig. 8a (participation ratio of STL students,
+        rich against large initialisation): the chapter's :math:`\alpha = 10^{-2}` and
+        100 times it (ours; paper 004 states neither).
     """
 
     ks: tuple = (1, 2, 4, 6, 8)     # ours
     align_k: int = 6                # ours (six teacher units)
+    pr_alphas: tuple = (1e-2, 1.0)  # ours (paper 004, Fig. 8a: small against large init)
 
 
 #: The parameters of the ReLU-feature analysis (paper 004, App. E.2 and G) at each
@@ -375,17 +381,10 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
     return _result(sw, (0,), rho, magnitude, draws, ns)
 
 
-def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6, n_aux=256,
-                           n_test=2000, alpha=1e-2, gamma=1e-2, loss_tol=1e-6,
-                           max_steps=50_000, pre_max_steps=None):
-    r"""The whole of :func:`run_sample_efficiency` for one ``seed``: a cell function for
-    :func:`transferkit.sweep.run`.  Returns ``pre_converged``, ``pre_steps``, ``W_pre``,
-    ``X_test``, the
-    teachers as ``teacher_0`` .. ``teacher_3`` (the four arrays of
-    :func:`transferkit.models.relu.teacher_pair`, stacked over the draws) and each
-    method's :class:`StudentRun` as ``stl_<field>``, ``ptft_<field>``."""
-    dev = default_device()
-    ns = [int(v) for v in ns]
+def _task_draws(seed, d, rho, magnitude, draws, width, units, n_aux, n_test, alpha):
+    """Per draw ``j`` from ``default_rng([seed, j])``, in this order: the teachers, the
+    auxiliary samples and labels, the student initialisation of scale ``alpha``, the test
+    inputs and labels.  Lists ``(teachers, Xa, ya, inits, Xt, yt)``."""
     teachers, Xa, ya, inits, Xt, yt = [], [], [], [], [], []
     for j in range(draws):
         rng = np.random.default_rng([seed, j])
@@ -399,6 +398,136 @@ def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6
         xt = rng.standard_normal((n_test, d))
         Xt.append(xt)
         yt.append(_teacher_out(T[2], T[3], xt))
+    return teachers, Xa, ya, inits, Xt, yt
+
+
+def _main_samples(seed, d, ns, draws, teachers):
+    """The main-task samples of every ``(n, draw)`` (``default_rng([seed, j, n])``), padded
+    to the largest ``n``: ``X (G, N, d)``, ``y (G, N)``, the sizes and the draw indices."""
+    N = max(ns)
+    G = len(ns) * draws
+    X = np.zeros((G, N, d))
+    y = np.zeros((G, N))
+    nn, jj = [], []
+    for i, n in enumerate(ns):
+        for j in range(draws):
+            rng = np.random.default_rng([seed, j, n])
+            x = rng.standard_normal((n, d))
+            X[i * draws + j, :n] = x
+            y[i * draws + j, :n] = _teacher_out(teachers[j][2], teachers[j][3], x)
+            nn.append(n)
+            jj.append(j)
+    return X, y, nn, np.array(jj)
+
+
+def stl_init_scale_cell(alpha, seed, d, rho, magnitude, ns, draws, width=32, units=6,
+                        n_aux=256, n_test=2000, loss_tol=1e-6, max_steps=50_000) -> dict:
+    r"""Single-task learning of :func:`sample_efficiency_cell` alone, at initialisation
+    scale ``alpha``: a cell function for :func:`transferkit.sweep.run` (one cell per
+    ``alpha``).  The teachers, main-task and test samples are those of
+    :func:`run_sample_efficiency` with the same arguments (the auxiliary samples are drawn
+    and not used, so that the streams stay the same), and the initialisation is the same
+    normals times ``alpha``.  Returns the :class:`StudentRun` fields as ``error``,
+    ``converged``, ``W``, ``a``, the initial weights ``W0`` ``(draws, width, d)`` and ``a0``,
+    and ``X_test``."""
+    dev = default_device()
+    ns = [int(v) for v in ns]
+    teachers, _, _, inits, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
+                                                n_aux, n_test, alpha)
+    t = lambda x: torch.tensor(np.asarray(x), dtype=torch.float64, device=dev)  # noqa: E731
+    W0 = t([i[0] for i in inits])
+    a0 = t([i[1] for i in inits])
+    X, y, nn, jj = _main_samples(seed, d, ns, draws, teachers)
+    Xt_t, yt_t = t(Xt), t(yt)
+    var = yt_t.var(1)
+    W, a, loss, steps, conv = train_units(W0[jj].clone(), a0[jj].clone(), t(X), t(y),
+                                          np.array(nn, float), loss_tol=loss_tol,
+                                          max_steps=max_steps)
+    err = ((forward(W, a, Xt_t[jj]) - yt_t[jj]) ** 2).mean(1) / var[jj]
+    return {"error": err.cpu().numpy().reshape(len(ns), draws),
+            "converged": conv.cpu().numpy().reshape(len(ns), draws),
+            "W": W.cpu().numpy().reshape(len(ns), draws, width, d),
+            "a": a.cpu().numpy().reshape(len(ns), draws, width),
+            "W0": W0.cpu().numpy(), "a0": a0.cpu().numpy(), "X_test": np.array(Xt)}
+
+
+@dataclass(frozen=True)
+class StlInitScaleResult:
+    r"""Single-task students at several initialisation scales (:func:`run_stl_init_scale`).
+
+    Attributes
+    ----------
+    alphas : ndarray
+        The initialisation scales.
+    ns : ndarray of int
+        The main-task sample sizes.
+    runs : list of StudentRun
+        Per ``alpha``, the trained students (``(len(ns), draws, ...)`` arrays).
+    W0 : ndarray, shape (len(alphas), draws, width, d)
+        The initial first-layer weights.
+    X_test : ndarray, shape (draws, n_test, d)
+        The test inputs (the same for every ``alpha``).
+    """
+
+    alphas: np.ndarray
+    ns: np.ndarray
+    runs: list
+    W0: np.ndarray
+    X_test: np.ndarray
+
+
+def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draws: int,
+                       width: int = 32, units: int = 6, n_aux: int = 256, n_test: int = 2000,
+                       seed: int = 0, loss_tol: float = 1e-6, max_steps: int = 50_000,
+                       **run_kwargs) -> StlInitScaleResult:
+    r"""STL of paper 003, Fig. 1c at several initialisation scales (paper 004, Fig. 8a).
+
+    Paper 004, App. G: networks in the rich regime (small initialisation) learn
+    representations of lower participation ratio than networks in the lazy regime (large
+    initialisation).  For every ``alpha`` the single-task students of
+    :func:`run_sample_efficiency` (same arguments, same teachers and samples; at the
+    ``alpha`` of a :func:`run_sample_efficiency` call its STL students exactly) are trained
+    from the initialisation scaled to ``alpha``; one :func:`transferkit.sweep.run` cell per
+    ``alpha`` (:func:`stl_init_scale_cell`).  ``run_kwargs`` go to
+    :func:`~transferkit.sweep.run`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`run_sample_efficiency`, and for an empty ``alphas`` or one not > 0.
+    """
+    if isinstance(alphas, (str, bytes)) or not np.iterable(alphas) or len(alphas) == 0:
+        raise ValueError(f"alphas must be a non-empty sequence of numbers > 0 (got {alphas!r})")
+    alphas = np.array([check_positive("alpha", a) for a in alphas], dtype=float)
+    d, width, units, ns, draws, seed, n_aux, n_test, max_steps, _ = _checked(
+        d, rho, magnitude, ns, draws, width, units, n_aux, n_test, float(alphas[0]), 1.0, seed,
+        loss_tol, max_steps, None)
+    kw = dict(run_kwargs)
+    kw.setdefault("desc", "STL at each initialisation scale")
+    sw = run(stl_init_scale_cell, Grid(alpha=alphas),
+             fixed=dict(seed=seed, d=d, rho=rho, magnitude=magnitude, ns=ns, draws=draws,
+                        width=width, units=units, n_aux=n_aux, n_test=n_test,
+                        loss_tol=loss_tol, max_steps=max_steps), **kw)
+    runs = [StudentRun(**{f.name: np.ascontiguousarray(sw[f.name][k]) for f in fields(StudentRun)})
+            for k in range(len(alphas))]
+    return StlInitScaleResult(alphas=alphas, ns=np.array(ns), runs=runs,
+                              W0=np.ascontiguousarray(sw["W0"]),
+                              X_test=np.ascontiguousarray(sw["X_test"][0]))
+
+
+def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6, n_aux=256,
+                           n_test=2000, alpha=1e-2, gamma=1e-2, loss_tol=1e-6,
+                           max_steps=50_000, pre_max_steps=None):
+    r"""The whole of :func:`run_sample_efficiency` for one ``seed``: a cell function for
+    :func:`transferkit.sweep.run`.  Returns ``pre_converged``, ``pre_steps``, ``W_pre``,
+    ``X_test``, the
+    teachers as ``teacher_0`` .. ``teacher_3`` (the four arrays of
+    :func:`transferkit.models.relu.teacher_pair`, stacked over the draws) and each
+    method's :class:`StudentRun` as ``stl_<field>``, ``ptft_<field>``."""
+    dev = default_device()
+    ns = [int(v) for v in ns]
+    teachers, Xa, ya, inits, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
+                                                  n_aux, n_test, alpha)
     t = lambda x: torch.tensor(np.asarray(x), dtype=torch.float64, device=dev)  # noqa: E731
     W0 = t([i[0] for i in inits])
     a0 = t([i[1] for i in inits])
@@ -413,20 +542,7 @@ def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6
                                               max_steps=pre_steps_cap)
         _PRETRAINED[key] = (Wp, psteps, pconv)
     Wp, psteps, pconv = _PRETRAINED[key]
-    N = max(ns)
-    G = len(ns) * draws
-    X = np.zeros((G, N, d))
-    y = np.zeros((G, N))
-    nn, jj = [], []
-    for i, n in enumerate(ns):
-        for j in range(draws):
-            rng = np.random.default_rng([seed, j, n])
-            x = rng.standard_normal((n, d))
-            X[i * draws + j, :n] = x
-            y[i * draws + j, :n] = _teacher_out(teachers[j][2], teachers[j][3], x)
-            nn.append(n)
-            jj.append(j)
-    jj = np.array(jj)
+    X, y, nn, jj = _main_samples(seed, d, ns, draws, teachers)
     Xt_t, yt_t = t(Xt), t(yt)
     var = yt_t.var(1)
     starts = {"stl": (W0[jj], a0[jj]), "ptft": (Wp[jj], torch.full_like(a0[jj], gamma))}

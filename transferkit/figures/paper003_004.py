@@ -23,7 +23,7 @@ from ..theory.penalties import relu_ptft_penalty
 from .plotting import tight_layout
 
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
-           "paired_log_ratio", "reversal_figure", "relu_features_figure",
+           "paired_log_ratio", "reversal_figure", "relu_features_figure", "participation_ratio_figure",
            "diagonal_generalisation_figure", "diagonal_norms_figure",
            "diagonal_l12_figure", "diagonal_l12_large_figure", "diagonal_rescaling_figure", "diagonal_sparsity_figure"]
 
@@ -235,6 +235,25 @@ def relu_features_figure(ks, rows):
                 label=f"{name.upper()}: alignment {align:.2f}, PR {pr:.1f}")
     ax.set_xlabel("clusters $K$")
     ax.set_ylabel("inertia")
+    ax.legend(fontsize=7)
+    tight_layout(fig)
+    return fig
+
+
+def participation_ratio_figure(ns, alphas, pr, pr_se):
+    r"""Participation ratio of trained STL students against :math:`n`, one line per
+    initialisation scale (paper 004, App. G, Fig. 8a, reduced).
+
+    ``pr`` and ``pr_se`` have shape ``(len(alphas), len(ns))``: mean and standard error over
+    draws of :func:`transferkit.stats.participation_ratio`.
+    """
+    fig, ax = plt.subplots(figsize=(4, 3))
+    for k, alpha in enumerate(alphas):
+        ax.errorbar(ns, pr[k], yerr=pr_se[k], marker="o", capsize=3,
+                    label=rf"$\alpha = {alpha:g}$")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("main-task samples $n$")
+    ax.set_ylabel("participation ratio")
     ax.legend(fontsize=7)
     tight_layout(fig)
     return fig
