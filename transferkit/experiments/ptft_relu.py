@@ -381,10 +381,11 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
     return _result(sw, (0,), rho, magnitude, draws, ns)
 
 
-def _task_draws(seed, d, rho, magnitude, draws, width, units, n_aux, n_test, alpha):
+def _task_draws(seed, d, rho, magnitude, draws, width, units, n_aux, n_test, alpha, dev):
     """Per draw ``j`` from ``default_rng([seed, j])``, in this order: the teachers, the
     auxiliary samples and labels, the student initialisation of scale ``alpha``, the test
-    inputs and labels.  Lists ``(teachers, Xa, ya, inits, Xt, yt)``."""
+    inputs and labels.  ``(teachers, Xa, ya, W0, a0, Xt, yt)``: lists, and the
+    initialisation as float64 tensors on ``dev``."""
     teachers, Xa, ya, inits, Xt, yt = [], [], [], [], [], []
     for j in range(draws):
         rng = np.random.default_rng([seed, j])
@@ -398,7 +399,9 @@ def _task_draws(seed, d, rho, magnitude, draws, width, units, n_aux, n_test, alp
         xt = rng.standard_normal((n_test, d))
         Xt.append(xt)
         yt.append(_teacher_out(T[2], T[3], xt))
-    return teachers, Xa, ya, inits, Xt, yt
+    W0 = _tensors([i[0] for i in inits], dev)
+    a0 = _tensors([i[1] for i in inits], dev)
+    return teachers, Xa, ya, W0, a0, Xt, yt
 
 
 def _main_samples(seed, d, ns, draws, teachers):
@@ -420,6 +423,29 @@ def _main_samples(seed, d, ns, draws, teachers):
     return X, y, nn, np.array(jj)
 
 
+def _tensors(x, dev):
+    return torch.tensor(np.asarray(x), dtype=torch.float64, device=dev)
+
+
+def _train_students(W_start, a_start, seed, d, ns, draws, teachers, Xt, yt, loss_tol, max_steps,
+                    dev) -> StudentRun:
+    """Train students from ``(W_start, a_start)`` (one per draw) on the main-task samples of
+    every ``(n, draw)`` (:func:`_main_samples`) and score them on the test set."""
+    X, y, nn, jj = _main_samples(seed, d, ns, draws, teachers)
+    Xt_t, yt_t = _tensors(Xt, dev), _tensors(yt, dev)
+    var = yt_t.var(1)
+    W, a, loss, steps, conv = train_units(W_start[jj].clone(), a_start[jj].clone(),
+                                          _tensors(X, dev), _tensors(y, dev),
+                                          np.array(nn, float), loss_tol=loss_tol,
+                                          max_steps=max_steps)
+    err = ((forward(W, a, Xt_t[jj]) - yt_t[jj]) ** 2).mean(1) / var[jj]
+    width = W_start.shape[1]
+    return StudentRun(error=err.cpu().numpy().reshape(len(ns), draws),
+                      converged=conv.cpu().numpy().reshape(len(ns), draws),
+                      W=W.cpu().numpy().reshape(len(ns), draws, width, d),
+                      a=a.cpu().numpy().reshape(len(ns), draws, width))
+
+
 def stl_init_scale_cell(alpha, seed, d, rho, magnitude, ns, draws, width=32, units=6,
                         n_aux=256, n_test=2000, loss_tol=1e-6, max_steps=50_000) -> dict:
     r"""Single-task learning of :func:`sample_efficiency_cell` alone, at initialisation
@@ -432,22 +458,10 @@ def stl_init_scale_cell(alpha, seed, d, rho, magnitude, ns, draws, width=32, uni
     and ``X_test``."""
     dev = default_device()
     ns = [int(v) for v in ns]
-    teachers, _, _, inits, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
-                                                n_aux, n_test, alpha)
-    t = lambda x: torch.tensor(np.asarray(x), dtype=torch.float64, device=dev)  # noqa: E731
-    W0 = t([i[0] for i in inits])
-    a0 = t([i[1] for i in inits])
-    X, y, nn, jj = _main_samples(seed, d, ns, draws, teachers)
-    Xt_t, yt_t = t(Xt), t(yt)
-    var = yt_t.var(1)
-    W, a, loss, steps, conv = train_units(W0[jj].clone(), a0[jj].clone(), t(X), t(y),
-                                          np.array(nn, float), loss_tol=loss_tol,
-                                          max_steps=max_steps)
-    err = ((forward(W, a, Xt_t[jj]) - yt_t[jj]) ** 2).mean(1) / var[jj]
-    return {"error": err.cpu().numpy().reshape(len(ns), draws),
-            "converged": conv.cpu().numpy().reshape(len(ns), draws),
-            "W": W.cpu().numpy().reshape(len(ns), draws, width, d),
-            "a": a.cpu().numpy().reshape(len(ns), draws, width),
+    teachers, _, _, W0, a0, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
+                                                 n_aux, n_test, alpha, dev)
+    run = _train_students(W0, a0, seed, d, ns, draws, teachers, Xt, yt, loss_tol, max_steps, dev)
+    return {**{f.name: getattr(run, f.name) for f in fields(run)},
             "W0": W0.cpu().numpy(), "a0": a0.cpu().numpy(), "X_test": np.array(Xt)}
 
 
@@ -526,11 +540,9 @@ def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6
     method's :class:`StudentRun` as ``stl_<field>``, ``ptft_<field>``."""
     dev = default_device()
     ns = [int(v) for v in ns]
-    teachers, Xa, ya, inits, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
-                                                  n_aux, n_test, alpha)
-    t = lambda x: torch.tensor(np.asarray(x), dtype=torch.float64, device=dev)  # noqa: E731
-    W0 = t([i[0] for i in inits])
-    a0 = t([i[1] for i in inits])
+    teachers, Xa, ya, W0, a0, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
+                                                   n_aux, n_test, alpha, dev)
+    t = lambda x: _tensors(x, dev)  # noqa: E731
     # pretraining depends on neither rho nor the magnitude (the auxiliary teacher, its samples
     # and the initialisation come first from the same streams): trained once per process
     pre_steps_cap = pre_max_steps or 5 * max_steps
@@ -542,19 +554,10 @@ def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6
                                               max_steps=pre_steps_cap)
         _PRETRAINED[key] = (Wp, psteps, pconv)
     Wp, psteps, pconv = _PRETRAINED[key]
-    X, y, nn, jj = _main_samples(seed, d, ns, draws, teachers)
-    Xt_t, yt_t = t(Xt), t(yt)
-    var = yt_t.var(1)
-    starts = {"stl": (W0[jj], a0[jj]), "ptft": (Wp[jj], torch.full_like(a0[jj], gamma))}
-    runs = {}
-    for name, (Ws, as_) in starts.items():
-        W, a, loss, steps, conv = train_units(Ws.clone(), as_.clone(), t(X), t(y), np.array(nn, float),
-                                        loss_tol=loss_tol, max_steps=max_steps)
-        err = ((forward(W, a, Xt_t[jj]) - yt_t[jj]) ** 2).mean(1) / var[jj]
-        runs[name] = StudentRun(error=err.cpu().numpy().reshape(len(ns), draws),
-                                converged=conv.cpu().numpy().reshape(len(ns), draws),
-                                W=W.cpu().numpy().reshape(len(ns), draws, width, d),
-                                a=a.cpu().numpy().reshape(len(ns), draws, width))
+    starts = {"stl": (W0, a0), "ptft": (Wp, torch.full_like(a0, gamma))}
+    runs = {name: _train_students(Ws, as_, seed, d, ns, draws, teachers, Xt, yt, loss_tol,
+                                  max_steps, dev)
+            for name, (Ws, as_) in starts.items()}
     out = {"pre_converged": pconv.cpu().numpy(), "pre_steps": np.asarray(torch.as_tensor(psteps).cpu()),
            "W_pre": Wp.cpu().numpy(), "X_test": np.array(Xt)}
     out.update({f"teacher_{i}": np.array([T[i] for T in teachers]) for i in range(4)})
