@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from .._validate import InputTypeError, check_int, check_positive, check_values
-from ..models.device import default_device
+from ..models.device import as_tensor, default_device
 from ..models.relu import forward, teacher_pair, train_units
 from ..sweep import Grid, run
 from ..theory.penalties import relu_ptft_penalty
@@ -399,8 +399,8 @@ def _task_draws(seed, d, rho, magnitude, draws, width, units, n_aux, n_test, alp
         xt = rng.standard_normal((n_test, d))
         Xt.append(xt)
         yt.append(_teacher_out(T[2], T[3], xt))
-    W0 = _tensors([i[0] for i in inits], dev)
-    a0 = _tensors([i[1] for i in inits], dev)
+    W0 = as_tensor([i[0] for i in inits], dev)
+    a0 = as_tensor([i[1] for i in inits], dev)
     return teachers, Xa, ya, W0, a0, Xt, yt
 
 
@@ -423,19 +423,15 @@ def _main_samples(seed, d, ns, draws, teachers):
     return X, y, nn, np.array(jj)
 
 
-def _tensors(x, dev):
-    return torch.tensor(np.asarray(x), dtype=torch.float64, device=dev)
-
-
 def _train_students(W_start, a_start, seed, d, ns, draws, teachers, Xt, yt, loss_tol, max_steps,
                     dev) -> StudentRun:
     """Train students from ``(W_start, a_start)`` (one per draw) on the main-task samples of
     every ``(n, draw)`` (:func:`_main_samples`) and score them on the test set."""
     X, y, nn, jj = _main_samples(seed, d, ns, draws, teachers)
-    Xt_t, yt_t = _tensors(Xt, dev), _tensors(yt, dev)
+    Xt_t, yt_t = as_tensor(Xt, dev), as_tensor(yt, dev)
     var = yt_t.var(1)
     W, a, loss, steps, conv = train_units(W_start[jj].clone(), a_start[jj].clone(),
-                                          _tensors(X, dev), _tensors(y, dev),
+                                          as_tensor(X, dev), as_tensor(y, dev),
                                           np.array(nn, float), loss_tol=loss_tol,
                                           max_steps=max_steps)
     err = ((forward(W, a, Xt_t[jj]) - yt_t[jj]) ** 2).mean(1) / var[jj]
@@ -542,7 +538,7 @@ def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6
     ns = [int(v) for v in ns]
     teachers, Xa, ya, W0, a0, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
                                                    n_aux, n_test, alpha, dev)
-    t = lambda x: _tensors(x, dev)  # noqa: E731
+    t = lambda x: as_tensor(x, dev)  # noqa: E731
     # pretraining depends on neither rho nor the magnitude (the auxiliary teacher, its samples
     # and the initialisation come first from the same streams): trained once per process
     pre_steps_cap = pre_max_steps or 5 * max_steps
