@@ -1,7 +1,7 @@
 # transferkit: build the book, run the tests.
 #
-#   make book    execute every notebook at TRANSFERKIT_SCALE=paper (default)
-#                and build the site into _build/html; prints chapter times
+#   make book    execute every notebook at TRANSFERKIT_SCALE=paper (default), JOBS
+#                at once, and build the site into _build/html; prints chapter times
 #   make test    the book at smoke scale (every notebook executed once, its
 #                asserts included), then pytest: unit and property tests,
 #                offline-HTML and headless-Chromium checks of that build
@@ -24,6 +24,8 @@ INSTALLED := $(VENV)/.installed
 # `make book` default; override with `make book TRANSFERKIT_SCALE=smoke`.
 TRANSFERKIT_SCALE ?= paper
 BOOK_FLAGS := -W -n --keep-going --all
+# chapters executed at once (benchmarks/execute_book.py); `make book JOBS=1` for one at a time
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 BOOK_HTML := _build/html
 SMOKE_OUT := _build/smoke
 SMOKE_HTML := $(SMOKE_OUT)/_build/html
@@ -126,11 +128,16 @@ fi; \
 echo "$(2)" > $(1)/.exec-scale
 endef
 
+# The chapters are executed first on $(JOBS) processes (benchmarks/execute_book.py: each
+# chapter runs one thread, and jupyter-book executes one notebook at a time) into the
+# build's jupyter-cache, as myst-nb would; the build then takes them from the cache (a
+# chapter that failed there is executed again by the build, which reports it).
 # The chapter-time table at the end comes from jupyter-cache's execution records
 # (benchmarks/book_times.py): chapters executed by this build, and those reused from the cache.
 book: venv
 	@$(call reset_exec_cache,_build,$(TRANSFERKIT_SCALE))
 	@start=$$(date +%s); status=0; \
+	TRANSFERKIT_SCALE=$(TRANSFERKIT_SCALE) $(PY) benchmarks/execute_book.py _build/.jupyter_cache --jobs $(JOBS) || true; \
 	TRANSFERKIT_SCALE=$(TRANSFERKIT_SCALE) jupyter-book build . $(BOOK_FLAGS) || status=$$?; \
 	echo; $(PY) benchmarks/book_times.py _build/.jupyter_cache --since $$start || true; \
 	echo "Book ($(TRANSFERKIT_SCALE) scale): $(BOOK_HTML)/index.html, built in $$(( $$(date +%s) - start )) s"; \
@@ -148,9 +155,12 @@ printf '  %-52s %6ss  %s\n' "$(1)" "$$(( $$(date +%s) - start ))" \
 if [ $$status -ne 0 ]; then echo "Stage durations:"; cat $(TIMES); exit $$status; fi
 endef
 
-# Every notebook is executed exactly once, by the smoke book build (jupyter-book,
-# execute_notebooks: cache, from the .py sources via nb_custom_formats). What each stage
-# checks that the others cannot:
+# Every notebook is executed exactly once, for the smoke book build: on $(JOBS) processes
+# by benchmarks/execute_book.py into the build's jupyter-cache, exactly as jupyter-book
+# (execute_notebooks: cache, from the .py sources via nb_custom_formats) would, which then
+# takes them from there (only a notebook that failed is executed a second time, by the
+# build, to report it in the build's own words). What each stage checks that the others
+# cannot:
 #  - book at smoke scale: every notebook runs top to bottom in a fresh kernel and its
 #    asserts (theory vs simulation) hold: allow_errors: false makes a failing cell a
 #    warning, -W makes it fail the build (--keep-going: after all notebooks ran, so one
@@ -174,6 +184,7 @@ test:
 	@mkdir -p $(SMOKE_OUT); date +%s > $(SMOKE_OUT)/.test-start
 	$(call stage,book at smoke scale ($(words $(NOTEBOOKS)) notebooks executed once) -> $(SMOKE_HTML),\
 	  $(call reset_exec_cache,$(SMOKE_OUT)/_build,smoke) && rm -rf $(SMOKE_JCACHE) && \
+	  { TRANSFERKIT_CACHE=$(TEST_CACHE) TRANSFERKIT_SCALE=smoke $(PY) benchmarks/execute_book.py $(SMOKE_JCACHE) --jobs $(JOBS) || true; } && \
 	  TRANSFERKIT_CACHE=$(TEST_CACHE) TRANSFERKIT_SCALE=smoke jupyter-book build . --path-output $(SMOKE_OUT) $(BOOK_FLAGS))
 	$(call stage,executed notebooks (jupyter-cache records of that build),\
 	  $(PY) benchmarks/book_times.py $(SMOKE_JCACHE) --check --since $$(cat $(SMOKE_OUT)/.test-start) $(NOTEBOOKS))

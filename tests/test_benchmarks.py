@@ -33,7 +33,7 @@ BENCH = ROOT / "benchmarks"
 NOTEBOOKS = ROOT / "notebooks"
 TIMING = ["fig1_grid", "fig2_grid", "speed_record", "relu_speed", "lenet_speed",
           "diagonal_speed"]
-TOOLS = ["book_times", "speed_table"]
+TOOLS = ["book_times", "speed_table", "execute_book"]
 
 
 def load(name):
@@ -253,3 +253,47 @@ def test_speed_record_profile_stages_name_real_functions():
         hits = [p for p in mods if p.name == file
                 and re.search(rf"^def {fn}\(|^    def {fn}\(", p.read_text(), re.M)]
         assert hits, f"stage {label!r}: no def {fn} in a transferkit file named {file}"
+
+
+def test_execute_book_caches_as_the_book_reads(tmp_path):
+    """A chapter executed by ``execute_book`` is found by the book's own lookup (myst-nb's
+    ``match_cache_notebook`` on the notebook read as the book reads it) with its outputs
+    and time; a failing one is not cached, its traceback is on its project record (so
+    ``book_times --check`` fails), and a second call executes nothing."""
+    from jupyter_cache import get_cache
+
+    eb, bt = load("execute_book"), load("book_times")
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text('# %%\nprint(6 * 7)\n')
+    bad.write_text('# %%\nassert 1 == 2, "theory and simulation disagree"\n')
+    cache_dir = tmp_path / "jc"
+    lines = []
+    failed = eb.execute_into(cache_dir, [good, bad], jobs=2, timeout=120, log=lines.append)
+    assert failed == ["bad"]
+    cache = get_cache(str(cache_dir))
+    rec = cache.match_cache_notebook(bt.read_notebook(good))
+    nb = cache.get_cache_bundle(rec.pk).nb
+    assert nb.cells[0].outputs[0]["text"] == "42\n"
+    assert rec.data["execution_seconds"] > 0
+    with pytest.raises(KeyError):
+        cache.match_cache_notebook(bt.read_notebook(bad))
+    rows = {r["name"]: r for r in bt.records(cache_dir, [good, bad])}
+    assert rows["good"]["seconds"] > 0 and rows["good"]["traceback"] is None
+    assert "theory and simulation disagree" in rows["bad"]["traceback"]
+    lines.clear()
+    assert eb.execute_into(cache_dir, [good], jobs=2, timeout=120, log=lines.append) == []
+    assert lines == ["execute_book: every chapter is in the cache"]
+
+
+def test_execute_book_runs_what_the_book_builds():
+    """Only the chapters of ``_toc.yml`` (the book builds no other), with ``_config.yml``'s
+    timeout and error setting."""
+    import yaml
+
+    eb = load("execute_book")
+    names = [p.stem for p in eb.toc_notebooks()]
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    assert set(names) == {Path(f).name for f in re.findall(r"notebooks/(\w+)", str(toc))}
+    ex = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]
+    assert eb.execution_settings() == {"timeout": ex["timeout"],
+                                       "allow_errors": ex["allow_errors"]}
