@@ -86,9 +86,11 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # `fig3_experiment` has no absolute one). It is for a Dask cluster
 # (`TRANSFERKIT_SCHEDULER=tcp://...`; every training is in a `transferkit.sweep` cell, and a
 # test runs the experiment on a local Dask cluster and gets the local numbers bit for bit),
-# though a cluster spreads only its cells: pretraining is one cell, and scratch training and
-# linear transfer one cell per $n$ (7), the largest $n$ about half of the work; splitting
-# them by teacher and seed is left to do.
+# spread over 80 cells: pretraining one cell per teacher (10), and scratch training and
+# linear transfer one cell per $(n, \text{teacher})$ (70), the largest $n$ about half of the
+# work (a test checks that these cells give, bit for bit, the numbers of one batch of all
+# teachers). Linear transfer is fitted a few draws at a time, so a cell needs about 2 GB
+# whatever the number of draws (at once, the 100 draws at $n = 6400$ would need over 40 GB).
 # It is not run here: at the rates of `benchmarks/relu_speed.py` (README speed table) its
 # pretraining alone, 60 students of $10^5$ steps, takes about two CPU-days, and its
 # scratch training, 100 runs of $10^5$ steps at each $n$ up to 6400, over a CPU-month.

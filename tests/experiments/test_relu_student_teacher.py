@@ -130,3 +130,49 @@ def test_fig3_on_a_local_dask_cluster_gives_the_local_numbers(fig3, one_thread):
             distributed.Client(cluster) as client:
         remote = rst.fig3_experiment(**P, cache=False, scheduler=client)
     assert_same(remote, fig3)
+
+
+def test_cells_per_teacher_give_the_batch_of_all_teachers(one_thread):
+    """Pretraining one cell per teacher and the (n, teacher) cells give, bit for bit, what
+    one batch of all teachers gives: the runs of a batch do not depend on each other, and
+    each cell replays the draws of the others.  Written out here as the one-batch loop."""
+    from transferkit.models.relu import (readout_transfer_risk, repeat_teacher, risk_np,
+                                         train_population, train_samples)
+    Q = dict(P, teachers=2, draws=3, ns=[5, 9], pretrain_steps=50, scratch_steps=40)
+    res = rst.fig3_experiment(**Q, cache=False)
+    mus = np.asarray(Q["mus"], dtype=float)
+    T, source, _, W0, rng = rst._fig3_start(Q["d"], Q["m"], Q["m_star"], mus, 2, Q["seed"])
+    S, m, d = W0.shape
+    Wp, _, pinfo = train_population(W0, np.full((S, m), 1e-7), source, lr=1.0, tol=1e-6,
+                                    max_steps=50, max_time=1000.0, max_step=1.0)
+    assert_same(res.pretrain, pinfo)
+    rng.standard_normal((Q["gram_points"], d))                  # the Gram inputs
+    for j, n in enumerate(Q["ns"]):
+        X = rng.standard_normal((len(mus), 2, 3, n, d))
+        for i in range(len(mus)):
+            R = readout_transfer_risk(np.repeat(Wp[2 * i:2 * i + 2, None], 3, 1).reshape(-1, m, d),
+                                      X[i].reshape(-1, n, d), repeat_teacher(T, 3))
+            np.testing.assert_array_equal(res.R_lt[i, j], R.reshape(2, 3))
+        Xs = rng.standard_normal((4, n, d))
+        Ts = repeat_teacher(T, 2)
+        ys = rst._targets(Xs, Ts.W, Ts.a)
+        Ws, cs, info = train_samples(random_sphere((4, m, d), rng), np.full((4, m), 1e-7), Xs,
+                                     ys, lr=1.0, tol=1e-6, max_steps=40, max_time=1000.0,
+                                     max_step=1.0, record_every=10)
+        assert_same(res.scratch[j], info)
+        np.testing.assert_array_equal(res.R_sc[j], risk_np(Ws, cs / m, Ts).reshape(2, 2))
+
+
+def test_cells_refuse_a_teacher_out_of_range():
+    with pytest.raises(ValueError, match=r"teacher must be in \[0, 0\]"):
+        rst.fig3_pretrain_cell(0, 1, 4, 6, 3, [0.0], 1, 1e-7, 1.0, 1e-6, 5, 10.0, 1.0)
+    W = np.ones((1, 6, 4)) / 2.0
+    with pytest.raises(ValueError, match=r"t must be in \[0, 0\]"):
+        rst.fig3_n_cell(0, 1, [5], np.random.default_rng(0).bit_generator.state, W,
+                        np.ones((1, 3, 4)) / 2.0, np.ones((1, 3)), 1, 1, 1e-7, 1.0, 1e-6, 5,
+                        10.0, 1.0)
+
+
+def test_linear_transfer_in_chunks_of_one_draw_gives_the_same_risks(fig3, one_thread, monkeypatch):
+    monkeypatch.setattr(rst, "_LT_CHUNK", 1)          # one draw at a time
+    np.testing.assert_array_equal(rst.fig3_experiment(**P, cache=False).R_lt, fig3.R_lt)

@@ -130,9 +130,9 @@ FIG3 = {
 #: (the paper states neither) and a *relative* tolerance (:func:`fig3_experiment` has no
 #: absolute one).  Not run by the book: at the rates of ``benchmarks/relu_speed.py`` its
 #: pretraining takes about two CPU-days and its scratch training over a CPU-month (the
-#: chapter states the estimate).  A cluster spreads only what :func:`fig3_experiment` makes
-#: separate cells: pretraining is one cell, scratch training and linear transfer one cell
-#: per n (7); splitting them by teacher and seed is left to do.
+#: chapter states the estimate).  A cluster spreads the cells of :func:`fig3_experiment`:
+#: pretraining one cell per teacher (10), scratch training and linear transfer one cell per
+#: (n, teacher) (70), each within about 2 GB (linear transfer is fitted a few draws at a time).
 FIG3_FULL = Fig3Preset(
     d=100, m=1000, m_star=100,                              # paper 000, App. D.2, Fig. 3
     teachers=10,                                            # paper 000, caption of Fig. 3
@@ -428,6 +428,51 @@ def _info_from(out, prefix: str = "info_", index=()) -> MeanFieldInfo:
     return MeanFieldInfo(**kw)
 
 
+def _padded_info_arrays(info: MeanFieldInfo, max_steps: int) -> dict:
+    """:func:`_info_arrays` with ``history`` and ``time_history`` NaN-padded to the most rows a
+    run of ``max_steps`` iterations records (``max_steps // 10 + 1``) and ``info_history_len``
+    of them real: every cell of a sweep then returns arrays of one shape."""
+    out = _info_arrays(info)
+    K = info.history.shape[0]
+    Kmax = int(max_steps) // _RECORD_EVERY + 1
+    if K > Kmax:      # pragma: no cover - the trainer records at most this many rows
+        raise RuntimeError(f"history has {K} rows, more than {Kmax}")
+    for key in ("info_history", "info_time_history"):
+        out[key] = np.concatenate([out[key], np.full((Kmax - K,) + out[key].shape[1:], np.nan)])
+    out["info_history_len"] = K
+    return out
+
+
+def _merged_info(out, cells, order) -> MeanFieldInfo:
+    """One :class:`~transferkit.models.relu.MeanFieldInfo` from the padded infos of several
+    cells (:func:`_padded_info_arrays`; ``cells``: their indices in the sweep's grid), its
+    runs in the order ``order`` (``"cell"``: the runs of the first cell, then of the next;
+    ``"run"``: the first run of every cell, then the second, ...).
+
+    A batch records the loss of every run every 10 iterations until its last run stops (NaN
+    for runs already stopped); cells run separately stop at their own last run, so their
+    histories are padded with NaN to the longest, which is the history of the whole batch.
+    """
+    def join(a):                      # a: (cells, runs) or (cells, K, runs)
+        if order == "run":
+            a = np.swapaxes(a, 0, -1) if a.ndim == 2 else np.moveaxis(a, 0, -1)
+        else:
+            a = a if a.ndim == 2 else np.moveaxis(a, 0, 1)
+        return np.ascontiguousarray(a.reshape(a.shape[:-2] + (-1,)) if a.ndim == 3
+                                    else a.reshape(-1))
+
+    K = max(int(out["info_history_len"][c]) for c in cells)
+    kw = {}
+    for f in fields(MeanFieldInfo):
+        key = "info_" + f.name
+        if key not in out.keys():
+            kw[f.name] = None
+            continue
+        a = np.stack([np.asarray(out[key][c]) for c in cells])
+        kw[f.name] = join(a[:, :K] if f.name in ("history", "time_history") else a)
+    return MeanFieldInfo(**kw)
+
+
 def _generator(state) -> np.random.Generator:
     """A ``numpy`` generator (PCG64, as ``numpy.random.default_rng``) at ``state``."""
     rng = np.random.Generator(np.random.PCG64())
@@ -461,17 +506,28 @@ def _fig3_start(d, m, m_star, mus, teachers, seed):
     return T, source, keep, W0, rng
 
 
-def fig3_pretrain_cell(seed, d, m, m_star, mus, teachers, readout_init, lr, tol,
+def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init, lr, tol,
                        pretrain_steps, max_time, max_step):
-    r"""Pretraining of :func:`fig3_experiment` (every :math:`\mu` and teacher in one batch,
-    :func:`transferkit.models.relu.train_population`): a cell function for
-    :func:`transferkit.sweep.run`.  Returns ``W``, ``c`` and the pretraining
-    :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``."""
+    r"""Pretraining of :func:`fig3_experiment` for one target teacher (its students of every
+    :math:`\mu` in one batch, :func:`transferkit.models.relu.train_population`): a cell
+    function for :func:`transferkit.sweep.run`, one cell per teacher, so that a cluster
+    spreads the teachers.  Returns ``W`` ``(len(mus), m, d)``, ``c`` and the pretraining
+    :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``
+    (:func:`_padded_info_arrays`).
+
+    Every run of the batch stops by its own rule (tolerance, step cap, time horizon) and its
+    iterates do not depend on the other runs of the batch, so one teacher's cell gives that
+    teacher's runs of the batch of all teachers (tested)."""
     _, source, _, W0, _ = _fig3_start(d, m, m_star, np.asarray(mus, dtype=float), teachers, seed)
-    c0 = np.full((W0.shape[0], m), float(readout_init))
-    Wp, cp, info = train_population(W0, c0, source, lr=lr, tol=tol, max_steps=pretrain_steps,
+    teacher = check_int("teacher", teacher, 0)
+    if teacher >= teachers:
+        raise ValueError(f"teacher must be in [0, {teachers - 1}] (got {teacher})")
+    rows = np.arange(len(mus)) * teachers + teacher           # mu-major rows of this teacher
+    c0 = np.full((rows.size, m), float(readout_init))
+    Wp, cp, info = train_population(W0[rows], c0, Teacher(source.W[rows], source.a[rows]),
+                                    lr=lr, tol=tol, max_steps=pretrain_steps,
                                     max_time=max_time, max_step=max_step)
-    return {"W": Wp, "c": cp, **_info_arrays(info)}
+    return {"W": Wp, "c": cp, **_padded_info_arrays(info, pretrain_steps)}
 
 
 def _fig3_draws_per_n(n, rows, teachers, draws, scratch_seeds, m, d):
@@ -479,24 +535,37 @@ def _fig3_draws_per_n(n, rows, teachers, draws, scratch_seeds, m, d):
     return rows * draws * n * d + teachers * scratch_seeds * (n * d + m * d)
 
 
-def fig3_n_cell(j, ns, rng_state, W, target_W, target_a, draws, scratch_seeds, readout_init,
-                lr, tol, scratch_steps, max_time, max_step):
-    r"""One target size ``ns[j]`` of :func:`fig3_experiment`: linear transfer of the
-    pretrained units ``W`` (``(len(mus) * teachers, m, d)``) on ``draws`` target sets per
-    :math:`(\mu, \text{teacher})`, and scratch training of ``teachers * scratch_seeds``
-    students: a cell function for :func:`transferkit.sweep.run`.
+#: Linear transfer fits at most this many features (draws x n x m) at a time: the memory of
+#: a cell stays bounded whatever the number of draws (App. D.2's 100 at n = 6400 and m = 1000
+#: would be 41 GB at once).  The fits are per draw, so the chunking changes no number.
+_LT_CHUNK = 1 << 25
 
-    The experiment draws the data of every :math:`n` in turn from one generator; this cell
-    starts it at ``rng_state`` (where the first :math:`n` starts) and replays the draws of
-    ``ns[:j]`` (:func:`skip_normals`), so the cell's numbers are those of the sequential loop.
-    Returns ``R_lt`` ``(len(mus), teachers, draws)``, ``R_sc`` ``(teachers, scratch_seeds)``,
-    ``loss_rel`` ``(teachers * scratch_seeds,)`` and the scratch
-    :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>`` (``history`` and
-    ``time_history`` NaN-padded to ``scratch_steps // 10 + 1`` rows, ``info_history_len``
-    of them real).
+
+def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds, readout_init,
+                lr, tol, scratch_steps, max_time, max_step):
+    r"""One target size ``ns[j]`` and one target teacher ``t`` of :func:`fig3_experiment`:
+    linear transfer of the pretrained units ``W`` (``(len(mus) * teachers, m, d)``,
+    ``mu``-major) of that teacher on ``draws`` target sets per :math:`\mu`, and scratch
+    training of its ``scratch_seeds`` students: a cell function for
+    :func:`transferkit.sweep.run`, one cell per ``(n, teacher)``.
+
+    The experiment draws the data of every :math:`n` in turn from one generator, per
+    :math:`n` first the linear-transfer inputs ``(mus, teachers, draws, n, d)``, then the
+    scratch inputs ``(teachers, scratch_seeds, n, d)`` and the scratch students' initial
+    units ``(teachers, scratch_seeds, m, d)``.  This cell starts the generator at
+    ``rng_state`` (where the first :math:`n` starts), replays the draws of ``ns[:j]`` and of
+    the other teachers (:func:`skip_normals`) and draws its own, so its numbers are those of
+    the sequential loop whatever the cells that run.  Linear transfer is fitted a few draws
+    at a time (at most ``_LT_CHUNK`` features).  Returns ``R_lt`` ``(len(mus), draws)``,
+    ``R_sc`` and ``loss_rel`` ``(scratch_seeds,)`` and the scratch
+    :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``
+    (:func:`_padded_info_arrays`).
     """
     T = Teacher(np.asarray(target_W), np.asarray(target_a))
     teachers = T.W.shape[0]
+    t = check_int("t", t, 0)
+    if t >= teachers:
+        raise ValueError(f"t must be in [0, {teachers - 1}] (got {t})")
     rows, m, d = W.shape
     M = rows // teachers
     ns = [int(v) for v in ns]
@@ -504,31 +573,30 @@ def fig3_n_cell(j, ns, rng_state, W, target_W, target_a, draws, scratch_seeds, r
     skip_normals(rng, sum(_fig3_draws_per_n(v, rows, teachers, draws, scratch_seeds, m, d)
                           for v in ns[:j]))
     n = ns[j]
-    Trep = repeat_teacher(T, draws)
-    Ts = repeat_teacher(T, scratch_seeds)
-    R_lt = np.zeros((M, teachers, draws))
-    X = rng.standard_normal((M, teachers, draws, n, d))
+    Tt = Teacher(T.W[t:t + 1], T.a[t:t + 1])
+    chunk = max(1, _LT_CHUNK // (n * max(m, d)))
+    R_lt = np.zeros((M, draws))
     for i in range(M):
-        Wrep = np.repeat(W[i * teachers:(i + 1) * teachers, None], draws, 1)
-        R_lt[i] = readout_transfer_risk(Wrep.reshape(-1, m, d), X[i].reshape(-1, n, d),
-                                        Trep).reshape(teachers, draws)
-    Xs = rng.standard_normal((teachers * scratch_seeds, n, d))
+        skip_normals(rng, t * draws * n * d)
+        for k0 in range(0, draws, chunk):
+            k = min(chunk, draws - k0)
+            X = rng.standard_normal((k, n, d))
+            R_lt[i, k0:k0 + k] = readout_transfer_risk(
+                np.repeat(W[i * teachers + t][None], k, 0), X, repeat_teacher(Tt, k))
+        skip_normals(rng, (teachers - 1 - t) * draws * n * d)
+    skip_normals(rng, t * scratch_seeds * n * d)
+    Xs = rng.standard_normal((scratch_seeds, n, d))
+    skip_normals(rng, (teachers - 1 - t) * scratch_seeds * n * d + t * scratch_seeds * m * d)
+    Ws0 = random_sphere((scratch_seeds, m, d), rng)
+    Ts = repeat_teacher(Tt, scratch_seeds)
     ys = _targets(Xs, Ts.W, Ts.a)
-    Ws0 = random_sphere((teachers * scratch_seeds, m, d), rng)
-    cs0 = np.full((teachers * scratch_seeds, m), float(readout_init))
+    cs0 = np.full((scratch_seeds, m), float(readout_init))
     Ws, cs, info = train_samples(Ws0, cs0, Xs, ys, lr=lr, tol=tol, max_steps=scratch_steps,
                                  max_time=max_time, max_step=max_step,
                                  record_every=_RECORD_EVERY)
-    out = _info_arrays(info)
-    K = info.history.shape[0]
-    Kmax = int(scratch_steps) // _RECORD_EVERY + 1
-    if K > Kmax:      # pragma: no cover - the trainer records at most this many rows
-        raise RuntimeError(f"scratch history has {K} rows, more than {Kmax}")
-    for key in ("info_history", "info_time_history"):
-        out[key] = np.concatenate([out[key], np.full((Kmax - K,) + out[key].shape[1:], np.nan)])
-    out["info_history_len"] = K
+    out = _padded_info_arrays(info, scratch_steps)
     out["R_lt"] = R_lt
-    out["R_sc"] = risk_np(Ws, cs / m, Ts).reshape(teachers, scratch_seeds)
+    out["R_sc"] = risk_np(Ws, cs / m, Ts)
     out["loss_rel"] = info.loss / np.mean(ys ** 2, axis=1)
     return out
 
@@ -566,13 +634,13 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     :class:`Fig3Result`.
 
     The heavy steps go through :func:`transferkit.sweep.run` (cached, resumable, Dask):
-    pretraining is one cell (:func:`fig3_pretrain_cell`, every :math:`\mu` and teacher in
-    one batch), linear transfer and scratch training one cell per :math:`n`
+    pretraining is one cell per teacher (:func:`fig3_pretrain_cell`, every :math:`\mu` in
+    one batch), linear transfer and scratch training one cell per :math:`(n, \text{teacher})`
     (:func:`fig3_n_cell`).  All random numbers come from one generator
-    ``default_rng(seed)``, drawn in sequence over ``ns``; the cell of ``ns[j]`` replays
-    the draws of ``ns[:j]`` (:func:`skip_normals`), so the numbers do not depend on how the
-    cells are run, but a cell's key holds the whole ``ns`` (changing ``ns`` recomputes
-    every :math:`n`; keyed per-:math:`(n, \text{seed})` streams would lift this).
+    ``default_rng(seed)``, drawn in sequence over ``ns``; a cell replays the draws before
+    its own (:func:`skip_normals`), so the numbers do not depend on how the cells are run,
+    but a cell's key holds the whole ``ns`` (changing ``ns`` recomputes every :math:`n`;
+    keyed per-:math:`(n, \text{seed})` streams would lift this).
     ``run_kwargs`` (``cache``, ``directory``, ``version``, ``scheduler``) go to
     :func:`~transferkit.sweep.run`; ``progress`` shows its progress bars.
     """
@@ -590,12 +658,13 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     kw.setdefault("progress", progress)
     settings = dict(readout_init=float(readout_init), lr=float(lr), tol=float(tol),
                     max_time=float(max_time), max_step=float(max_step))
-    pre = run(fig3_pretrain_cell, Grid(seed=[int(seed)]),
+    pre = run(fig3_pretrain_cell, Grid(seed=[int(seed)], teacher=np.arange(teachers)),
               fixed=dict(d=d, m=m, m_star=m_star, mus=mus, teachers=teachers,
                          pretrain_steps=int(pretrain_steps), **settings),
-              desc="pretraining (all mus)", **kw)
-    Wp = np.ascontiguousarray(pre["W"][0])
-    pinfo = _info_from(pre, index=(0,))
+              desc="pretraining (per teacher, all mus)", **kw)
+    # rows mu-major (index i_mu * teachers + t), as the sources
+    Wp = np.ascontiguousarray(np.swapaxes(pre["W"][0], 0, 1).reshape((-1,) + W0.shape[1:]))
+    pinfo = _merged_info(pre, [(0, t) for t in range(teachers)], order="run")
     TT = tile_teacher(T, len(mus))
     _, out_sim = rkhs_norms(Wp, TT)
     kept_units = np.where(keep[..., None], SW, 0.0)            # zero rows drop out of the span
@@ -613,15 +682,17 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
         grams.append((G_model, G_src))
     G_init = feature_gram(W0[0], None, Xg)
     # linear transfer and scratch training for every n
-    sw = run(fig3_n_cell, Grid(j=np.arange(len(ns))),
+    sw = run(fig3_n_cell, Grid(j=np.arange(len(ns)), t=np.arange(teachers)),
              fixed=dict(ns=ns, rng_state=rng.bit_generator.state, W=Wp, target_W=T.W,
                         target_a=T.a, draws=draws, scratch_seeds=scratch_seeds,
                         scratch_steps=int(scratch_steps), **settings),
-             desc="n", **kw)
-    R_lt = np.ascontiguousarray(np.moveaxis(sw["R_lt"], 0, 1))    # (mus, ns, teachers, draws)
-    R_sc = sw["R_sc"]
-    sc_info = [_info_from(sw, index=(j,)) for j in range(len(ns))]
-    sc_rel = [np.ascontiguousarray(sw["loss_rel"][j]) for j in range(len(ns))]
+             desc="(n, teacher)", **kw)
+    # (ns, teachers, mus, draws) -> (mus, ns, teachers, draws)
+    R_lt = np.ascontiguousarray(np.transpose(sw["R_lt"], (2, 0, 1, 3)))
+    R_sc = np.ascontiguousarray(sw["R_sc"])                        # (ns, teachers, seeds)
+    sc_info = [_merged_info(sw, [(j, t) for t in range(teachers)], order="cell")
+               for j in range(len(ns))]
+    sc_rel = [np.ascontiguousarray(sw["loss_rel"][j].reshape(-1)) for j in range(len(ns))]
     return Fig3Result(
         d=d, m=m, m_star=m_star, mus=mus, ns=ns, teacher_norm=tn, target=T, source=source,
         seed=seed, readout_init=readout_init, lr=lr, tol=tol, pretrain_steps=pretrain_steps,
