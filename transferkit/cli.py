@@ -241,29 +241,28 @@ def _progress(args) -> bool:
 
 def simulate_point(gamma, theta, sigma, d=100, depth=2, draws=20, seed=0, alpha=1e-5,
                    methods=("scratch", "linear", "finetune"), progress=False) -> dict:
-    """Run :func:`~transferkit.experiments.deep_linear.simulate_transfer` at one point, method by method.
+    """Run :func:`~transferkit.experiments.deep_linear.simulate_transfer` at one point.
 
-    Pretraining is done once and shared (the same numbers as one ``simulate_transfer``
-    call: random numbers are keyed by ``(seed, draw, n)``).  Returns a dict mapping each
-    method to its :class:`~transferkit.experiments.deep_linear.MethodRuns` (per-draw risks and
-    convergence flags).
+    Pretraining first, then every method in one call, so that the methods share the target
+    data and the eigendecomposition of its covariance (the numbers are those of one
+    ``simulate_transfer`` call).  ``progress``: a bar of the two stages.  Returns a dict
+    mapping each method to its :class:`~transferkit.experiments.deep_linear.MethodRuns`
+    (per-draw risks and convergence flags).
     """
 
-    bar = tqdm(total=1 + len(methods), desc="pretraining", disable=not progress, file=sys.stderr,
+    bar = tqdm(total=2, desc="pretraining", disable=not progress, file=sys.stderr,
                unit="stage")
     try:
         pre = experiments.deep_linear.pretrain(d, depth, draws, seed, alpha, progress=False)
         bar.update()
-        out = {}
-        for m in methods:
-            bar.set_description(m)
-            r = experiments.deep_linear.simulate_transfer(d, gamma, theta, sigma, depth, draws, seed, alpha,
-                                      methods=(m,), pretrained=pre)
-            out.update(r.runs)
-            bar.update()
+        bar.set_description(", ".join(methods))
+        r = experiments.deep_linear.simulate_transfer(d, gamma, theta, sigma, depth, draws, seed,
+                                                      alpha, methods=tuple(methods),
+                                                      pretrained=pre)
+        bar.update()
     finally:
         bar.close()
-    return out
+    return dict(r.runs)
 
 
 def _check_sim_args(args, gammas=(), cells=1) -> None:
