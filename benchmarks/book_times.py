@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def chapter_notebooks(root: Path = ROOT) -> list[Path]:
-    """``notebooks/*.py`` in the order of ``_toc.yml``; notebooks missing from it come last."""
+def toc_files(root: Path = ROOT) -> list[str]:
+    """The ``file:`` entries of ``_toc.yml``, in order (``notebooks/relu_student_teacher``...)."""
     import yaml
 
     toc = yaml.safe_load((root / "_toc.yml").read_text())
@@ -45,6 +45,12 @@ def chapter_notebooks(root: Path = ROOT) -> list[Path]:
                 walk(v)
 
     walk(toc)
+    return order
+
+
+def chapter_notebooks(root: Path = ROOT) -> list[Path]:
+    """``notebooks/*.py`` in the order of ``_toc.yml``; notebooks missing from it come last."""
+    order = toc_files(root)
     nbs = sorted((root / "notebooks").glob("*.py"))
     rank = {f: i for i, f in enumerate(order)}
     return sorted(nbs, key=lambda p: rank.get(f"notebooks/{p.stem}", len(rank)))

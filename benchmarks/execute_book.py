@@ -27,11 +27,12 @@ import argparse
 import os
 import sys
 import time
+import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from book_times import ROOT, chapter_notebooks, read_notebook  # noqa: E402
+from book_times import ROOT, chapter_notebooks, read_notebook, toc_files  # noqa: E402
 
 #: Scheduling order when the cache holds no earlier time of a chapter (paper scale, heaviest
 #: first, from the chapter times of earlier builds); it changes no result, only the order.
@@ -42,22 +43,7 @@ HEAVY_FIRST = ("relu_student_teacher", "lenet_transfer", "ntk_similarity", "pred
 
 def toc_notebooks(root: Path = ROOT) -> list[Path]:
     """The chapter notebooks that ``_toc.yml`` lists (the book builds no other)."""
-    import yaml
-
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    files: set[str] = set()
-
-    def walk(node):
-        if isinstance(node, dict):
-            if isinstance(node.get("file"), str):
-                files.add(node["file"])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(toc)
+    files = set(toc_files(root))
     return [p for p in chapter_notebooks(root) if f"notebooks/{p.stem}" in files]
 
 
@@ -74,8 +60,6 @@ def _execute(path: str, timeout, allow_errors: bool):
     """Worker: read and execute one notebook as myst-nb does; the executed notebook, seconds
     and the traceback text (None on success)."""
     from jupyter_cache.executors.utils import single_nb_execution
-
-    import traceback
 
     nb = read_notebook(Path(path))
     start = time.perf_counter()
