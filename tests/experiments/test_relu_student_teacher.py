@@ -176,3 +176,48 @@ def test_cells_refuse_a_teacher_out_of_range():
 def test_linear_transfer_in_chunks_of_one_draw_gives_the_same_risks(fig3, one_thread, monkeypatch):
     monkeypatch.setattr(rst, "_LT_CHUNK", 1)          # one draw at a time
     np.testing.assert_array_equal(rst.fig3_experiment(**P, cache=False).R_lt, fig3.R_lt)
+
+
+def _with_converged(res, flags):
+    """``res`` with the scratch runs at each n marked converged or not (``flags`` per n)."""
+    sc = [dataclasses.replace(i, converged=np.full(i.converged.shape, f))
+          for i, f in zip(res.scratch, flags)]
+    return dataclasses.replace(res, scratch=sc)
+
+
+def test_scratch_law_on_all_and_on_converged_n(fig3):
+    """Written out: mean and standard error over teachers and seeds of R_sc / Var f_t, the
+    weighted fit of stats.fit_power_law, on every n or on the n whose runs all converged."""
+    from transferkit.stats import fit_power_law
+    ns = np.array([100, 200, 400, 800, 1600])
+    rng = np.random.default_rng(3)
+    R = np.exp(-0.8 * np.log(ns))[:, None, None] * (1 + 0.1 * rng.standard_normal((5, 2, 3)))
+    info = fig3.scratch[0]
+    res = dataclasses.replace(fig3, ns=ns, R_sc=R * fig3.teacher_var[0],
+                              teacher_var=np.repeat(fig3.teacher_var[:1], 2),
+                              scratch=[info] * 5)
+    res = _with_converged(res, [True, True, True, False, False])
+    Rv = R.reshape(5, -1)
+    mean, se = Rv.mean(1), Rv.std(1, ddof=1) / np.sqrt(6)
+    sr = rst.scratch_curve(res)
+    np.testing.assert_allclose(sr.mean, mean, rtol=1e-14)
+    np.testing.assert_allclose(sr.se, se, rtol=1e-12)
+    assert sr.converged.tolist() == [True, True, True, False, False]
+    every, conv = rst.scratch_law(res), rst.scratch_law(res, converged_only=True)
+    A, nu, _, se_nu = fit_power_law(ns, mean, se)
+    assert (every.A, every.nu, every.se_nu) == pytest.approx((A, nu, se_nu), rel=1e-12)
+    A3, nu3, _, se3 = fit_power_law(ns[:3], mean[:3], se[:3])
+    assert conv.ns.tolist() == [100, 200, 400]
+    assert (conv.A, conv.nu, conv.se_nu) == pytest.approx((A3, nu3, se3), rel=1e-12)
+    assert "converged runs only: nu = " in str(conv) and "(3 values)" in str(conv)
+    two = rst.scratch_law(_with_converged(res, [True, True, False, False, False]),
+                          converged_only=True)
+    assert two.nu is None and two.A is None and two.ns.tolist() == [100, 200]
+    assert "no fit, 2 value(s) of n qualify (100, 200" in str(two)
+
+
+def test_scratch_law_refuses_bad_input(fig3):
+    with pytest.raises(TypeError, match="res must be a Fig3Result"):
+        rst.scratch_law({"R_sc": 1})
+    with pytest.raises(TypeError, match="converged_only must be a bool"):
+        rst.scratch_law(fig3, converged_only="yes")

@@ -6,6 +6,8 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
@@ -37,6 +39,9 @@ CASES = {
     "gram": lambda: paper000_relu.gram_figure(_psd(), _psd(), _psd()),
     "scratch": lambda: paper000_relu.scratch_power_law_figure(
         NS, [1.0, 0.5, 0.25], [0.1, 0.05, 0.02], 8.0, 1.0, 0.1),
+    "scratch_marked": lambda: paper000_relu.scratch_power_law_figure(
+        NS, [1.0, 0.5, 0.25], [0.1, 0.05, 0.02], 8.0, 1.0, 0.1, converged=[True, True, False],
+        converged_fit=SimpleNamespace(ns=np.array(NS[:2]), A=8.0, nu=1.0, se_nu=0.1)),
     "out_of_span": lambda: paper000_relu.out_of_span_figure(
         MUS, RNG.random((2, 2)), RNG.random((2, 2)), RNG.random((2, 2))),
     "transfer_map": lambda: paper000_relu.transfer_map_figure(
@@ -71,3 +76,13 @@ def test_every_public_function_is_tested():
               "transfer_map_figure", "least_squares_factor_figure", "anchored_figure",
               "convergence_figure", "transfer_map_interactive"}
     assert set(paper000_relu.__all__) == tested
+
+
+def test_scratch_figure_marks_the_unconverged_n_and_draws_both_fits():
+    fig = CASES["scratch_marked"]()
+    try:
+        labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        assert {"scratch, converged", "scratch, not converged (horizon or step cap)"} <= set(labels)
+        assert any(lbl.startswith("converged $n$") for lbl in labels) and len(labels) == 4
+    finally:
+        plt.close(fig)

@@ -24,12 +24,13 @@ from ..models.relu import (
     train_population,
     train_samples,
 )
-from ..stats import kernel_distance
+from ..stats import fit_power_law, kernel_distance
 from ..sweep import Grid, run
 
 __all__ = ["FIG3", "FIG3_FULL", "Fig3Preset", "fig3_experiment", "anchored_experiment", "Fig3Result", "AnchoredResult",
            "fig3_pretrain_cell", "fig3_n_cell", "anchored_pretrain_cell", "anchored_n_cell",
-           "skip_normals", "ANCHORED", "AnchoredPreset", "AnchoredSelection", "select_lambda"]
+           "skip_normals", "ANCHORED", "AnchoredPreset", "AnchoredSelection", "select_lambda",
+           "ScratchCurve", "scratch_curve", "ScratchLaw", "scratch_law"]
 
 
 @dataclass(frozen=True)
@@ -229,6 +230,92 @@ class Fig3Result:
     R_sc: np.ndarray
     scratch: list
     scratch_loss_rel: list
+
+
+@dataclass(frozen=True)
+class ScratchCurve:
+    r"""The scratch risk of Fig. 3 (c) per :math:`n` (:func:`scratch_curve`).
+
+    Attributes
+    ----------
+    ns : ndarray of int
+        The target sample sizes.
+    mean, se : ndarray, shape (len(ns),)
+        Mean of :math:`\mathcal R_{sc}/\mathrm{Var} f_t` over teachers and seeds, and its
+        standard error.
+    converged : ndarray of bool, shape (len(ns),)
+        Whether every scratch run at that :math:`n` converged (stopped by its tolerance or
+        stalled), not stopped at the time horizon or the step cap.
+    """
+
+    ns: np.ndarray
+    mean: np.ndarray
+    se: np.ndarray
+    converged: np.ndarray
+
+
+def scratch_curve(res: Fig3Result) -> ScratchCurve:
+    r"""Mean and standard error over teachers and seeds of the scratch risk over the target
+    variance, :math:`\mathcal R_{sc}/\mathrm{Var} f_t` (paper 000, Fig. 3 c), per :math:`n`,
+    and which :math:`n` had every run converged."""
+    if not isinstance(res, Fig3Result):
+        raise TypeError(f"res must be a Fig3Result (got {type(res).__name__})")
+    R = res.R_sc / res.teacher_var[None, :, None]                 # (n, teachers, seeds)
+    flat = R.reshape(len(res.ns), -1)
+    return ScratchCurve(ns=np.asarray(res.ns), mean=R.mean(axis=(1, 2)),
+                       se=flat.std(axis=1, ddof=1) / np.sqrt(flat.shape[1]),
+                       converged=np.array([bool(np.all(i.converged)) for i in res.scratch]))
+
+
+@dataclass(frozen=True)
+class ScratchLaw:
+    r"""A power law :math:`A n^{-\nu}` fitted to the scratch risk of Fig. 3 (c)
+    (:func:`scratch_law`).
+
+    Attributes
+    ----------
+    ns : ndarray of int
+        The :math:`n` the fit used.
+    converged_only : bool
+        Whether only the :math:`n` at which every run converged were used.
+    A, nu, se_nu : float or None
+        The fit and the standard error of :math:`\nu`; ``None`` when fewer than three
+        :math:`n` qualify (a slope with an error needs three).
+    """
+
+    ns: np.ndarray
+    converged_only: bool
+    A: float | None
+    nu: float | None
+    se_nu: float | None
+
+    def __str__(self) -> str:
+        which = "converged runs only" if self.converged_only else "all runs"
+        if self.nu is None:
+            return (f"{which}: no fit, {self.ns.size} value(s) of n qualify "
+                    f"({', '.join(str(int(v)) for v in self.ns) or 'none'}; a fit with an "
+                    f"error needs 3)")
+        return (f"{which}: nu = {self.nu:.3f} +- {self.se_nu:.3f} over n = {int(self.ns[0])} "
+                f"... {int(self.ns[-1])} ({self.ns.size} values)")
+
+
+def scratch_law(res: Fig3Result, converged_only: bool = False) -> ScratchLaw:
+    r"""The power law :math:`\mathcal R_{sc}/\mathrm{Var} f_t \approx A n^{-\nu}` of paper 000,
+    Fig. 3 (c) (the paper reports :math:`\nu = 1.18`), fitted by weighted least squares in
+    log-log coordinates (:func:`transferkit.stats.fit_power_law`, weights from the standard
+    errors of :func:`scratch_curve`), on all :math:`n` or, with ``converged_only``, on the
+    :math:`n` at which every scratch run converged: runs stopped at the horizon have not
+    reached the interpolant the law describes, and the largest :math:`n`, which weigh most,
+    are the ones that stop there."""
+    if not isinstance(converged_only, (bool, np.bool_)):
+        raise TypeError(f"converged_only must be a bool (got {type(converged_only).__name__})")
+    sr = scratch_curve(res)
+    keep = sr.converged if converged_only else np.ones(sr.ns.size, dtype=bool)
+    ns = sr.ns[keep]
+    if ns.size < 3:
+        return ScratchLaw(ns, bool(converged_only), None, None, None)
+    A, nu, _, se_nu = fit_power_law(ns, sr.mean[keep], sr.se[keep])
+    return ScratchLaw(ns, bool(converged_only), float(A), float(nu), float(se_nu))
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,8 @@ def gram_figure(G_model, G_source, G_init):
     return fig
 
 
-def scratch_power_law_figure(ns, risk_mean, risk_se, A: float, nu: float, se_nu: float):
+def scratch_power_law_figure(ns, risk_mean, risk_se, A: float, nu: float, se_nu: float,
+                             converged=None, converged_fit=None):
     r"""Paper 000, Fig. 3 (c): scratch risk against :math:`n`, with a power-law fit.
 
     Parameters
@@ -77,21 +78,42 @@ def scratch_power_law_figure(ns, risk_mean, risk_se, A: float, nu: float, se_nu:
     A, nu, se_nu : float
         The fit :math:`A n^{-\nu}` and the standard error of :math:`\nu`, as returned by
         :func:`transferkit.stats.fit_power_law`.
+    converged : array_like of bool, shape (len(ns),), optional
+        Whether every run at that :math:`n` converged; the others are drawn hollow (stopped
+        at the time horizon or the step cap).
+    converged_fit : transferkit.experiments.relu_student_teacher.ScratchLaw, optional
+        The fit on the converged :math:`n` only, drawn dashed over their range (when it has
+        a fit).
 
     Returns
     -------
     matplotlib.figure.Figure
-        Markers with error bars and the fitted line, on log-log axes.
+        Markers with error bars and the fitted line(s), on log-log axes.
     """
 
     ns = np.asarray(ns)
+    risk_mean, risk_se = np.asarray(risk_mean), np.asarray(risk_se)
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
-    ax.errorbar(ns, risk_mean, yerr=risk_se, fmt="o", label="scratch (simulation)")
+    if converged is None:
+        ax.errorbar(ns, risk_mean, yerr=risk_se, fmt="o", label="scratch (simulation)")
+    else:
+        ok = np.asarray(converged, dtype=bool)
+        ax.errorbar(ns[ok], risk_mean[ok], yerr=risk_se[ok], fmt="o", color="C0",
+                    label="scratch, converged")
+        if not ok.all():
+            ax.errorbar(ns[~ok], risk_mean[~ok], yerr=risk_se[~ok], fmt="o", color="C0",
+                        mfc="white", label="scratch, not converged (horizon or step cap)")
     nn = np.geomspace(ns.min(), ns.max(), 50)
-    ax.plot(nn, A * nn ** -nu, "-", label=rf"$A n^{{-\nu}}$, $\nu = {nu:.2f}\pm{se_nu:.2f}$")
+    ax.plot(nn, A * nn ** -nu, "-", color="C1",
+            label=rf"$A n^{{-\nu}}$, all $n$: $\nu = {nu:.2f}\pm{se_nu:.2f}$")
+    if converged_fit is not None and converged_fit.nu is not None:
+        nc = np.geomspace(converged_fit.ns.min(), converged_fit.ns.max(), 20)
+        ax.plot(nc, converged_fit.A * nc ** -converged_fit.nu, "--", color="C2",
+                label=rf"converged $n$: $\nu = {converged_fit.nu:.2f}\pm{converged_fit.se_nu:.2f}$")
     ax.set(xscale="log", yscale="log", xlabel="$n$",
            ylabel=r"$\mathcal{R}_{sc}/\mathrm{Var} f_t^*$")
-    ax.legend()
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())     # the minor labels overlap on short ranges
+    ax.legend(fontsize="small")
     return fig
 
 
