@@ -32,7 +32,8 @@ SMOKE_HTML := $(SMOKE_OUT)/_build/html
 SMOKE_JCACHE := $(SMOKE_OUT)/_build/.jupyter_cache
 # make test computes every sweep afresh (the book's _build/cache is not reused): a
 # dependency upgrade that changes numbers must show up in the tests
-TEST_CACHE := _build/test-cache
+# absolute: the kernels run in notebooks/, where a relative path would name another folder
+TEST_CACHE := $(CURDIR)/_build/test-cache
 TIMES := _build/test-times.txt
 NOTEBOOKS := $(sort $(wildcard notebooks/*.py))
 # timing scripts (benchmarks/book_times.py and speed_table.py are report tools, run below)

@@ -56,6 +56,15 @@ def execution_settings(root: Path = ROOT) -> dict:
     return {"timeout": ex.get("timeout", 30), "allow_errors": bool(ex.get("allow_errors", False))}
 
 
+def _book_environment(figures: str) -> None:
+    """Worker initializer: what ``transferkit.sphinxext`` sets for the build's kernels (they
+    inherit it): ``TRANSFERKIT_BOOK_BUILD=1`` and, unless set, ``TRANSFERKIT_FIGURES``, the
+    build's ``figures`` folder next to its jupyter-cache."""
+    os.environ["TRANSFERKIT_BOOK_BUILD"] = "1"
+    if not os.environ.get("TRANSFERKIT_FIGURES", "").strip():
+        os.environ["TRANSFERKIT_FIGURES"] = figures
+
+
 def _execute(path: str, timeout, allow_errors: bool):
     """Worker: read and execute one notebook as myst-nb does; the executed notebook, seconds
     and the traceback text (None on success)."""
@@ -106,24 +115,38 @@ def execute_into(cache_path: Path, notebooks: list[Path], jobs: int, timeout,
         f"timeout {timeout} s per cell")
     failed = []
     start = time.time()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_execute, str(nb.resolve()), timeout, allow_errors)
-                   for _, _, nb in todo]
+    figures = str((Path(cache_path).absolute().parent / "figures").resolve())
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_book_environment,
+                               initargs=(figures,))
+    try:
+        # as myst-nb: the notebook's absolute path (symbolic links kept) names its records
+        futures = {pool.submit(_execute, str(nb.absolute()), timeout, allow_errors): nb
+                   for _, _, nb in todo}
         for fut in as_completed(futures):
-            path, nb, seconds, err = fut.result()
-            stage = cache.add_nb_to_project(path)          # as myst-nb: no read_data for .py
-            NbProjectRecord.remove_tracebacks([stage.pk], cache.db)
-            name = Path(path).stem
+            name = futures[fut].stem
+            try:
+                path, nb, seconds, err = fut.result()
+                stage = cache.add_nb_to_project(path)      # as myst-nb: no read_data for .py
+                NbProjectRecord.remove_tracebacks([stage.pk], cache.db)
+                if err is not None:
+                    NbProjectRecord.set_traceback(stage.uri, err, cache.db)
+                else:
+                    cache.cache_notebook_bundle(
+                        CacheBundleIn(nb, stage.uri, data={"execution_seconds": seconds}),
+                        check_validity=False, overwrite=True)
+            except Exception as exc:       # a worker died (the pool is then broken), a
+                failed.append(name)         # cache error: the build executes the chapter
+                log(f"  {name}: not executed here ({type(exc).__name__}: {exc}); the build "
+                    f"executes it")
+                continue
             if err is not None:
-                NbProjectRecord.set_traceback(stage.uri, err, cache.db)
                 failed.append(name)
                 log(f"  {name}: FAILED after {seconds:.1f} s (the build executes it again "
                     f"and reports it)\n{err}")
-                continue
-            cache.cache_notebook_bundle(CacheBundleIn(nb, stage.uri,
-                                                      data={"execution_seconds": seconds}),
-                                        check_validity=False, overwrite=True)
-            log(f"  {name}: {seconds:.1f} s ({time.time() - start:.0f} s since start)")
+            else:
+                log(f"  {name}: {seconds:.1f} s ({time.time() - start:.0f} s since start)")
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     return failed
 
 

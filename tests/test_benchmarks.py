@@ -297,3 +297,36 @@ def test_execute_book_runs_what_the_book_builds():
     ex = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]
     assert eb.execution_settings() == {"timeout": ex["timeout"],
                                        "allow_errors": ex["allow_errors"]}
+
+
+def test_execute_book_kernels_see_the_builds_environment(tmp_path, monkeypatch):
+    """As under ``jupyter-book build`` (``transferkit.sphinxext``): the kernels see
+    ``TRANSFERKIT_BOOK_BUILD=1`` and the build's own figures folder."""
+    from jupyter_cache import get_cache
+
+    monkeypatch.delenv("TRANSFERKIT_FIGURES", raising=False)
+    monkeypatch.delenv("TRANSFERKIT_BOOK_BUILD", raising=False)
+    eb, bt = load("execute_book"), load("book_times")
+    nb = tmp_path / "env.py"
+    nb.write_text('# %%\nimport os\nprint(os.environ["TRANSFERKIT_BOOK_BUILD"], '
+                  'os.environ["TRANSFERKIT_FIGURES"])\n')
+    cache_dir = tmp_path / "out" / "_build" / ".jupyter_cache"
+    assert eb.execute_into(cache_dir, [nb], jobs=1, timeout=120, log=lambda s: None) == []
+    cache = get_cache(str(cache_dir))
+    out = cache.get_cache_bundle(cache.match_cache_notebook(bt.read_notebook(nb)).pk).nb
+    assert out.cells[0].outputs[0]["text"].split() == [
+        "1", str((tmp_path / "out" / "_build" / "figures").resolve())]
+
+
+def test_execute_book_survives_a_dead_worker(tmp_path):
+    """A worker that dies breaks the pool: every chapter not yet done is reported as not
+    executed (the build executes it), nothing is cached, no exception escapes."""
+    eb = load("execute_book")
+    killer, other = tmp_path / "killer.py", tmp_path / "other.py"
+    killer.write_text("# %%\nimport os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
+    other.write_text("# %%\nprint(1)\n")
+    lines = []
+    failed = eb.execute_into(tmp_path / "jc", [killer, other], jobs=1, timeout=60,
+                             log=lines.append)
+    assert sorted(failed) == ["killer", "other"]
+    assert sum("not executed here (BrokenProcessPool" in s for s in lines) == 2

@@ -98,8 +98,9 @@ def scratch_power_law_figure(ns, risk_mean, risk_se, A: float, nu: float, se_nu:
         ax.errorbar(ns, risk_mean, yerr=risk_se, fmt="o", label="scratch (simulation)")
     else:
         ok = np.asarray(converged, dtype=bool)
-        ax.errorbar(ns[ok], risk_mean[ok], yerr=risk_se[ok], fmt="o", color="C0",
-                    label="scratch, converged")
+        if ok.any():
+            ax.errorbar(ns[ok], risk_mean[ok], yerr=risk_se[ok], fmt="o", color="C0",
+                        label="scratch, converged")
         if not ok.all():
             ax.errorbar(ns[~ok], risk_mean[~ok], yerr=risk_se[~ok], fmt="o", color="C0",
                         mfc="white", label="scratch, not converged (horizon or step cap)")
