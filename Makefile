@@ -140,7 +140,9 @@ book: venv
 	@start=$$(date +%s); status=0; \
 	TRANSFERKIT_SCALE=$(TRANSFERKIT_SCALE) $(PY) benchmarks/execute_book.py _build/.jupyter_cache --jobs $(JOBS) || true; \
 	TRANSFERKIT_SCALE=$(TRANSFERKIT_SCALE) jupyter-book build . $(BOOK_FLAGS) || status=$$?; \
-	echo; $(PY) benchmarks/book_times.py _build/.jupyter_cache --since $$start || true; \
+	echo; $(PY) benchmarks/book_times.py _build/.jupyter_cache --since $$start \
+	  --record _build/book-time.json --wall $$(( $$(date +%s) - start )) --jobs $(JOBS) \
+	  --scale $(TRANSFERKIT_SCALE) || true; \
 	echo "Book ($(TRANSFERKIT_SCALE) scale): $(BOOK_HTML)/index.html, built in $$(( $$(date +%s) - start )) s"; \
 	exit $$status
 

@@ -117,6 +117,29 @@ def table(rows: list[dict], since: float | None = None) -> str:
     return "\n".join(lines)
 
 
+def write_record(path: Path, rows: list[dict], since, wall, jobs, scale) -> str:
+    """Write ``book-time.json`` (what ``benchmarks/speed_table.py`` reads for its whole-book
+    row) when every chapter was executed, successfully, by this build (``since``): the date,
+    scale, cores, processes, wall seconds and each chapter's seconds.  Returns what it did,
+    in words; a partial build (some chapters from the cache) writes nothing."""
+    import datetime
+    import json
+    import os
+
+    if since is None or wall is None or jobs is None or scale is None:
+        raise ValueError("--record needs --since, --wall, --jobs and --scale")
+    fresh = [r for r in rows if not r["traceback"] and r["seconds"] is not None
+             and r["created"] >= since]
+    if len(fresh) != len(rows):
+        return (f"{path} not written: {len(rows) - len(fresh)} of {len(rows)} chapters were not "
+                f"executed by this build (the record is of builds from empty caches)")
+    rec = {"date": datetime.date.today().isoformat(), "scale": scale, "cores": os.cpu_count(),
+           "jobs": int(jobs), "wall_s": float(wall),
+           "chapters_s": {r["name"]: float(r["seconds"]) for r in rows}}
+    path.write_text(json.dumps(rec, indent=1) + "\n")
+    return f"book times written to {path}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cache", type=Path, help="the build's .jupyter_cache folder")
@@ -124,6 +147,12 @@ def main(argv=None) -> int:
                     help="start of the build (seconds since the epoch): older records are 'cached'")
     ap.add_argument("--check", action="store_true",
                     help="fail unless every notebook was executed, successfully, by this build")
+    ap.add_argument("--record", type=Path, default=None,
+                    help="write the build's times to this JSON file (book-time.json) if this "
+                         "build executed every chapter (a build from empty caches)")
+    ap.add_argument("--wall", type=float, default=None, help="the build's wall seconds (--record)")
+    ap.add_argument("--jobs", type=int, default=None, help="chapters executed at once (--record)")
+    ap.add_argument("--scale", default=None, help="TRANSFERKIT_SCALE of the build (--record)")
     ap.add_argument("notebooks", nargs="*", type=Path,
                     help="notebooks to report (default: notebooks/*.py in _toc.yml order)")
     args = ap.parse_intermixed_args(argv)
@@ -134,6 +163,8 @@ def main(argv=None) -> int:
     rows = records(args.cache, nbs)
     print(f"Chapter execution times (jupyter-cache records in {args.cache}):")
     print(table(rows, args.since))
+    if args.record is not None:
+        print(write_record(args.record, rows, args.since, args.wall, args.jobs, args.scale))
     if args.check:
         bad = [r["name"] for r in rows
                if r["traceback"] or r["seconds"] is None

@@ -7,8 +7,9 @@ Run by ``make bench`` after the benchmarks::
 Reads ``fig1_grid.json``, ``fig2_grid.json`` and ``relu_speed.json`` (written by the
 benchmarks with ``--json``; required), the rows of the benchmarks in ``OPTIONAL`` whose JSON
 is present (``lenet_speed.json``, ``diagonal_speed.json``), and, when the paper-scale book has been built, the ReLU chapter's
-execution time from the book's jupyter-cache records (``benchmarks/book_times.py``), and
-replaces everything between the marker lines ``<!-- speed-table:start -->`` and
+execution time from the book's jupyter-cache records (``benchmarks/book_times.py``) and the
+whole book's times from ``book-time.json`` next to that cache (written by ``make book`` when it
+executed every chapter, i.e. from empty caches, at paper scale), and replaces everything between the marker lines ``<!-- speed-table:start -->`` and
 ``<!-- speed-table:end -->`` of the README with the table.  Results at a reduced scale
 (``--scale smoke`` or ``--quick``) are refused unless ``--allow-reduced`` is given (then every
 row says so): the README reports paper scale only.  No network; nothing is executed.
@@ -85,6 +86,15 @@ def rows(res: dict, chapter_seconds: float | None) -> list[str]:
             f"{lg['gram, grown step']['cpu']:,.0f} network-steps per CPU second "
             f"(`train_diagonal_gram`){steps}{sec} | {lg['train_diagonal']['cpu']:,.0f} "
             f"network-steps per CPU second (`train_diagonal`, the chapter's D = 50 trainer) |")
+    bk = res.get("book_time")
+    if bk is not None:
+        ch = bk["chapters_s"]
+        top = sorted(ch, key=ch.get, reverse=True)[:2]
+        out.append(
+            f"| the whole book at `paper` scale from empty caches (`make book`, {len(ch)} "
+            f"chapters on {bk['jobs']} processes, {bk['cores']} cores; `_build/book-time.json`, "
+            f"{bk['date']}) | {_dur(bk['wall_s'])} wall; the chapters {_dur(sum(ch.values()))} "
+            f"together, the longest " + ", ".join(f"{n} {_dur(ch[n])}" for n in top) + " | - |")
     if chapter_seconds is not None:
         out.append(f"| the ReLU chapter at `paper` scale, executed as the book does (`make book`; "
                    f"jupyter-cache record) | {_dur(chapter_seconds)} | - |")
@@ -154,6 +164,11 @@ def main(argv=None) -> int:
         print(f"error: reduced-scale results ({', '.join(reduced)}); README not changed "
               f"(--allow-reduced to write them anyway)", file=sys.stderr)
         return 1
+    bk = args.book_cache.parent / "book-time.json"
+    if bk.exists():
+        rec = json.loads(bk.read_text())
+        if rec.get("scale") == "paper":
+            res["book_time"] = rec
     body = block(res, chapter_time(args.book_cache))
     args.readme.write_text(replace_between_markers(args.readme.read_text(), body))
     print(f"speed table written to {args.readme}:\n{body}")

@@ -330,3 +330,47 @@ def test_execute_book_survives_a_dead_worker(tmp_path):
                              log=lines.append)
     assert sorted(failed) == ["killer", "other"]
     assert sum("not executed here (BrokenProcessPool" in s for s in lines) == 2
+
+
+def test_book_time_record_and_its_row(tmp_path):
+    """book_times writes book-time.json only for a build that executed every chapter, and
+    speed_table turns a paper-scale record into the whole-book row."""
+    import json
+
+    bt, st = load("book_times"), load("speed_table")
+    rows = [dict(name="a", seconds=60.0, created=10.0, edited=False, traceback=None),
+            dict(name="b", seconds=600.0, created=12.0, edited=False, traceback=None)]
+    rec = tmp_path / "book-time.json"
+    assert "not written: 1 of 2" in bt.write_record(rec, rows, 11.0, 700.0, 2, "paper")
+    assert not rec.exists()
+    assert "written" in bt.write_record(rec, rows, 5.0, 700.0, 2, "paper")
+    data = json.loads(rec.read_text())
+    assert data["wall_s"] == 700.0 and data["jobs"] == 2 and data["chapters_s"] == {"a": 60.0,
+                                                                                    "b": 600.0}
+    with pytest.raises(ValueError, match="--record needs"):
+        bt.write_record(rec, rows, None, 700.0, 2, "paper")
+    base = {"fig1_grid": dict(scale="paper", gammas=21, thetas=19, draws=20, d=500, wall_s=144.0,
+                              per_cell_s=0.36, scratch_steps_median=1, scratch_steps_max=2,
+                              authors_per_cell_s=380.0, authors_grid_s=1.0, ratio=1055.0,
+                              date="2026-01-01", cores=2, threads=1, device="cpu"),
+            "fig2_grid": dict(scale="paper", cells=399, draws=20, runs=7980, d=500, wall_s=1.0,
+                              cpu_s=1.0, per_cell_s=0.4, steps_median=1, steps_max=2,
+                              gamma_at_steps_max=0.9, all_converged=True, authors_per_cell_s=1.0,
+                              authors_grid_s=1.0, ratio=2.0),
+            "relu_speed": dict(scale="paper", m=1, d=1, m_star=1, seeds=1, n=1, pretrain_it_s=1.0,
+                               scratch_it_s=1.0)}
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    for k, v in base.items():
+        (bench / f"{k}.json").write_text(json.dumps(v))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{st.START}\n{st.END}\n")
+    cache = tmp_path / ".jupyter_cache"              # book-time.json lies next to it
+    assert st.main([str(bench), str(readme), "--book-cache", str(cache)]) == 0
+    assert "the whole book at `paper` scale from empty caches (`make book`, 2 chapters on 2 " \
+           "processes" in readme.read_text()
+    assert "| 11.7 min wall; the chapters 11.0 min together, the longest b 10.0 min, a 60.0 s |" \
+           in readme.read_text()
+    rec.write_text(json.dumps(dict(data, scale="smoke")))
+    assert st.main([str(bench), str(readme), "--book-cache", str(cache)]) == 0
+    assert "the whole book" not in readme.read_text()
