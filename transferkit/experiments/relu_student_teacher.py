@@ -600,7 +600,7 @@ def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init,
     function for :func:`transferkit.sweep.run`, one cell per teacher, so that a cluster
     spreads the teachers.  Returns ``W`` ``(len(mus), m, d)``, ``c`` and the pretraining
     :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``
-    (:func:`_padded_info_arrays`).
+    (``_padded_info_arrays``).
 
     Every run of the batch stops by its own rule (tolerance, step cap, time horizon) and its
     iterates do not depend on the other runs of the batch, so one teacher's cell gives that
@@ -646,7 +646,7 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
     at a time (at most ``_LT_CHUNK`` features).  Returns ``R_lt`` ``(len(mus), draws)``,
     ``R_sc`` and ``loss_rel`` ``(scratch_seeds,)`` and the scratch
     :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``
-    (:func:`_padded_info_arrays`).
+    (``_padded_info_arrays``).
     """
     T = Teacher(np.asarray(target_W), np.asarray(target_a))
     teachers = T.W.shape[0]
