@@ -480,6 +480,64 @@ if PRESET == experiments.relu_student_teacher.FIG3["paper"]:   # what the prose 
     assert np.all(sel_f.T_best[1:] + 3 * sel_f.T_best_se[1:] < 0), sel_f.T_best
 
 # %% [markdown]
+# ## Sensitivity: the horizon of App. D.2
+#
+# App. D.2 trains for $10^5$ steps at learning rate $0.01\,m$, which in our units (a loss
+# without the factor 1/2 of Eqs. 2-3) ends at $t = 500$; the presets above run to
+# $t = 10^3$ (ours), so that more runs reach the tolerance. Here the same experiment (same
+# teachers, data and initial units) stops at the paper's horizon, and the fit of panel (c)
+# and the sign map of panel (e) are shown again.
+
+# %%
+P500 = dict(P, max_time=500.0)       # paper 000, App. D.2: 1e5 steps x 0.01 m end at t = 500
+t0 = time.perf_counter()
+res500 = experiments.relu_student_teacher.fig3_experiment(**P500)
+print(f"wall time {time.perf_counter() - t0:.0f} s")
+sr500 = experiments.relu_student_teacher.scratch_curve(res500)
+law500 = experiments.relu_student_teacher.scratch_law(res500)
+law500_conv = experiments.relu_student_teacher.scratch_law(res500, converged_only=True)
+for name, fit, fit_conv in (("t = 1000 (ours)", law, law_conv),
+                            ("t = 500 (App. D.2)", law500, law500_conv)):
+    print(f"{name}: fit on {fit}; on {fit_conv}")
+Tmap500 = sr500.mean[None, :] - (res500.R_lt / res500.teacher_var[None, None, :, None]).mean(axis=(2, 3))
+flips = np.argwhere(np.sign(Tmap500) != np.sign(Tmap))
+print(f"Fig. 3 (e): {len(flips)} of {Tmap.size} cells change sign at t = 500:",
+      [(float(res.mus[i]), int(res.ns[j])) for i, j in flips])
+fig = figures.paper000_relu.scratch_power_law_figure(
+    sr500.ns, sr500.mean, sr500.se, law500.A, law500.nu, law500.se_nu,
+    converged=sr500.converged, converged_fit=law500_conv)
+provenance.record(fig, "fig3c-horizon-500", params=P500, seeds=P["seed"],
+                  caption="paper 000 Fig. 3(c) at the horizon of App. D.2 (t = 500)")
+perp500 = (res500.perp_sim * res500.teacher_norm[None, :] / res500.teacher_var[None, :]).mean(1)
+with np.errstate(divide="ignore"):
+    n_star500 = np.where(perp500 > 0, (law500.A / np.maximum(perp500, 1e-300)) ** (1 / law500.nu),
+                         np.inf)
+fig = figures.paper000_relu.transfer_map_figure(res500.ns, res500.mus, Tmap500, n_star500)
+provenance.record(fig, "fig3e-horizon-500", params=P500, seeds=P["seed"],
+                  caption="paper 000 Fig. 3(e) at the horizon of App. D.2 (t = 500)")
+
+# %% [markdown]
+# *Fig. 3 (c) and (e) at $t = 500$.* In the run behind the published book (`paper` scale) only
+# the scratch runs at $n = 100$ and 200 converge before $t = 500$ (no fit on converged runs
+# alone), and the exponent over all $n$ is smaller still: $\nu = 0.33\pm0.01$ against
+# $0.47\pm0.02$ at $t = 10^3$; the scratch risks at $n\le 800$ hardly change, those at
+# $n\ge 1600$ are higher, which flattens the curve. Pretraining ends further from its source
+# (relative loss 0.06 at $\mu = 0$ against 0.025). The sign map keeps its shape; two cells
+# turn from positive to negative, $\mu = 0$ and $0.1$ at $n = 800$, the column where the
+# linear-transfer risk is largest on our grid. The paper's horizon therefore does not
+# bring $\nu$ nearer 1.18; a longer horizon steepens the curve only as far as the runs at
+# large $n$ get nearer interpolation, and the fit on the converged $n\le 800$ at $t = 10^3$
+# ($\nu = 0.40\pm0.03$) shows no steepening within that range. The other open readings (the
+# teacher readouts, an absolute tolerance) are not yet run (issue 16).
+
+# %%
+assert law500.nu > 0
+if PRESET == experiments.relu_student_teacher.FIG3["paper"]:   # what the prose above claims
+    assert law500.nu + 3 * law500.se_nu < law.nu - 3 * law.se_nu < 1.18, (law500, law)
+    assert list(law500_conv.ns) == [100, 200] and law500_conv.nu is None, law500_conv
+    assert [(float(res.mus[i]), int(res.ns[j])) for i, j in flips] == [(0.0, 800), (0.1, 800)]
+
+# %% [markdown]
 # ## Convergence of the reduced runs
 
 # %%
