@@ -63,6 +63,16 @@ def read_notebook(path: Path):
     return jupytext.reads(path.read_text(), fmt="py:percent")
 
 
+def newest_records(cache) -> dict:
+    """The newest cache record of every notebook in a jupyter-cache, keyed by its resolved path."""
+    by_uri = {}
+    for rec in cache.list_cache_records():
+        key = Path(rec.uri).resolve()
+        if key not in by_uri or rec.created > by_uri[key].created:
+            by_uri[key] = rec
+    return by_uri
+
+
 def records(cache_path: Path, notebooks: list[Path]) -> list[dict]:
     """One dict per notebook: ``name``, ``seconds`` (None if no record), ``created``, ``traceback``."""
     from jupyter_cache import get_cache
@@ -72,11 +82,7 @@ def records(cache_path: Path, notebooks: list[Path]) -> list[dict]:
     for rec in cache.list_project_records():
         if rec.traceback:  # set by a failed execution, removed by a successful one
             tracebacks[Path(rec.uri).resolve()] = rec.traceback
-    by_uri = {}
-    for rec in cache.list_cache_records():  # newest record per notebook path
-        key = Path(rec.uri).resolve()
-        if key not in by_uri or rec.created > by_uri[key].created:
-            by_uri[key] = rec
+    by_uri = newest_records(cache)
     out = []
     for nb in notebooks:
         edited = False

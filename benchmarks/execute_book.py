@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from book_times import ROOT, chapter_notebooks, read_notebook, toc_files  # noqa: E402
+from book_times import ROOT, chapter_notebooks, newest_records, read_notebook, toc_files  # noqa: E402
 
 #: Scheduling order when the cache holds no earlier time of a chapter (paper scale, heaviest
 #: first, from the chapter times of earlier builds); it changes no result, only the order.
@@ -90,11 +90,7 @@ def execute_into(cache_path: Path, notebooks: list[Path], jobs: int, timeout,
     from jupyter_cache.cache.db import NbProjectRecord
 
     cache = get_cache(str(cache_path))
-    past = {}
-    for rec in cache.list_cache_records():
-        key = Path(rec.uri).resolve()
-        if key not in past or rec.created > past[key].created:
-            past[key] = rec
+    past = newest_records(cache)
     todo = []
     for nb in notebooks:
         try:

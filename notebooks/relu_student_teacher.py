@@ -233,11 +233,8 @@ assert np.all(np.diff(ps.mean(1))[np.diff(res.mus) >= 0.2 - 1e-9] > 0), ps.mean(
 # ## Fig. 3 (e): transferability over $(\mu, n)$ and the predicted boundary
 
 # %%
-Rlt = res.R_lt / res.teacher_var[None, None, :, None]       # (mu, n, teachers, draws)
-Tmap = Rsc_mean[None, :] - Rlt.mean(axis=(2, 3))
-perp_var = (res.perp_sim * res.teacher_norm[None, :] / res.teacher_var[None, :]).mean(1)
-with np.errstate(divide="ignore"):
-    n_star = np.where(perp_var > 0, (A / np.maximum(perp_var, 1e-300)) ** (1 / nu), np.inf)
+tm = experiments.relu_student_teacher.transfer_map(res, law)
+Tmap, perp_var, n_star = tm.T, tm.perp_var, tm.n_star
 fig = figures.paper000_relu.transfer_map_figure(res.ns, res.mus, Tmap, n_star)
 provenance.record(fig, "fig3e-transfer-map", params=P, seeds=P["seed"],
                   caption="paper 000 Fig. 3(e): ReLU transferability over (mu, n) "
@@ -499,7 +496,8 @@ law500_conv = experiments.relu_student_teacher.scratch_law(res500, converged_onl
 for name, fit, fit_conv in (("t = 1000 (ours)", law, law_conv),
                             ("t = 500 (App. D.2)", law500, law500_conv)):
     print(f"{name}: fit on {fit}; on {fit_conv}")
-Tmap500 = sr500.mean[None, :] - (res500.R_lt / res500.teacher_var[None, None, :, None]).mean(axis=(2, 3))
+tm500 = experiments.relu_student_teacher.transfer_map(res500, law500)
+Tmap500 = tm500.T
 flips = np.argwhere(np.sign(Tmap500) != np.sign(Tmap))
 print(f"Fig. 3 (e): {len(flips)} of {Tmap.size} cells change sign at t = 500:",
       [(float(res.mus[i]), int(res.ns[j])) for i, j in flips])
@@ -508,11 +506,7 @@ fig = figures.paper000_relu.scratch_power_law_figure(
     converged=sr500.converged, converged_fit=law500_conv)
 provenance.record(fig, "fig3c-horizon-500", params=P500, seeds=P["seed"],
                   caption="paper 000 Fig. 3(c) at the horizon of App. D.2 (t = 500)")
-perp500 = (res500.perp_sim * res500.teacher_norm[None, :] / res500.teacher_var[None, :]).mean(1)
-with np.errstate(divide="ignore"):
-    n_star500 = np.where(perp500 > 0, (law500.A / np.maximum(perp500, 1e-300)) ** (1 / law500.nu),
-                         np.inf)
-fig = figures.paper000_relu.transfer_map_figure(res500.ns, res500.mus, Tmap500, n_star500)
+fig = figures.paper000_relu.transfer_map_figure(res500.ns, res500.mus, Tmap500, tm500.n_star)
 provenance.record(fig, "fig3e-horizon-500", params=P500, seeds=P["seed"],
                   caption="paper 000 Fig. 3(e) at the horizon of App. D.2 (t = 500)")
 

@@ -36,6 +36,20 @@ TIMING = ["fig1_grid", "fig2_grid", "speed_record", "relu_speed", "lenet_speed",
 TOOLS = ["book_times", "speed_table", "execute_book"]
 
 
+#: The smallest results speed_table.py accepts (its required benchmarks, paper scale).
+MINIMAL_RESULTS = {
+    "fig1_grid": dict(scale="paper", gammas=21, thetas=19, draws=20, d=500, wall_s=144.0,
+                      per_cell_s=0.36, scratch_steps_median=1, scratch_steps_max=2,
+                      authors_per_cell_s=380.0, authors_grid_s=1.0, ratio=1055.0,
+                      date="2026-01-01", cores=2, threads=1, device="cpu"),
+    "fig2_grid": dict(scale="paper", cells=399, draws=20, runs=7980, d=500, wall_s=1.0,
+                      cpu_s=1.0, per_cell_s=0.4, steps_median=1, steps_max=2,
+                      gamma_at_steps_max=0.9, all_converged=True, authors_per_cell_s=1.0,
+                      authors_grid_s=1.0, ratio=2.0),
+    "relu_speed": dict(scale="paper", m=1, d=1, m_star=1, seeds=1, n=1, pretrain_it_s=1.0,
+                       scratch_it_s=1.0)}
+
+
 def load(name):
     """Import ``benchmarks/<name>.py`` as a module (without running its ``main``)."""
     key = f"_bench_{name}"
@@ -162,16 +176,7 @@ def test_speed_table_optional_rows(tmp_path):
     """The LeNet and diagonal rows appear when their JSON is there, from the files' values."""
     st = load("speed_table")
     json = __import__("json")
-    base = {"fig1_grid": dict(scale="paper", gammas=21, thetas=19, draws=20, d=500, wall_s=144.0,
-                              per_cell_s=0.36, scratch_steps_median=1, scratch_steps_max=2,
-                              authors_per_cell_s=380.0, authors_grid_s=1.0, ratio=1055.0,
-                              date="2026-01-01", cores=2, threads=1, device="cpu"),
-            "fig2_grid": dict(scale="paper", cells=399, draws=20, runs=7980, d=500, wall_s=1.0,
-                              cpu_s=1.0, per_cell_s=0.4, steps_median=1, steps_max=2,
-                              gamma_at_steps_max=0.9, all_converged=True, authors_per_cell_s=1.0,
-                              authors_grid_s=1.0, ratio=2.0),
-            "relu_speed": dict(scale="paper", m=1, d=1, m_star=1, seeds=1, n=1, pretrain_it_s=1.0,
-                               scratch_it_s=1.0)}
+    base = MINIMAL_RESULTS
     for k, v in base.items():
         (tmp_path / f"{k}.json").write_text(json.dumps(v))
     readme = tmp_path / "README.md"
@@ -349,16 +354,7 @@ def test_book_time_record_and_its_row(tmp_path):
                                                                                     "b": 600.0}
     with pytest.raises(ValueError, match="--record needs"):
         bt.write_record(rec, rows, None, 700.0, 2, "paper")
-    base = {"fig1_grid": dict(scale="paper", gammas=21, thetas=19, draws=20, d=500, wall_s=144.0,
-                              per_cell_s=0.36, scratch_steps_median=1, scratch_steps_max=2,
-                              authors_per_cell_s=380.0, authors_grid_s=1.0, ratio=1055.0,
-                              date="2026-01-01", cores=2, threads=1, device="cpu"),
-            "fig2_grid": dict(scale="paper", cells=399, draws=20, runs=7980, d=500, wall_s=1.0,
-                              cpu_s=1.0, per_cell_s=0.4, steps_median=1, steps_max=2,
-                              gamma_at_steps_max=0.9, all_converged=True, authors_per_cell_s=1.0,
-                              authors_grid_s=1.0, ratio=2.0),
-            "relu_speed": dict(scale="paper", m=1, d=1, m_star=1, seeds=1, n=1, pretrain_it_s=1.0,
-                               scratch_it_s=1.0)}
+    base = MINIMAL_RESULTS
     bench = tmp_path / "bench"
     bench.mkdir()
     for k, v in base.items():

@@ -221,3 +221,25 @@ def test_scratch_law_refuses_bad_input(fig3):
         rst.scratch_law({"R_sc": 1})
     with pytest.raises(TypeError, match="converged_only must be a bool"):
         rst.scratch_law(fig3, converged_only="yes")
+
+
+def test_transfer_map_written_out(fig3):
+    law = rst.scratch_law(dataclasses.replace(fig3, ns=np.array([5, 8, 13]),
+                                              R_sc=np.concatenate([fig3.R_sc, fig3.R_sc[:1] / 2]),
+                                              scratch=fig3.scratch + fig3.scratch[:1]))
+    tm = rst.transfer_map(fig3, law)
+    R_sc = (fig3.R_sc / fig3.teacher_var[None, :, None]).mean(axis=(1, 2))
+    R_lt = (fig3.R_lt / fig3.teacher_var[None, None, :, None]).mean(axis=(2, 3))
+    np.testing.assert_allclose(tm.T, R_sc[None, :] - R_lt, rtol=1e-14, atol=1e-15)
+    pv = (fig3.perp_sim * fig3.teacher_norm[None, :] / fig3.teacher_var[None, :]).mean(1)
+    np.testing.assert_allclose(tm.perp_var, pv, rtol=1e-14)
+    for p, n in zip(pv, tm.n_star):             # n* solves perp_var = A n^(-nu)
+        assert n == np.inf if p == 0 else law.A * n ** -law.nu == pytest.approx(p, rel=1e-10)
+
+
+def test_transfer_map_refuses_bad_input(fig3):
+    no_fit = rst.scratch_law(fig3, converged_only=True)       # 2 values of n: no fit
+    with pytest.raises(ValueError, match="law must hold a fit"):
+        rst.transfer_map(fig3, no_fit)
+    with pytest.raises(TypeError, match="law must be a ScratchLaw"):
+        rst.transfer_map(fig3, (1.0, 0.5))

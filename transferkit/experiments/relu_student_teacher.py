@@ -30,7 +30,8 @@ from ..sweep import Grid, run
 __all__ = ["FIG3", "FIG3_FULL", "Fig3Preset", "fig3_experiment", "anchored_experiment", "Fig3Result", "AnchoredResult",
            "fig3_pretrain_cell", "fig3_n_cell", "anchored_pretrain_cell", "anchored_n_cell",
            "skip_normals", "ANCHORED", "AnchoredPreset", "AnchoredSelection", "select_lambda",
-           "ScratchCurve", "scratch_curve", "ScratchLaw", "scratch_law"]
+           "ScratchCurve", "scratch_curve", "ScratchLaw", "scratch_law", "TransferMap",
+           "transfer_map"]
 
 
 @dataclass(frozen=True)
@@ -316,6 +317,47 @@ def scratch_law(res: Fig3Result, converged_only: bool = False) -> ScratchLaw:
         return ScratchLaw(ns, bool(converged_only), None, None, None)
     A, nu, _, se_nu = fit_power_law(ns, sr.mean[keep], sr.se[keep])
     return ScratchLaw(ns, bool(converged_only), float(A), float(nu), float(se_nu))
+
+
+@dataclass(frozen=True)
+class TransferMap:
+    r"""Paper 000, Fig. 3 (e) (:func:`transfer_map`).
+
+    Attributes
+    ----------
+    T : ndarray, shape (len(mus), len(ns))
+        Transferability :math:`(\mathcal R_{sc} - \mathcal R_{lt})/\mathrm{Var} f_t`.
+    perp_var : ndarray, shape (len(mus),)
+        :math:`\|P_\perp f_t\|^2/\mathrm{Var} f_t` of the pretrained units, mean over teachers.
+    n_star : ndarray, shape (len(mus),)
+        The predicted boundary, ``inf`` where ``perp_var`` is 0.
+    """
+
+    T: np.ndarray
+    perp_var: np.ndarray
+    n_star: np.ndarray
+
+
+def transfer_map(res: Fig3Result, law: ScratchLaw) -> TransferMap:
+    r"""Paper 000, Fig. 3 (e): the transferability
+    :math:`\mathcal T = (\mathcal R_{sc} - \mathcal R_{lt})/\mathrm{Var} f_t` over
+    :math:`(\mu, n)` (scratch risk of :func:`scratch_curve`, linear-transfer risk averaged over
+    teachers and draws) and the predicted boundary: linear transfer loses where
+    :math:`\|P_\perp f_t\|^2/\mathrm{Var} f_t` exceeds the scratch risk, i.e. at
+    :math:`n > n^*(\mu)` with :math:`\|P_\perp f_t\|^2 = A (n^*)^{-\nu}` (Sec. 4), the
+    power law ``law`` of :func:`scratch_law`."""
+    sr = scratch_curve(res)
+    if not isinstance(law, ScratchLaw):
+        raise TypeError(f"law must be a ScratchLaw (got {type(law).__name__})")
+    if law.nu is None:
+        raise ValueError(f"law must hold a fit (got one of {law.ns.size} value(s) of n: no fit)")
+    Rlt = res.R_lt / res.teacher_var[None, None, :, None]       # (mu, n, teachers, draws)
+    T = sr.mean[None, :] - Rlt.mean(axis=(2, 3))
+    perp_var = (res.perp_sim * res.teacher_norm[None, :] / res.teacher_var[None, :]).mean(1)
+    with np.errstate(divide="ignore"):
+        n_star = np.where(perp_var > 0, (law.A / np.maximum(perp_var, 1e-300)) ** (1 / law.nu),
+                          np.inf)
+    return TransferMap(T, perp_var, n_star)
 
 
 @dataclass(frozen=True)
