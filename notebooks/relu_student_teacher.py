@@ -152,11 +152,16 @@ law_conv = experiments.relu_student_teacher.scratch_law(res, converged_only=True
 A, nu, se_nu = law.A, law.nu, law.se_nu
 print(f"fit: R_sc / Var f_t = {A:.3g} n^(-{nu:.3f} +- {se_nu:.3f})  (paper: nu = 1.18)")
 print(f"fit on {law}; on {law_conv}")
+# how the runs differ from App. D.2 and the caption of Fig. 3 (for the figure captions)
+REDUCED = (f"{P['teachers']} teacher(s), {P['scratch_seeds']} scratch runs and {P['draws']} "
+           f"linear-transfer draws per n (paper: 10 teachers, 10 seeds, 100 realisations), "
+           f"relative tolerance {P['tol']:g}, step cap h = {P['max_step']:g} (paper: fixed 0.005)")
 fig = figures.paper000_relu.scratch_power_law_figure(sr.ns, sr.mean, sr.se, A, nu, se_nu,
                                                      converged=sr.converged, converged_fit=law_conv)
 provenance.record(fig, "fig3c-scratch-power-law", params=P, seeds=P["seed"],
                   caption="paper 000 Fig. 3(c): scratch risk of the ReLU network against n, "
-                  "with power-law fits on all n and on the n whose runs converged")
+                  f"with power-law fits on all n and on the n whose runs converged; t = "
+                  f"{P['max_time']:g} (paper: 500); {REDUCED}")
 
 # %% [markdown]
 # *Fig. 3 (c).* Exact population risk of the scratch-trained network (mean over teachers
@@ -505,10 +510,10 @@ fig = figures.paper000_relu.scratch_power_law_figure(
     sr500.ns, sr500.mean, sr500.se, law500.A, law500.nu, law500.se_nu,
     converged=sr500.converged, converged_fit=law500_conv)
 provenance.record(fig, "fig3c-horizon-500", params=P500, seeds=P["seed"],
-                  caption="paper 000 Fig. 3(c) at the horizon of App. D.2 (t = 500)")
+                  caption=f"paper 000 Fig. 3(c) at the horizon of App. D.2 (t = 500); {REDUCED}")
 fig = figures.paper000_relu.transfer_map_figure(res500.ns, res500.mus, Tmap500, tm500.n_star)
 provenance.record(fig, "fig3e-horizon-500", params=P500, seeds=P["seed"],
-                  caption="paper 000 Fig. 3(e) at the horizon of App. D.2 (t = 500)")
+                  caption=f"paper 000 Fig. 3(e) at the horizon of App. D.2 (t = 500); {REDUCED}")
 
 # %% [markdown]
 # *Fig. 3 (c) and (e) at $t = 500$.* In the run behind the published book (`paper` scale) only
