@@ -243,3 +243,38 @@ def test_transfer_map_refuses_bad_input(fig3):
         rst.transfer_map(fig3, no_fit)
     with pytest.raises(TypeError, match="law must be a ScratchLaw"):
         rst.transfer_map(fig3, (1.0, 0.5))
+
+
+def test_target_norm_rescales_the_drawn_readouts(fig3, one_thread):
+    """``target_norm`` keeps every draw and rescales each teacher's readouts (and so its
+    sources') to that L2 norm; quantities normalised by the teacher do not change."""
+    res = rst.fig3_experiment(**dict(P, target_norm=2.0), cache=False)
+    np.testing.assert_allclose(res.teacher_norm, 4.0, rtol=1e-12)
+    np.testing.assert_array_equal(res.target.W, fig3.target.W)
+    scale = 2.0 / np.sqrt(fig3.teacher_norm)                   # per teacher
+    np.testing.assert_allclose(res.target.a, fig3.target.a * scale[:, None], rtol=1e-14)
+    np.testing.assert_allclose(res.source.a, fig3.source.a * np.tile(scale, 2)[:, None], rtol=1e-14)
+    np.testing.assert_allclose(res.perp_init, fig3.perp_init, rtol=1e-9)
+    np.testing.assert_allclose(res.perp_theory, fig3.perp_theory, rtol=1e-9, atol=1e-12)
+    assert res.target_norm == 2.0 and fig3.target_norm is None and fig3.abs_tol == 0.0
+
+
+def test_absolute_tolerance_reaches_the_cells(fig3, one_thread):
+    """An absolute tolerance above every final loss of ``fig3`` but below every initial one
+    ends every run at it: pretraining and scratch runs stop sooner and converged."""
+    losses = np.concatenate([fig3.pretrain.loss] + [i.loss for i in fig3.scratch])
+    starts = np.concatenate([fig3.pretrain.loss0] + [i.loss0 for i in fig3.scratch])
+    abs_tol = float(np.sqrt(losses.max() * starts.min()))
+    assert losses.max() < abs_tol < starts.min()
+    res = rst.fig3_experiment(**dict(P, abs_tol=abs_tol), cache=False)
+    assert res.abs_tol == abs_tol
+    for a, b in [(res.pretrain, fig3.pretrain)] + list(zip(res.scratch, fig3.scratch)):
+        assert np.all(a.converged) and np.all(a.loss <= abs_tol) and np.all(a.steps <= b.steps)
+
+
+@pytest.mark.parametrize("kw, name", [(dict(abs_tol=-1.0), "abs_tol"), (dict(abs_tol=np.inf), "abs_tol"),
+                                      (dict(target_norm=0.0), "target_norm"),
+                                      (dict(target_norm=np.nan), "target_norm"), (dict(tol=0.0), "tol")])
+def test_fig3_refuses_bad_tolerances_and_norms(kw, name):
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        rst.fig3_experiment(**dict(P, **kw), cache=False)

@@ -52,7 +52,17 @@ CASES = {
         NS, [0.0, 1e-2], RNG.standard_normal((2, 3, 1, 4)), RNG.standard_normal(3),
         RNG.random(3)),
     "convergence": lambda: paper000_relu.convergence_figure(_info(), NS, [_info() for _ in NS]),
+    "readings": lambda: _readings(),
 }
+
+
+def _readings():
+    curve = SimpleNamespace(ns=NS, mean=np.array([1.0, 0.5, 0.25]), se=np.array([0.1, 0.05, 0.02]),
+                            converged=np.array([True, True, False]))
+    fit = SimpleNamespace(ns=NS, A=8.0, nu=1.0, se_nu=0.1)
+    none = SimpleNamespace(ns=NS[:2], A=None, nu=None, se_nu=None)
+    return paper000_relu.readings_figure(["ours", "variant"], [curve, curve], [fit, fit],
+                                         [fit, none])
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -74,7 +84,7 @@ def test_interactive_map_is_a_plotly_figure():
 def test_every_public_function_is_tested():
     tested = {"gram_figure", "scratch_power_law_figure", "out_of_span_figure",
               "transfer_map_figure", "least_squares_factor_figure", "anchored_figure",
-              "convergence_figure", "transfer_map_interactive"}
+              "convergence_figure", "transfer_map_interactive", "readings_figure"}
     assert set(paper000_relu.__all__) == tested
 
 
@@ -84,5 +94,18 @@ def test_scratch_figure_marks_the_unconverged_n_and_draws_both_fits():
         labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
         assert {"scratch, converged", "scratch, not converged (horizon or step cap)"} <= set(labels)
         assert any(lbl.startswith("converged $n$") for lbl in labels) and len(labels) == 4
+    finally:
+        plt.close(fig)
+
+
+def test_readings_figure_draws_each_fit_once_and_the_papers_exponent():
+    fig = CASES["readings"]()
+    try:
+        ax, bx = fig.axes
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ours", "variant"]
+        # panel b: three exponents with error bars (the missing converged fit is left out)
+        assert len(bx.containers) == 3
+        assert [t.get_text() for t in bx.get_yticklabels()] == ["ours", "variant"]
+        assert any(np.allclose(line.get_xdata(), 1.18) for line in bx.get_lines())
     finally:
         plt.close(fig)

@@ -340,3 +340,95 @@ def test_anchored_experiment_checks_mu():
         experiments.relu_student_teacher.anchored_experiment(res, [0.0], 0.3)
     with pytest.raises(ValueError, match="lambdas"):
         experiments.relu_student_teacher.anchored_experiment(res, [-1.0], 0.5)
+
+
+def test_absolute_tolerance_stops_the_same_iterates_earlier():
+    """``abs_tol`` only ends a run sooner: the run that stops at the absolute tolerance is,
+    bit for bit, the relative-tolerance run cut at the same number of accepted steps, and
+    it stops at the first accepted step whose loss is at most ``abs_tol``."""
+    rng = np.random.default_rng(11)
+    T = models.relu.make_teachers(2, 2, 4, rng)
+    X = rng.standard_normal((2, 20, 4))
+    y = np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(T.W, -1, -2), 0), T.a)
+    W0 = models.relu.random_sphere((2, 30, 4), rng)
+    c0 = np.full((2, 30), 1e-7)
+    kw = dict(record_every=1, max_step=1.0)
+    _, _, rel = models.relu.train_samples(W0, c0, X, y, max_steps=300, **kw)
+    abs_tol = float(np.sqrt(rel.loss0 * rel.loss).min())        # between start and end of both
+    Wa, ca, a = models.relu.train_samples(W0, c0, X, y, max_steps=300, abs_tol=abs_tol, **kw)
+    assert np.all(a.converged) and np.all(a.loss <= abs_tol) and np.all(a.steps < rel.steps)
+    for s in range(2):
+        # the same batch (a batch of another shape may round differently)
+        Wc, cc, cut = models.relu.train_samples(W0, c0, X, y, max_steps=int(a.steps[s]), **kw)
+        np.testing.assert_array_equal(Wc[s], Wa[s])
+        np.testing.assert_array_equal(cc[s], ca[s])
+        h = rel.history[:, s]
+        accepted = h[np.concatenate([[True], np.diff(h) < 0])]  # the loss after each accepted step
+        assert np.flatnonzero(accepted <= abs_tol)[0] == a.steps[s]
+    # the default is the relative rule alone, as without the argument
+    W0b, c0b, d0 = models.relu.train_samples(W0, c0, X, y, max_steps=50, abs_tol=0.0, **kw)
+    W1b, c1b, d1 = models.relu.train_samples(W0, c0, X, y, max_steps=50, **kw)
+    np.testing.assert_array_equal(W0b, W1b)
+
+
+@pytest.mark.parametrize("kw, name", [(dict(abs_tol=-1e-6), "abs_tol"), (dict(abs_tol=np.nan), "abs_tol"),
+                                      (dict(tol=0.0), "tol"), (dict(tol=np.inf), "tol")])
+def test_trainers_refuse_bad_tolerances(kw, name):
+    rng = np.random.default_rng(12)
+    T = models.relu.make_teachers(1, 2, 3, rng)
+    W0 = models.relu.random_sphere((1, 4, 3), rng)
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        models.relu.train_population(W0, np.full((1, 4), 1e-7), T, max_steps=5, **kw)
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        models.relu.train_samples(W0, np.full((1, 4), 1e-7), rng.standard_normal((1, 5, 3)),
+                                  np.ones((1, 5)), max_steps=5, **kw)
+
+
+@pytest.mark.parametrize("n", [1, 7, 300])
+def test_sample_gradient_is_autograd_of_the_sample_loss(n, monkeypatch):
+    """``sample_loss_grad`` (blocks of samples, the gradient written out) gives the loss of
+    the mean-field student on the samples and autograd's gradients, over several blocks and
+    one, and each seed's numbers do not depend on the other seeds of the batch."""
+    rng = np.random.default_rng(13)
+    S, m, d = 4, 40, 5
+    X = torch.tensor(rng.standard_normal((S, n, d)))
+    y = torch.tensor(rng.standard_normal((S, n)))
+    W = torch.tensor(models.relu.random_sphere((S, m, d), rng))
+    c = torch.tensor(rng.standard_normal((S, m)))
+    Wg, cg = W.clone().requires_grad_(True), c.clone().requires_grad_(True)
+    r = torch.relu(X @ Wg.transpose(1, 2)) @ cg[..., None] / m - y[..., None]
+    loss = (r[..., 0] ** 2).mean(-1)
+    gW, gc = torch.autograd.grad(loss.sum(), (Wg, cg))
+    for block in (m * 2, m * 1000):                   # blocks of 2 samples, and one block
+        monkeypatch.setattr(models.relu, "_SAMPLE_BLOCK", block)
+        out = models.relu.sample_loss_grad(W, c, X, y)
+        for got, want in zip(out, (loss, gc, gW)):
+            np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12, atol=1e-15)
+        two = models.relu.sample_loss_grad(W[1:3], c[1:3], X[1:3], y[1:3])
+        for got, alone in zip(out, two):
+            np.testing.assert_array_equal(got[1:3].numpy(), alone.numpy())
+
+
+@pytest.mark.parametrize("block", [1, 3, 7, 128])
+def test_tangent_gradient_by_blocks_of_units(block, monkeypatch):
+    """The student-student terms by blocks of units, each pair of blocks evaluated once
+    (``_UNIT_BLOCK``; 7 units, so blocks of 3 leave a short last one), give the general
+    closed form projected on the sphere, also with units repeated (as after pretraining),
+    and a seed's numbers do not depend on the other seeds of the batch."""
+    monkeypatch.setattr(models.relu, "_UNIT_BLOCK", block)
+    rng = np.random.default_rng(14)
+    W = models.relu.random_sphere((3, 7, 4), rng)
+    W[:, 5] = W[:, 1]                                   # a repeated unit (cosine 1)
+    W[:, 6] = -W[:, 2]                                  # an antiparallel one
+    a = rng.standard_normal((3, 7))
+    T = models.relu.make_teachers(3, 2, 4, rng)
+    Wt, at = _t(T.W), _t(T.a)
+    r0, ga0, gW0 = models.relu.population_risk_grad(_t(W), _t(a), Wt, at)
+    r1, ga1, gW1 = models.relu.population_risk_tangent_grad(_t(W), _t(a), Wt, at)
+    np.testing.assert_allclose(r1.numpy(), r0.numpy(), rtol=1e-13)
+    np.testing.assert_allclose(ga1.numpy(), ga0.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gW1.numpy(), models.relu._tangent(_t(W), gW0).numpy(),
+                               rtol=1e-11, atol=1e-14)
+    two = models.relu.population_risk_tangent_grad(_t(W[1:]), _t(a[1:]), Wt[1:], at[1:])
+    for got, alone in zip((r1, ga1, gW1), two):
+        np.testing.assert_array_equal(got[1:].numpy(), alone.numpy())

@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import check_int
+from .._validate import check_int, check_positive
 from ..models.relu import (
     MeanFieldInfo,
     Teacher,
@@ -71,6 +71,17 @@ class Fig3Preset:
         Initial readout :math:`c_i` (App. D.2: :math:`10^{-7}`).
     tol : float
         Stopping tolerance on the training loss (App. D.2: :math:`10^{-6}`; ours is relative).
+    abs_tol : float
+        Absolute stopping tolerance on the training loss (default 0: none, the relative
+        ``tol`` alone).  App. D.2's "until the loss reaches :math:`10^{-6}`" on Eqs. 2-3,
+        which carry a factor 1/2 that our loss does not, is ``abs_tol = 2e-6`` (the
+        chapter's sensitivity section).
+    target_norm : float or None
+        :math:`\|f_t\|_{L_2}` of the target teachers (default ``None``: the drawn readouts
+        :math:`c_i^*\sim\mathcal N(0,1)`, ours, :math:`\|f_t\|^2` about 0.003-0.014 at the
+        paper's sizes).  A number rescales each teacher's readouts to that norm (the same
+        draws; 1 is the normalisation of the chapter *Between lazy and rich*).  The paper
+        does not state the readouts.
     max_time : float
         Gradient-flow time horizon (ours).  App. D.2's :math:`10^5` steps at learning rate
         :math:`0.01\,m` on Eqs. 2-3 end at :math:`t = 500` in the units of
@@ -94,6 +105,8 @@ class Fig3Preset:
     scratch_steps: int          # ours (paper: 1e5 fixed steps, App. D.2)
     readout_init: float = 1e-7  # paper 000, App. D.2
     tol: float = 1e-6           # paper 000, App. D.2 (ours: relative to the target norm)
+    abs_tol: float = 0.0        # ours (none); App. D.2's absolute 1e-6 is 2e-6 in our units
+    target_norm: float | None = None  # ours (the paper does not state the readouts)
     max_time: float = 1000.0    # ours (App. D.2: 1e5 steps x 0.01 m end at t = 500 in our units)
     max_step: float = 1.0       # ours
     seed: int = 0               # ours
@@ -158,9 +171,11 @@ class Fig3Result:
         Ablated fractions :math:`\mu` (Eq. 16) and target sample sizes :math:`n`.
     seed : int
         The seed of the experiment.
-    readout_init, lr, tol, max_time, max_step : float
-        Training settings (initial readout, learning rate, relative tolerance, gradient-flow
-        time limit, step-size cap).
+    readout_init, lr, tol, abs_tol, max_time, max_step : float
+        Training settings (initial readout, learning rate, relative and absolute tolerance,
+        gradient-flow time limit, step-size cap).
+    target_norm : float or None
+        :math:`\|f_t\|_{L_2}` the target readouts were rescaled to (``None``: as drawn).
     pretrain_steps : int
         Step budget of pretraining.
     teacher_norm : ndarray, shape (Tn,)
@@ -213,6 +228,8 @@ class Fig3Result:
     readout_init: float
     lr: float
     tol: float
+    abs_tol: float
+    target_norm: float | None
     pretrain_steps: int
     max_time: float
     max_step: float
@@ -623,11 +640,15 @@ def skip_normals(rng: np.random.Generator, count: int, chunk: int = 1 << 20) -> 
         count -= k
 
 
-def _fig3_start(d, m, m_star, mus, teachers, seed):
-    """The first draws of :func:`fig3_experiment` from ``default_rng(seed)``: target teachers,
-    sources (``mu``-major), kept units and the students' initial units; and the generator."""
+def _fig3_start(d, m, m_star, mus, teachers, seed, target_norm=None):
+    r"""The first draws of :func:`fig3_experiment` from ``default_rng(seed)``: target teachers
+    (readouts rescaled to :math:`\|f_t\|_{L_2}` = ``target_norm`` unless ``None``; the
+    draws are the same), sources (``mu``-major), kept units and the students' initial
+    units; and the generator."""
     rng = np.random.default_rng(seed)
     T = make_teachers(teachers, m_star, d, rng)
+    if target_norm is not None:
+        T = Teacher(T.W, T.a * (float(target_norm) / np.sqrt(teacher_norm(T)))[:, None])
     srcs, keeps = zip(*(ablate(T, mu, rng) for mu in mus))
     source = Teacher(np.concatenate([s.W for s in srcs]), np.concatenate([s.a for s in srcs]))
     keep = np.concatenate(keeps)
@@ -636,7 +657,7 @@ def _fig3_start(d, m, m_star, mus, teachers, seed):
 
 
 def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init, lr, tol,
-                       pretrain_steps, max_time, max_step):
+                       pretrain_steps, max_time, max_step, abs_tol=0.0, target_norm=None):
     r"""Pretraining of :func:`fig3_experiment` for one target teacher (its students of every
     :math:`\mu` in one batch, :func:`transferkit.models.relu.train_population`): a cell
     function for :func:`transferkit.sweep.run`, one cell per teacher, so that a cluster
@@ -647,7 +668,8 @@ def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init,
     Every run of the batch stops by its own rule (tolerance, step cap, time horizon) and its
     iterates do not depend on the other runs of the batch, so one teacher's cell gives that
     teacher's runs of the batch of all teachers (tested)."""
-    _, source, _, W0, _ = _fig3_start(d, m, m_star, np.asarray(mus, dtype=float), teachers, seed)
+    _, source, _, W0, _ = _fig3_start(d, m, m_star, np.asarray(mus, dtype=float), teachers, seed,
+                                      target_norm)
     teacher = check_int("teacher", teacher, 0)
     if teacher >= teachers:
         raise ValueError(f"teacher must be in [0, {teachers - 1}] (got {teacher})")
@@ -655,7 +677,7 @@ def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init,
     c0 = np.full((rows.size, m), float(readout_init))
     Wp, cp, info = train_population(W0[rows], c0, Teacher(source.W[rows], source.a[rows]),
                                     lr=lr, tol=tol, max_steps=pretrain_steps,
-                                    max_time=max_time, max_step=max_step)
+                                    max_time=max_time, max_step=max_step, abs_tol=abs_tol)
     return {"W": Wp, "c": cp, **_padded_info_arrays(info, pretrain_steps)}
 
 
@@ -671,7 +693,7 @@ _LT_CHUNK = 1 << 25
 
 
 def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds, readout_init,
-                lr, tol, scratch_steps, max_time, max_step):
+                lr, tol, scratch_steps, max_time, max_step, abs_tol=0.0):
     r"""One target size ``ns[j]`` and one target teacher ``t`` of :func:`fig3_experiment`:
     linear transfer of the pretrained units ``W`` (``(len(mus) * teachers, m, d)``,
     ``mu``-major) of that teacher on ``draws`` target sets per :math:`\mu`, and scratch
@@ -722,7 +744,7 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
     cs0 = np.full((scratch_seeds, m), float(readout_init))
     Ws, cs, info = train_samples(Ws0, cs0, Xs, ys, lr=lr, tol=tol, max_steps=scratch_steps,
                                  max_time=max_time, max_step=max_step,
-                                 record_every=_RECORD_EVERY)
+                                 record_every=_RECORD_EVERY, abs_tol=abs_tol)
     out = _padded_info_arrays(info, scratch_steps)
     out["R_lt"] = R_lt
     out["R_sc"] = risk_np(Ws, cs / m, Ts)
@@ -734,12 +756,15 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
                     draws: int = 4, scratch_seeds: int = 2, readout_init: float = 1e-7,
                     lr: float = 1.0, tol: float = 1e-6, pretrain_steps: int = 3000,
                     scratch_steps: int = 3000, max_time: float = 1000.0, max_step: float = 1.0,
+                    abs_tol: float = 0.0, target_norm: float | None = None,
                     gram_points: int = 60, seed: int = 0,
                     progress: bool | None = None, **run_kwargs) -> Fig3Result:
     r"""Everything Fig. 3 of paper 000 plots, from exact population formulas where they
     exist and from training where they do not:
 
-    * ``teachers`` target teachers (Eq. 17) and, for every :math:`\mu` in ``mus``, the source
+    * ``teachers`` target teachers (Eq. 17; readouts rescaled so that
+      :math:`\|f_t\|_{L_2}` = ``target_norm`` unless it is ``None``) and, for every
+      :math:`\mu` in ``mus``, the source
       of Eq. 16; a student with :math:`m` units on the sphere and readout ``readout_init``
       pretrained on each source's population loss (:func:`~transferkit.models.relu.train_population`);
     * (a, b) the Gram matrices, on ``gram_points`` Gaussian inputs, of the pretrained
@@ -754,7 +779,8 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     * (e) linear-transfer risks (:func:`~transferkit.models.relu.readout_transfer_risk`) on ``draws`` target sets per
       :math:`(\mu, n)` and teacher.
 
-    Training stops at the relative tolerance ``tol``, at ``pretrain_steps`` /
+    Training stops at the relative tolerance ``tol`` (or the absolute ``abs_tol``, whichever
+    is larger; default none), at ``pretrain_steps`` /
     ``scratch_steps`` iterations, or at gradient-flow time ``max_time`` (default
     :math:`10^3`: twice the time of the paper's :math:`10^5` steps at learning rate
     :math:`0.01\,m` on Eqs. 2-3, App. D, which carry a factor 1/2 that our loss does not),
@@ -778,18 +804,23 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     draws = check_int("draws", draws, 1)
     scratch_seeds = check_int("scratch_seeds", scratch_seeds, 1)
     check_int("seed", seed, 0)
+    check_positive("tol", tol)
+    abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
+    if target_norm is not None:
+        target_norm = check_positive("target_norm", target_norm)
     mus = np.asarray(mus, dtype=float)
     ns = np.asarray(ns, dtype=int)
-    T, source, keep, W0, rng = _fig3_start(d, m, m_star, mus, teachers, seed)
+    T, source, keep, W0, rng = _fig3_start(d, m, m_star, mus, teachers, seed, target_norm)
     SW = source.W
     tn = teacher_norm(T)                                       # (teachers,)
     kw = dict(run_kwargs)
     kw.setdefault("progress", progress)
     settings = dict(readout_init=float(readout_init), lr=float(lr), tol=float(tol),
-                    max_time=float(max_time), max_step=float(max_step))
+                    max_time=float(max_time), max_step=float(max_step), abs_tol=abs_tol)
     pre = run(fig3_pretrain_cell, Grid(seed=[int(seed)], teacher=np.arange(teachers)),
               fixed=dict(d=d, m=m, m_star=m_star, mus=mus, teachers=teachers,
-                         pretrain_steps=int(pretrain_steps), **settings),
+                         pretrain_steps=int(pretrain_steps), target_norm=target_norm,
+                         **settings),
               desc="pretraining (per teacher, all mus)", **kw)
     # rows mu-major (index i_mu * teachers + t), as the sources
     Wp = np.ascontiguousarray(np.swapaxes(pre["W"][0], 0, 1).reshape((-1,) + W0.shape[1:]))
@@ -824,7 +855,8 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     sc_rel = [np.ascontiguousarray(sw["loss_rel"][j].reshape(-1)) for j in range(len(ns))]
     return Fig3Result(
         d=d, m=m, m_star=m_star, mus=mus, ns=ns, teacher_norm=tn, target=T, source=source,
-        seed=seed, readout_init=readout_init, lr=lr, tol=tol, pretrain_steps=pretrain_steps,
+        seed=seed, readout_init=readout_init, lr=lr, tol=tol, abs_tol=abs_tol,
+        target_norm=target_norm, pretrain_steps=pretrain_steps,
         max_time=max_time, max_step=max_step, pretrain=pinfo,
         pretrain_rel=(pinfo.loss / pinfo.teacher_norm).reshape(shape),
         perp_sim=out_sim.reshape(shape) / tn, perp_theory=out_th.reshape(shape) / tn,
@@ -843,7 +875,7 @@ def _anchored_start(L, nt, m, d, seed):
 
 
 def anchored_pretrain_cell(seed, lambdas, source_W, source_a, m, readout_init, lr, tol,
-                           pretrain_steps, max_time, max_step):
+                           pretrain_steps, max_time, max_step, abs_tol=0.0):
     r"""Anchored pretraining of :func:`anchored_experiment` (every :math:`\lambda` and
     teacher in one batch, :func:`transferkit.models.relu.train_population` with
     ``anchor_weight``): a cell function for :func:`transferkit.sweep.run`.  Returns ``W``,
@@ -855,7 +887,8 @@ def anchored_pretrain_cell(seed, lambdas, source_W, source_a, m, readout_init, l
     c0 = np.full((L * nt, m), float(readout_init))
     Wp, cp, info = train_population(W0, c0, tile_teacher(src, L), lr=lr, tol=tol,
                                     max_steps=pretrain_steps, max_time=max_time,
-                                    max_step=max_step, anchor_weight=np.repeat(lambdas, nt))
+                                    max_step=max_step, anchor_weight=np.repeat(lambdas, nt),
+                                    abs_tol=abs_tol)
     return {"W": Wp, "c": cp, **_info_arrays(info)}
 
 
@@ -929,7 +962,8 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
               fixed=dict(lambdas=lambdas, source_W=src.W, source_a=src.a, m=m,
                          readout_init=float(res.readout_init), lr=float(res.lr),
                          tol=float(res.tol), pretrain_steps=int(res.pretrain_steps),
-                         max_time=float(res.max_time), max_step=float(res.max_step)),
+                         max_time=float(res.max_time), max_step=float(res.max_step),
+                         abs_tol=float(res.abs_tol)),
               desc="anchored pretraining (all lambdas)", **kw)
     Wp = np.ascontiguousarray(pre["W"][0])
     info = _info_from(pre, index=(0,))

@@ -24,6 +24,7 @@ __all__ = [
     "gram_figure",
     "least_squares_factor_figure",
     "out_of_span_figure",
+    "readings_figure",
     "scratch_power_law_figure",
     "transfer_map_figure",
     "transfer_map_interactive",
@@ -147,6 +148,60 @@ def out_of_span_figure(mus, perp_sim, perp_theory, perp_init):
     ax.plot(mus, np.asarray(perp_init).mean(1), "--", color="0.5", label="random initial units")
     ax.set(xlabel=r"$\mu$", ylabel=r"$\|P_\perp f_t^*\|^2 / \|f_t^*\|^2$")
     ax.legend()
+    return fig
+
+
+def readings_figure(labels, curves, laws, converged_laws, paper_nu: float = 1.18):
+    r"""Paper 000, Fig. 3 (c) under several readings of its protocol: the scratch curves with
+    their power laws, and the fitted exponents beside the paper's.
+
+    Parameters
+    ----------
+    labels : sequence of str
+        One name per reading (the legend).
+    curves : sequence of transferkit.experiments.relu_student_teacher.ScratchCurve
+        The scratch risk :math:`\mathcal R_{sc}/\mathrm{Var} f_t^*` per :math:`n` of each
+        reading; :math:`n` at which some run did not converge are drawn hollow.
+    laws, converged_laws : sequence of transferkit.experiments.relu_student_teacher.ScratchLaw
+        Each reading's fit on all :math:`n` (drawn as a line) and on the converged
+        :math:`n` only (a law without a fit, ``nu is None``, is left out of panel b).
+    paper_nu : float
+        The exponent the paper reports (drawn as a horizontal line in panel b).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        (a) the curves and fits on log-log axes; (b) :math:`\nu` with two standard errors
+        per reading, on all :math:`n` (filled) and on the converged :math:`n` (hollow).
+    """
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(9.0, 3.6), width_ratios=(1.3, 1.0))
+    k = len(labels)
+    for i, (lab, c, law) in enumerate(zip(labels, curves, laws)):
+        col = f"C{i}"
+        ns, ok = np.asarray(c.ns), np.asarray(c.converged, dtype=bool)
+        shift = 1.0 + 0.03 * (i - (k - 1) / 2)           # offset in n for legibility
+        for sel, face in ((ok, col), (~ok, "white")):
+            if sel.any():
+                ax.errorbar(ns[sel] * shift, np.asarray(c.mean)[sel], yerr=np.asarray(c.se)[sel],
+                            fmt="o", ms=4, color=col, mfc=face)
+        if law.nu is not None:
+            nn = np.geomspace(ns.min(), ns.max(), 30)
+            ax.plot(nn, law.A * nn ** -law.nu, "-", color=col, lw=1, label=lab)
+        for j, (fit, face) in enumerate(((law, col), (converged_laws[i], "white"))):
+            if fit.nu is not None:
+                bx.errorbar([fit.nu], [i + 0.15 * (j - 0.5)], xerr=[2 * fit.se_nu], fmt="o",
+                            color=col, mfc=face)
+    ax.set(xscale="log", yscale="log", xlabel="$n$",
+           ylabel=r"$\mathcal{R}_{sc}/\mathrm{Var} f_t^*$", title="(a) scratch risk")
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax.legend(fontsize="small")
+    bx.axvline(paper_nu, color="0.4", ls="--", lw=1)
+    bx.text(paper_nu, k - 0.4, f" paper: {paper_nu:g}", color="0.3", fontsize="small")
+    bx.set_yticks(np.arange(k), labels, fontsize="small")
+    bx.set(xlabel=r"$\nu$ ($\pm 2$ s.e.; hollow: converged $n$ only)", ylim=(-0.6, k - 0.2),
+           title=r"(b) fitted $\nu$")
+    bx.invert_yaxis()
     return fig
 
 

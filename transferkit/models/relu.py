@@ -27,7 +27,7 @@ from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
 from .descent import Descent, bold_driver, keep_where
 from .device import as_tensor, default_device
 
-__all__ = ["InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "init_ntk", "train_ntk", "NTKTrainInfo", "MeanFieldInfo", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "hidden_representation", "loss_and_grads"]
+__all__ = ["InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "init_ntk", "train_ntk", "NTKTrainInfo", "MeanFieldInfo", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "sample_loss_grad", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "hidden_representation", "loss_and_grads"]
 
 
 TEACHER_STREAM, INIT_STREAM, DATA_STREAM, SCRATCH_STREAM, TEST_STREAM = 10, 11, 12, 13, 14
@@ -583,15 +583,92 @@ def population_risk_tangent_grad(W, a, Wt, at, cross_t=None):
     """
     if cross_t is None:
         cross_t = _teacher_norm(Wt, at)
-    Kww, Qww = _sphere_parts(W, W)
+    Ka, lin = _student_terms(W, a)
     Kwt, Qwt = _sphere_parts(W, Wt)
-    Ka = torch.einsum("sij,sj->si", Kww, a)
     Kt = torch.einsum("sij,sj->si", Kwt, at)
     risk = torch.einsum("si,si->s", a, Ka) - 2 * torch.einsum("si,si->s", a, Kt) + cross_t
     ga = 2 * (Ka - Kt)
-    lin = Qww.mul_(a[:, None, :]) @ W - Qwt.mul_(at[:, None, :]) @ Wt
+    lin -= Qwt.mul_(at[:, None, :]) @ Wt
     gW = 2 * a[..., None] * lin
     return risk, ga, _tangent(W, gW)
+
+
+#: :func:`_student_terms` works on blocks of this many units: a pair of blocks' kernel
+#: (128 x 128 per seed) stays in cache, where the whole m x m kernel (8 MB per seed at the
+#: paper's m = 1000) is written to fresh memory at every step.  The blocks do not depend on
+#: the number of seeds, so a seed's numbers do not either.
+_UNIT_BLOCK = 128
+
+
+def _student_terms(W, a):
+    r""":math:`K(W, W)\,a` ``(S, m)`` and :math:`(Q(W, W)\odot a^\top)\,W` ``(S, m, d)`` of
+    :func:`population_risk_tangent_grad` for unit rows ``W``, by blocks of ``_UNIT_BLOCK``
+    rows: :math:`K` and :math:`Q` are symmetric, so each pair of blocks is evaluated once
+    and used for both (half the cosines, arc-cosines and square roots of the whole
+    matrix); the same numbers up to rounding (tested)."""
+    S, m, d = W.shape
+    Ka = W.new_zeros(S, m, 1)
+    lin = W.new_zeros(S, m, d)
+    ac = a[..., None]
+    starts = range(0, m, _UNIT_BLOCK)
+    for i in starts:
+        I = slice(i, min(i + _UNIT_BLOCK, m))
+        for j in starts:
+            if j < i:
+                continue
+            J = slice(j, min(j + _UNIT_BLOCK, m))
+            K, Q = _sphere_parts(W[:, I], W[:, J])
+            Ka[:, I] += torch.bmm(K, ac[:, J])
+            lin[:, I] += torch.bmm(Q * a[:, None, J], W[:, J])
+            if j != i:
+                Ka[:, J] += torch.bmm(K.transpose(1, 2), ac[:, I])
+                lin[:, J] += torch.bmm(Q.transpose(1, 2).mul_(a[:, None, I]), W[:, I])
+    return Ka[..., 0], lin
+
+
+#: :func:`sample_loss_grad` works on blocks of samples of at most this many hidden
+#: activations per seed (samples x units, 1 MB in float64): the blocks stay in cache and
+#: their buffers are reused, where the activations of all samples at once (200 MB at the
+#: paper's n = 6400, m = 1000 and 4 seeds) are written to fresh memory at every step.  The
+#: blocks do not depend on the number of seeds, so a seed's numbers do not either.
+_SAMPLE_BLOCK = 1 << 17
+
+
+def sample_loss_grad(W, c, X, y):
+    r"""Empirical loss of the mean-field student and its gradients, batched over seeds.
+
+    For :math:`f(x) = \frac1m\sum_i c_i\sigma(w_i\cdot x)` on samples ``X (S, n, d)``
+    with targets ``y (S, n)`` and residuals :math:`r_\mu = f(x_\mu) - y_\mu`,
+
+    .. math::
+
+        \mathcal L = \frac1n\sum_\mu r_\mu^2,\qquad
+        \partial_{c_i}\mathcal L = \frac{2}{nm}\sum_\mu r_\mu\,\sigma(w_i\cdot x_\mu),
+        \qquad
+        \nabla_{w_i}\mathcal L = \frac{2c_i}{nm}\sum_\mu r_\mu\,
+        \mathbf 1[w_i\cdot x_\mu > 0]\,x_\mu
+
+    (paper 000, Eqs. 2-3 without their factor :math:`\frac12`; :math:`\sigma'(0) = 0`, as
+    torch's ReLU), computed over blocks of samples (``_SAMPLE_BLOCK``) and summed, the
+    same numbers as autograd of the loss up to rounding (tested).  ``W (S, m, d)``,
+    ``c (S, m)`` tensors; returns ``(loss (S,), g_c (S, m), g_W (S, m, d))``.
+    """
+    S, n, d = X.shape
+    m = W.shape[-2]
+    b = max(1, _SAMPLE_BLOCK // m)
+    loss = X.new_zeros(S)
+    gc = X.new_zeros(S, m, 1)
+    gW = X.new_zeros(S, m, d)
+    Wt, cc = W.transpose(1, 2), c[..., None]
+    for k in range(0, n, b):
+        Xk = X[:, k:k + b]
+        A = torch.bmm(Xk, Wt).clamp_(min=0.0)                        # sigma(w_i . x), (S, b, m)
+        r = torch.bmm(A, cc).div_(m).sub_(y[:, k:k + b, None])      # residuals, (S, b, 1)
+        loss += (r * r).sum((1, 2))
+        gc.baddbmm_(A.transpose(1, 2), r)
+        gW.baddbmm_((A > 0).to(A.dtype).mul_(r).transpose(1, 2), Xk)
+    scale = 2.0 / (n * m)
+    return loss / n, gc[..., 0].mul_(scale), gW.mul_(c[..., None] * scale)
 
 
 def sample_risk(W, a, Wt, at, X):
@@ -654,7 +731,7 @@ class MeanFieldInfo:
 
 
 def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
-             max_time=math.inf, max_step=math.inf):
+             max_time=math.inf, max_step=math.inf, abs_tol=0.0):
     r"""Riemannian gradient descent on (c, W in sphere^m) with Armijo backtracking.
 
     ``loss_grad(W, c) -> (loss (S,), g_c (S, m), g_W (S, m, d))``.  Step ``h`` (per seed)
@@ -663,20 +740,24 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     factor 1/2 of paper 000's Eqs. 2-3, so the paper's learning rate :math:`0.01\,m` is
     ``h = 0.005`` here.  Accepted steps multiply ``h`` by ``grow`` (up to
     ``max_step``, which keeps the iteration close to the gradient flow), rejected ones
-    halve it. Stops a seed when its loss is below ``tol`` times its initial loss or when
+    halve it. Stops a seed when its loss is below ``tol`` times its initial loss (or below
+    ``abs_tol``, whichever is larger) or when
     the relative decrease over the last 200 iterations is below ``tol``, or when its
     gradient-flow time :math:`\sum h` over accepted steps reaches ``max_time`` (the paper's
     :math:`10^5` steps at learning rate :math:`0.01\,m` end at a time of 500 in these
     units).
     """
+    tol = check_positive("tol", tol)
+    abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
     S = W.shape[0]
     h = torch.full((S,), min(float(lr), float(max_step)), dtype=W.dtype, device=W.device)
     loss, gc, gW = loss_grad(W, c)
     gW = _tangent(W, gW)
     loss0 = loss.clone()
-    # an instance stops when its loss is below tol times its initial loss (the engine's
-    # rule), when it stalls or when it reaches the time horizon (retired below)
-    rule = Descent(S, tol=tol * loss0, max_steps=int(max_steps), device=W.device,
+    # an instance stops when its loss is below tol times its initial loss or abs_tol (the
+    # engine's rule), when it stalls or when it reaches the time horizon (retired below)
+    target = torch.clamp(tol * loss0, min=float(abs_tol))
+    rule = Descent(S, tol=target, max_steps=int(max_steps), device=W.device,
                    desc="mean-field training", hint="a step or the initial loss is not finite")
     history = [loss.cpu().numpy().copy()]
     stalled = torch.zeros(S, dtype=torch.bool, device=W.device)
@@ -715,7 +796,7 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
                 stalled |= stall
                 rule.retire(stall)
     # converged: stopped by the tolerance (before the horizon) or stalled
-    info = rule.finish(loss, converged=stalled | ((loss <= tol * loss0) & (time_ < max_time)),
+    info = rule.finish(loss, converged=stalled | ((loss <= target) & (time_ < max_time)),
                        warn=False)
     return W, c, MeanFieldInfo(
         loss=loss.cpu().numpy(), history=np.array(history), time_history=np.array(times),
@@ -729,7 +810,7 @@ def _to_t(x, device):
 
 def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-6,
                      max_steps: int = 5000, record_every: int = 10, max_time: float = math.inf,
-                     max_step: float = math.inf, anchor_weight=None):
+                     max_step: float = math.inf, anchor_weight=None, abs_tol: float = 0.0):
     r"""Pretrain the mean-field student :math:`f = \frac1m\sum c_i\sigma(w_i\cdot x)` on the exact
     population loss :math:`E(f - f_s^*)^2` of a teacher (paper 000, Sec. 4: "train the source
     task on the population loss, which can be computed exactly"), by Riemannian gradient
@@ -745,6 +826,11 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
     keeps the features near their random start (lazy as :math:`\lambda\to\infty`). The info
     then also holds ``risk`` (the population risk alone) and ``anchor_dist``
     (:math:`\sum_i\|w_i - w_i^{(0)}\|^2`), both at the end; ``loss`` is risk plus penalty.
+
+    A run stops when its loss is at most ``tol`` times its initial loss or at most
+    ``abs_tol`` (default 0: the relative rule alone), whichever is larger; paper 000,
+    App. D.2's "until the loss reaches :math:`10^{-6}`" on its Eqs. 2-3, which carry a
+    factor 1/2 that this loss does not, is ``abs_tol = 2e-6``.
     """
     W0 = check_rows("W0", W0)
     dev = default_device()
@@ -773,7 +859,7 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
         return r, ga / m, gW  # chain rule a = c / m
 
     W, c, info = _descend(lg, W, c, m, lr, tol, max_steps, record_every, max_time=max_time,
-                          max_step=max_step)
+                          max_step=max_step, abs_tol=abs_tol)
     info.teacher_norm = cross.cpu().numpy()
     if lam is not None:
         dW = W - Wa
@@ -784,10 +870,11 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
 
 def train_samples(W0, c0, X, y, lr: float = 1.0, tol: float = 1e-6, max_steps: int = 5000,
                   record_every: int = 10, max_time: float = math.inf,
-                  max_step: float = math.inf):
+                  max_step: float = math.inf, abs_tol: float = 0.0):
     r"""Scratch training on ``n`` samples: gradient descent on the empirical loss
     :math:`\frac1n\sum_\mu (f(x_\mu) - y_\mu)^2` of the mean-field student (both layers,
-    :math:`w_i` on the sphere), batched over seeds: ``X (S, n, d)``, ``y (S, n)``."""
+    :math:`w_i` on the sphere), batched over seeds: ``X (S, n, d)``, ``y (S, n)``.  Stops
+    as :func:`train_population` (``tol`` relative, ``abs_tol`` absolute)."""
     dev = default_device()
     W = unit_rows(_to_t(W0, dev))
     c = _to_t(c0, dev)
@@ -795,15 +882,10 @@ def train_samples(W0, c0, X, y, lr: float = 1.0, tol: float = 1e-6, max_steps: i
     m = W.shape[-2]
 
     def lg(W, c):
-        W = W.detach().requires_grad_(True)
-        c = c.detach().requires_grad_(True)
-        r = ((torch.relu(X @ W.transpose(-1, -2)) @ c[..., None])[..., 0] / m - y)
-        loss = (r * r).mean(-1)
-        gW, gc = torch.autograd.grad(loss.sum(), (W, c))
-        return loss.detach(), gc, gW
+        return sample_loss_grad(W, c, X, y)
 
     W, c, info = _descend(lg, W, c, m, lr, tol, max_steps, record_every, max_time=max_time,
-                          max_step=max_step)
+                          max_step=max_step, abs_tol=abs_tol)
     return W.cpu().numpy(), c.cpu().numpy(), info
 
 
