@@ -432,3 +432,33 @@ def test_tangent_gradient_by_blocks_of_units(block, monkeypatch):
     two = models.relu.population_risk_tangent_grad(_t(W[1:]), _t(a[1:]), Wt[1:], at[1:])
     for got, alone in zip((r1, ga1, gW1), two):
         np.testing.assert_array_equal(got[1:].numpy(), alone.numpy())
+
+
+def test_a_stall_at_a_collapsed_step_is_not_convergence():
+    """On the kinks of an empirical ReLU loss the backtracking step can collapse (the
+    computed gradient is then no descent direction but for the smallest steps) and the loss
+    stalls far above its tolerance: such a run is ``stuck``, not converged; the same runs at
+    a teacher of small norm converge by the tolerance with the step at its cap."""
+    rng = np.random.default_rng(15)
+    T = models.relu.make_teachers(1, 10, 10, rng)
+    X = rng.standard_normal((4, 20, 10))
+    W0 = models.relu.random_sphere((4, 100, 10), rng)
+    c0 = np.full((4, 100), 1e-7)
+    for norm, expect_stuck in ((1.0, True), (None, False)):
+        a = T.a if norm is None else T.a / np.sqrt(models.relu.teacher_norm(T))[:, None]
+        y = np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(T.W, -1, -2), 0), np.repeat(a, 4, 0))
+        _, _, info = models.relu.train_samples(W0, c0, X, y, max_steps=1000, max_step=1.0,
+                                               max_time=1000.0)
+        assert not np.any(info.converged & info.stuck)
+        low = info.h < models.relu.PAPER_STEP
+        assert np.all(low[info.stuck]) and not np.any(info.converged & low)
+        rel = info.loss / np.mean(y ** 2, axis=1)
+        reasons = info.stop_reasons()
+        np.testing.assert_array_equal(reasons == "converged", info.converged)
+        np.testing.assert_array_equal(reasons == "stuck", info.stuck)
+        if expect_stuck:
+            assert info.stuck.any(), info.h
+            assert np.all(rel[info.stuck] > 1e-4), rel    # far above the tolerance 1e-6
+        else:
+            assert not info.stuck.any() and info.converged.all(), info.h
+            assert np.all(rel <= 1e-6 * (1 + 1e-9)) and np.all(info.h == 1.0)

@@ -704,7 +704,8 @@ class MeanFieldInfo:
     steps : ndarray of int
         Accepted steps.
     converged : ndarray of bool
-        Stopped by the tolerance (relative to the initial loss) or by a stall.
+        Stopped by the tolerance (relative to the initial loss, or absolute) or by a stall
+        at a step of at least ``min_step``.
     horizon : ndarray of bool
         Stopped at the time horizon ``max_time``.
     loss0, h, time : ndarray
@@ -714,6 +715,10 @@ class MeanFieldInfo:
     risk, anchor_dist : ndarray or None
         With ``anchor_weight``: the population risk alone and
         :math:`\sum_i\|w_i - w_i^{(0)}\|^2`, at the end.
+    stuck : ndarray of bool or None
+        Stopped by a stall at which the backtracking step had fallen below ``min_step``:
+        the line search, not the loss, had stopped the descent (as on the kinks of an
+        empirical ReLU loss); not converged.
     """
 
     loss: np.ndarray
@@ -728,10 +733,24 @@ class MeanFieldInfo:
     teacher_norm: np.ndarray | None = None
     risk: np.ndarray | None = None
     anchor_dist: np.ndarray | None = None
+    stuck: np.ndarray | None = None
+
+    def stop_reasons(self) -> np.ndarray:
+        """Why each run stopped, ``(S,)`` strings: ``"converged"`` (tolerance or a stall),
+        ``"horizon"`` (``max_time``), ``"stuck"`` (a stall at a collapsed step) or
+        ``"step cap"`` (``max_steps``)."""
+        stuck = np.zeros_like(self.converged) if self.stuck is None else self.stuck
+        return np.where(self.converged, "converged",
+                        np.where(self.horizon, "horizon", np.where(stuck, "stuck", "step cap")))
+
+
+#: Paper 000, App. D.2: learning rate 0.01 m on Eqs. 2-3, a step h = 0.005 in the units of
+#: the mean-field trainers (their losses have no factor 1/2).
+PAPER_STEP = 0.005
 
 
 def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
-             max_time=math.inf, max_step=math.inf, abs_tol=0.0):
+             max_time=math.inf, max_step=math.inf, abs_tol=0.0, min_step=PAPER_STEP):
     r"""Riemannian gradient descent on (c, W in sphere^m) with Armijo backtracking.
 
     ``loss_grad(W, c) -> (loss (S,), g_c (S, m), g_W (S, m, d))``.  Step ``h`` (per seed)
@@ -745,7 +764,11 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     the relative decrease over the last 200 iterations is below ``tol``, or when its
     gradient-flow time :math:`\sum h` over accepted steps reaches ``max_time`` (the paper's
     :math:`10^5` steps at learning rate :math:`0.01\,m` end at a time of 500 in these
-    units).
+    units).  A stall counts as convergence only if the step is then at least ``min_step``
+    (default the paper's fixed step, ``PAPER_STEP``): where the backtracking has halved the
+    step below it, the line search stopped the descent, not a flat loss (on the kinks of
+    an empirical ReLU loss the computed gradient is no descent direction for any but the
+    smallest steps), and the run is marked ``stuck``.
     """
     tol = check_positive("tol", tol)
     abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
@@ -761,6 +784,7 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
                    desc="mean-field training", hint="a step or the initial loss is not finite")
     history = [loss.cpu().numpy().copy()]
     stalled = torch.zeros(S, dtype=torch.bool, device=W.device)
+    stuck = torch.zeros(S, dtype=torch.bool, device=W.device)
     window = [loss.clone()]
     time_ = torch.zeros(S, dtype=W.dtype, device=W.device)
     times = [time_.cpu().numpy().copy()]
@@ -793,7 +817,9 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
             if len(window) > max(1, 200 // record_every):
                 old = window.pop(0)
                 stall = active & ((old - loss) <= tol * old)
-                stalled |= stall
+                collapsed = stall & (h < min_step)
+                stalled |= stall & ~collapsed
+                stuck |= collapsed
                 rule.retire(stall)
     # converged: stopped by the tolerance (before the horizon) or stalled
     info = rule.finish(loss, converged=stalled | ((loss <= target) & (time_ < max_time)),
@@ -801,7 +827,8 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     return W, c, MeanFieldInfo(
         loss=loss.cpu().numpy(), history=np.array(history), time_history=np.array(times),
         steps=info.steps, converged=info.converged, horizon=(time_ >= max_time).cpu().numpy(),
-        loss0=loss0.cpu().numpy(), h=h.cpu().numpy(), time=time_.cpu().numpy())
+        loss0=loss0.cpu().numpy(), h=h.cpu().numpy(), time=time_.cpu().numpy(),
+        stuck=stuck.cpu().numpy())
 
 
 def _to_t(x, device):
