@@ -212,3 +212,36 @@ def test_kernel_terms_validate_their_input():
         arccos_kernel_terms(2.0)
     with pytest.raises(TypeError, match="xp must be the numpy or the torch module"):
         arccos_kernel_terms(np.zeros(2), xp="numpy")
+
+
+def test_beyond_linear_norm_against_monte_carlo():
+    """The norm beyond the constant and linear parts, E f^2 - (E f)^2 - ||E[f x]||^2, of a
+    random network against its Monte Carlo estimate (tolerance: 4 standard errors of the
+    estimate, from the delta method on the per-sample terms); one unit: (1/4 - 1/2pi)|w|^2."""
+    rng = np.random.default_rng(21)
+    W = rng.standard_normal((2, 5, 3))
+    a = rng.standard_normal((2, 5))
+    exact = theory.relu.beyond_linear_norm(W, a)
+    N = 400_000
+    X = rng.standard_normal((N, 3))
+    for s in range(2):
+        f = np.maximum(X @ W[s].T, 0.0) @ a[s]                       # (N,)
+        mf, mfx = f.mean(), (f[:, None] * X).mean(0)
+        est = np.mean(f ** 2) - mf ** 2 - np.sum(mfx ** 2)
+        # per-sample influence of the three means (delta method)
+        infl = f ** 2 - 2 * mf * f - 2 * (f[:, None] * X) @ mfx
+        se = infl.std(ddof=1) / math.sqrt(N)
+        assert abs(est - exact[s]) < 4 * se, (est, exact[s], se)
+    w = rng.standard_normal(4)
+    assert theory.relu.beyond_linear_norm(w[None, :], [1.0]) == pytest.approx(
+        (0.25 - 1 / (2 * math.pi)) * w @ w, rel=1e-12)
+    with pytest.raises(ValueError, match="^a must have shape"):
+        theory.relu.beyond_linear_norm(W, a[:, :4])
+    with pytest.raises(ValueError, match="^a must be"):
+        theory.relu.beyond_linear_norm(W, np.full((2, 5), np.nan))
+    # degree four in the entries: huge ones are refused, not turned into inf - inf = NaN
+    with pytest.raises(ValueError, match="^W must have entries of magnitude <= 1e"):
+        theory.relu.beyond_linear_norm(np.full((1, 2, 2), 1e300), [[1.0, 1.0]])
+    with pytest.raises(ValueError, match="^a must have entries of magnitude <= 1e"):
+        theory.relu.beyond_linear_norm(np.ones((2, 2)), [1e300, -1e300])
+    assert np.isfinite(theory.relu.beyond_linear_norm(np.full((2, 2), 1e50), [1e50, -1e50]))

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import InputTypeError, as_array, check_array, check_rows
+from .._validate import InputTypeError, as_array, check_array, check_magnitude, check_rows
 
-__all__ = ["safe_arccos", "snap_cosines", "arccos_kernel_terms", "cosines", "arccos_kernel0", "arccos_kernel1", "relu_kernel", "relu_ntk_kernel", "least_squares_factor"]
+__all__ = ["safe_arccos", "snap_cosines", "arccos_kernel_terms", "cosines", "arccos_kernel0", "arccos_kernel1", "relu_kernel", "relu_ntk_kernel", "least_squares_factor", "beyond_linear_norm"]
 
 
 def safe_arccos(c):
@@ -248,4 +248,35 @@ def least_squares_factor(n, m):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(n > m + 1, (n - 1) / (n - m - 1),
                        np.where(n == m + 1, np.inf, np.nan))
+    return float(out) if out.ndim == 0 else out
+
+
+def beyond_linear_norm(W, a) -> np.ndarray:
+    r"""Squared :math:`L_2` norm of the part of a two-layer ReLU network
+    :math:`f(x) = \sum_i a_i\,\mathrm{relu}(w_i\cdot x)`, :math:`x\sim\mathcal N(0, I_d)`,
+    beyond its constant and linear parts (its Hermite components of order 2 and higher):
+
+    .. math::
+
+        \|f\|^2 - (E f)^2 - \|E[f\,x]\|^2
+        = a^\top K(W, W)\,a - \frac{1}{2\pi}\Big(\sum_i a_i\|w_i\|\Big)^2
+          - \frac14\Big\|\sum_i a_i w_i\Big\|^2,
+
+    with :math:`K` the population Gram matrix of ReLU units (:func:`relu_kernel`, paper 000,
+    Eq. 150), :math:`E\,\mathrm{relu}(w\cdot x) = \|w\|/\sqrt{2\pi}` and
+    :math:`E[\mathrm{relu}(w\cdot x)\,x] = w/2`.  A network that has fitted only the
+    constant and linear parts of a target leaves this much of it (for one unit,
+    :math:`\|w\|^2(\frac14 - \frac1{2\pi})`, 0.18 of its squared norm).  ``W (..., N, d)``,
+    ``a (..., N)``, entries of magnitude at most :math:`10^{50}` (the terms are of degree
+    four in them, so no overflow turns into ``inf - inf``); returns ``(...)``, clipped at 0
+    (it is :math:`\ge 0` up to rounding).
+    """
+    W = check_magnitude("W", check_rows("W", W), 1e50)
+    a = check_magnitude("a", check_array("a", a, 1), 1e50)
+    if a.shape != W.shape[:-1]:
+        raise ValueError(f"a must have shape {W.shape[:-1]} (one readout per row of W; got {a.shape})")
+    total = np.einsum("...i,...ij,...j->...", a, relu_kernel(W, W), a)
+    const = np.einsum("...i,...i->...", a, np.linalg.norm(W, axis=-1)) ** 2 / (2 * np.pi)
+    lin = np.sum(np.einsum("...i,...id->...d", a, W) ** 2, axis=-1) / 4
+    out = np.maximum(total - const - lin, 0.0)
     return float(out) if out.ndim == 0 else out
