@@ -37,6 +37,23 @@ def _reduced(r: dict) -> str:
     return f" **[{', '.join(tags)}: not the paper-scale figure]**" if tags else ""
 
 
+def _relu_run(rl: dict) -> str:
+    """The ReLU row's time of one pretraining run to the horizon, where measured."""
+    if "run_s" not in rl:
+        return ""
+    return (f"; one pretraining run to t = {rl['horizon']:g}: {rl['horizon_iterations']:,} "
+            f"iterations, {rl['run_s']:.1f} s CPU per seed")
+
+
+def _relu_authors(rl: dict) -> str:
+    """The ReLU row's authors' column: App. D.2's steps at our cost per step."""
+    if "run_s" not in rl:
+        return "-"
+    return (f"{rl['paper_steps']:,.0f} steps: {_dur(rl['authors_run_s'])} per seed and "
+            f"pretraining run, {rl['ratio']:,.0f}x; a scratch run at n = {rl['n']}: "
+            f"{_dur(rl['scratch_authors_run_s'])} per seed")
+
+
 def rows(res: dict, chapter_seconds: float | None) -> list[str]:
     """The table's markdown lines."""
     f1, f2, rl = res["fig1_grid"], res["fig2_grid"], res["relu_speed"]
@@ -62,7 +79,7 @@ def rows(res: dict, chapter_seconds: float | None) -> list[str]:
         f"{rl['m_star']}; `relu_speed.py --seeds {rl['seeds']}`){_reduced(rl)} | population "
         f"pretraining {rl['pretrain_it_s']:.1f} steps/s for {rl['seeds']} seeds batched; scratch "
         f"training on n = {rl['n']} samples {rl['scratch_it_s']:.1f} steps/s for {rl['seeds']} "
-        f"seeds | - |")
+        f"seeds{_relu_run(rl)} | {_relu_authors(rl)} |")
     if "lenet_speed" in res:
         ln = res["lenet_speed"]
         one = ln["images_s"].get("1", next(iter(ln["images_s"].values())))

@@ -165,6 +165,16 @@ def test_speed_table_round_trip(tmp_path):
     text = readme.read_text()
     assert "old table" not in text and text.startswith("# x\n\nbefore\n") and text.endswith("after\n")
     assert "| 2.4 min (0.36 s per cell" in text and "1,055x" in text and "108,450" in text
+    assert "| - |" in text                             # relu_speed without run times
+    res["relu_speed"].update(horizon=500.0, horizon_iterations=520, paper_steps=100_000.0,
+                             run_s=20.0, authors_run_s=4000.0, ratio=200.0,
+                             scratch_authors_run_s=9000.0)
+    (tmp_path / "relu_speed.json").write_text(__import__("json").dumps(res["relu_speed"]))
+    assert st.main([str(tmp_path), str(readme), "--book-cache", str(tmp_path / "none")]) == 0
+    text = readme.read_text()
+    assert "one pretraining run to t = 500: 520 iterations, 20.0 s CPU per seed" in text
+    assert "100,000 steps: 66.7 min per seed and pretraining run, 200x" in text
+    assert "a scratch run at n = 800: 2.5 h per seed |" in text
     # reduced-scale results are refused unless asked for
     (tmp_path / "fig1_grid.json").write_text(__import__("json").dumps(dict(res["fig1_grid"], scale="smoke")))
     assert st.main([str(tmp_path), str(readme)]) == 1
