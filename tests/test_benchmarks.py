@@ -124,6 +124,21 @@ def test_relu_speed_sizes_are_the_papers():
     assert mod.EXPERIMENT.__name__ == "fig3_experiment"
 
 
+def test_relu_speed_runs_and_reports_the_papers_steps(tmp_path, capsys):
+    """The ReLU benchmark runs (smoke sizes, a few steps) and writes the run times beside
+    App. D.2's 10^5 steps of h = 0.005 (t = 500)."""
+    mod = load("relu_speed")
+    assert (mod.PAPER_STEPS, mod.PAPER_STEP, mod.PAPER_HORIZON) == (100_000, 0.005, 500.0)
+    out = tmp_path / "relu.json"
+    mod.main(["--scale", "smoke", "--steps", "3", "--n", "20", "--seeds", "2",
+              "--horizon", "5", "--json", str(out)])
+    data = __import__("json").loads(out.read_text())
+    assert data["paper_steps"] == 1000 and data["horizon_iterations"] >= 5
+    assert data["ratio"] == pytest.approx(data["authors_run_s"] / data["run_s"])
+    assert data["ratio"] == pytest.approx(1000 / data["horizon_iterations"])
+    assert "one pretraining run per seed" in capsys.readouterr().out
+
+
 def test_lenet_speed_times_the_chapters_cell_and_schedules():
     """The LeNet benchmark times ``transfer_cell`` (the cell the notebook passes to
     ``sweep.run``) at ``LENET_FIG9``, and estimates the full protocol ``LENET_FIG9_FULL``
