@@ -169,11 +169,12 @@ provenance.record(fig, "fig3c-scratch-power-law", params=P, seeds=P["seed"],
 # power law $A n^{-\nu}$ and the standard error of $\nu$ (paper: $\nu = 1.18$; there is no
 # theory for this curve, the fit is empirical as in the paper).
 #
-# **Not reproduced** (not a finding: this run does not yet follow the paper's stated protocol,
+# **Not reproduced** (not a finding: this run does not follow the paper's stated protocol,
 # App. D.2 -- it uses 1 teacher instead of 10 and 8 linear-transfer draws / 4 scratch runs
-# instead of 100 realisations, a relative rather than absolute loss tolerance, its runs with
-# $n\ge 1600$ stop at the horizon and weigh most in the fit, and the paper leaves the teacher
-# readouts open; issue 16 runs the stated protocol and the open choices). Our exponent is not
+# instead of 100 realisations, a relative rather than absolute loss tolerance and twice the
+# paper's horizon, its runs with $n\ge 1600$ stop at the horizon and weigh most in the fit,
+# and the paper leaves the teacher readouts open; the sections *Sensitivity* below run the
+# paper's horizon, its absolute tolerance and a teacher of unit norm). Our exponent is not
 # the paper's. In the run behind the published book
 # (`paper` scale, $n$ from 100 to 6400) we measure $\nu = 0.47\pm0.02$ on all runs and
 # $\nu = 0.40\pm0.03$ on the four $n$ (100 to 800) whose runs all converged (the runs at
@@ -342,18 +343,19 @@ LAMBDAS = np.array(AP.lambdas)
 MU_9 = float(res.mus[-1])
 
 
-def anchored_section(lambdas, seed):
-    """Fig. 9 at these lambdas: anchored pretraining, linear transfer, held-out choice."""
+def anchored_section(lambdas, seed, base=res):
+    """Fig. 9 at these lambdas on the Fig. 3 run ``base``: anchored pretraining, linear
+    transfer, held-out choice."""
     t0 = time.perf_counter()
-    an = experiments.relu_student_teacher.anchored_experiment(res, lambdas, MU_9, draws=AP.draws,
+    an = experiments.relu_student_teacher.anchored_experiment(base, lambdas, MU_9, draws=AP.draws,
                                                               seed=seed)
     print(f"mu = {MU_9}, wall time {time.perf_counter() - t0:.0f} s")
     print("sum_i ||w_i - w_i(0)||^2 / m per lambda:", an.anchor_dist.mean(1).round(4))
     print("||P_perp f_t||^2 / ||f_t||^2 per lambda:", an.perp.mean(1).round(4),
-          f"(random units: {res.perp_init[-1].mean():.4f})")
+          f"(random units: {base.perp_init[-1].mean():.4f})")
     print("pretraining source risk / ||f_s||^2 per lambda:", an.source_rel.mean(1).round(4))
-    sel = experiments.relu_student_teacher.select_lambda(res, an)
-    for j, n in enumerate(res.ns):
+    sel = experiments.relu_student_teacher.select_lambda(base, an)
+    for j, n in enumerate(base.ns):
         print(f"n = {n:5d}: best lambda {lambdas[sel.best[j]]:g}: T = {sel.T_best[j]:+.3f} +- "
               f"{sel.T_best_se[j]:.3f}; rich (lambda = 0): {sel.T_first[j]:+.3f} +- "
               f"{sel.T_first_se[j]:.3f}")
@@ -413,12 +415,20 @@ assert np.all(np.diff(an.anchor_dist.mean(1)) < 0), an.anchor_dist
 
 # %%
 FINE = np.array(AP.fine_lambdas)
+
+
+def choice_table(sel_paper, sel_all):
+    """The lambda chosen per n among the paper's values and among all, with its held-out T."""
+    print("\n    n   paper's grid: lambda, T (held out)      finer grid: lambda, T (held out)")
+    for j, n in enumerate(res.ns):
+        print(f"{n:5d}   {FINE[sel_paper.best[j]]:7.0e}  {sel_paper.T_best[j]:+.3f} +- "
+              f"{sel_paper.T_best_se[j]:.3f}          {FINE[sel_all.best[j]]:7.0e}  "
+              f"{sel_all.T_best[j]:+.3f} +- {sel_all.T_best_se[j]:.3f}")
+
+
 an_f, sel_f = anchored_section(FINE, AP.fine_seed)
 sel_fp = experiments.relu_student_teacher.select_lambda(res, an_f, among=LAMBDAS)
-print("\n    n   paper's grid: lambda, T (held out)      finer grid: lambda, T (held out)")
-for j, n in enumerate(res.ns):
-    print(f"{n:5d}   {FINE[sel_fp.best[j]]:7.0e}  {sel_fp.T_best[j]:+.3f} +- {sel_fp.T_best_se[j]:.3f}"
-          f"          {FINE[sel_f.best[j]]:7.0e}  {sel_f.T_best[j]:+.3f} +- {sel_f.T_best_se[j]:.3f}")
+choice_table(sel_fp, sel_f)
 fig = figures.paper000_relu.anchored_figure(res.ns, FINE, sel_f.T, sel_f.T_best, sel_f.T_best_se)
 provenance.record(fig, "fig9-anchored-fine", params=dict(P, lambdas=FINE, mu=MU_9),
                   seeds=[P["seed"], AP.fine_seed],
@@ -457,11 +467,9 @@ provenance.record(fig, "fig9-anchored-fine", params=dict(P, lambdas=FINE, mu=MU_
 #     $-0.167\pm0.004$ at 400 and $-0.174\pm0.001$ at 6400.
 #
 # At this teacher, a finer $\lambda$ grid does not let the penalty avoid negative transfer.
-# Fig. 9 keeps open, for issue 16:
-# - the teacher's readout scale ($\|f_t\| = 1$, as in the chapter *Between lazy and
-#   rich*);
-# - the paper's counts (10 teachers, 100 data realisations);
-# - pretraining run to its tolerance.
+# Fig. 9 keeps open the paper's counts (10 teachers, 100 data realisations) and
+# pretraining run to its tolerance; the teacher's readout scale ($\|f_t\| = 1$, as in the
+# chapter *Between lazy and rich*) is the section *Fig. 9 with $\|f_t\| = 1$* below.
 #
 # The dip at $n = 800$ appears for every $\lambda$ (about $-1$ for the chosen one, $-11$ for
 # the rich model). It lies at $n = 0.8\,m$, close to where the least-squares readout on
@@ -527,7 +535,7 @@ provenance.record(fig, "fig3e-horizon-500", params=P500, seeds=P["seed"],
 # bring $\nu$ nearer 1.18; a longer horizon steepens the curve only as far as the runs at
 # large $n$ get nearer interpolation, and the fit on the converged $n\le 800$ at $t = 10^3$
 # ($\nu = 0.40\pm0.03$) shows no steepening within that range. The other open readings (the
-# teacher readouts, an absolute tolerance) are not yet run (issue 16).
+# teacher readouts, an absolute tolerance) follow.
 
 # %%
 assert law500.nu > 0
@@ -535,6 +543,219 @@ if PRESET == experiments.relu_student_teacher.FIG3["paper"]:   # what the prose 
     assert law500.nu + 3 * law500.se_nu < law.nu - 3 * law.se_nu < 1.18, (law500, law)
     assert list(law500_conv.ns) == [100, 200] and law500_conv.nu is None, law500_conv
     assert [(float(res.mus[i]), int(res.ns[j])) for i, j in flips] == [(0.0, 800), (0.1, 800)]
+
+# %% [markdown]
+# ## Sensitivity: the teacher's readouts and the loss tolerance
+#
+# Two more choices that App. D.2 leaves open, each changed alone; the teachers' units, the
+# data and the initial units are those above, and the horizon is $t = 10^3$.
+#
+# * **The teacher's readouts.** The paper does not state the law of $c_i^*$. Ours,
+#   $c_i^*\sim\mathcal N(0, 1)$ with $a_i^* = c_i^*/m_*$, gives $\|f_t\|^2$ of about
+#   0.003-0.014 at the paper's sizes; the chapter *Between lazy and rich* normalises
+#   $\|f_t\| = 1$. Here the same draws are rescaled to $\|f_t\| = 1$ (`target_norm=1`).
+#   In the mean-field scaling a unit moves at a rate proportional to its readout and to the
+#   residual, so at a fixed horizon a larger teacher makes the network learn more.
+# * **The loss tolerance.** App. D.2 trains "until the loss reaches $10^{-6}$": an absolute
+#   level on Eqs. 2-3, whose factor $\tfrac12$ makes it $2\cdot10^{-6}$ in our units
+#   (`abs_tol=2e-6`). Ours is relative, $10^{-6}$ of the initial loss. At our teacher the
+#   absolute level is a relative one of about $10^{-4}$ to $10^{-3}$, so runs stop sooner. At
+#   $\|f_t\| = 1$ the two rules nearly coincide ($2\cdot10^{-6}$ against $10^{-6}$).
+#
+# For each reading, and for the two horizons above: $\nu$ fitted on all $n$ and on the
+# converged $n$ only, the sign map of panel (e), and the Gram-matrix distance of panels
+# (a, b), which the paper calls "nearly indistinguishable".
+
+# %%
+READINGS = {"ours (t = 1000)": (P, res), "t = 500 (App. D.2)": (P500, res500)}
+for name, Pv in {"||f_t|| = 1": dict(P, target_norm=1.0),
+                 "abs. tol. 2e-6 (App. D.2)": dict(P, abs_tol=2e-6)}.items():
+    t0 = time.perf_counter()
+    READINGS[name] = (Pv, experiments.relu_student_teacher.fig3_experiment(**Pv))
+    print(f"{name}: wall time {time.perf_counter() - t0:.0f} s")
+CURVES, LAWS, LAWS_CONV, MAPS, FLIPS = {}, {}, {}, {}, {}
+print(f"\n{'reading':27s} {'nu (all n)':>15s} {'nu (converged n)':>17s}  converged n"
+      f"{'pretraining loss':>18s} {'Gram distance':>14s}  sign changes")
+STOPS = {}                             # per reading: why its pretraining and scratch runs stopped
+for name, (Pv, r) in READINGS.items():
+    CURVES[name] = experiments.relu_student_teacher.scratch_curve(r)
+    LAWS[name] = experiments.relu_student_teacher.scratch_law(r)
+    LAWS_CONV[name] = experiments.relu_student_teacher.scratch_law(r, converged_only=True)
+    MAPS[name] = experiments.relu_student_teacher.transfer_map(r, LAWS[name])
+    FLIPS[name] = [(float(r.mus[i]), int(r.ns[j]))
+                   for i, j in np.argwhere(np.sign(MAPS[name].T) != np.sign(Tmap))]
+    lc = LAWS_CONV[name]
+    conv = f"{lc.nu:.3f} +- {lc.se_nu:.3f}" if lc.nu is not None else "no fit"
+    print(f"{name:27s} {LAWS[name].nu:7.3f} +- {LAWS[name].se_nu:.3f} {conv:>17s}  "
+          f"{','.join(str(int(v)) for v in CURVES[name].ns[CURVES[name].converged]) or '-':11s}"
+          f"{r.pretrain_rel[0].mean():18.4f} {r.gram_distance[i_mu]:14.3f}  {FLIPS[name]}")
+print("Gram distance per mu:", {name: r.gram_distance.round(3).tolist()
+                                for name, (_, r) in READINGS.items()})
+print("\nwhy the runs stopped (converged / horizon / stuck / step cap), and the time reached:")
+for name, (Pv, r) in READINGS.items():
+    STOPS[name] = {part: [int(np.sum(np.concatenate([i.stop_reasons() for i in infos]) == w))
+                          for w in ("converged", "horizon", "stuck", "step cap")]
+                   for part, infos in (("pretraining", [r.pretrain]), ("scratch", r.scratch))}
+    t_pre = r.pretrain.time
+    print(f"{name:27s} pretraining {STOPS[name]['pretraining']} (t = {t_pre.min():.0f} to "
+          f"{t_pre.max():.0f}), scratch {STOPS[name]['scratch']}")
+# a network that has fitted only the constant and linear parts of its source leaves this
+# fraction of ||f_s||^2 (the same under every reading: it does not depend on the scale)
+BEYOND = (theory.relu.beyond_linear_norm(res.source.W, res.source.a)
+          / res.pretrain.teacher_norm).reshape(res.pretrain_rel.shape).mean(1)
+print("\npart of ||f_s||^2 beyond its constant and linear parts, per mu:", BEYOND.round(3))
+for name, (Pv, r) in READINGS.items():
+    print(f"{name:27s} pretraining loss / ||f_s||^2 per mu: {r.pretrain_rel.mean(1).round(3)}")
+fig = figures.paper000_relu.readings_figure(list(READINGS), list(CURVES.values()),
+                                            list(LAWS.values()), list(LAWS_CONV.values()))
+provenance.record(fig, "fig3c-readings", params=dict(P, readings=list(READINGS)), seeds=P["seed"],
+                  caption="paper 000 Fig. 3(c) under four readings of App. D.2: scratch risk "
+                  f"and fitted exponents against the paper's 1.18; {REDUCED}")
+for name, tag in (("||f_t|| = 1", "unit-teacher"), ("abs. tol. 2e-6 (App. D.2)", "absolute-tolerance")):
+    r = READINGS[name][1]
+    fig = figures.paper000_relu.transfer_map_figure(r.ns, r.mus, MAPS[name].T, MAPS[name].n_star)
+    provenance.record(fig, "fig3e-" + tag, params=READINGS[name][0], seeds=P["seed"],
+                      caption=f"paper 000 Fig. 3(e) with {name}; {REDUCED}")
+
+# %% [markdown]
+# *Fig. 3 (c) under four readings* and *Fig. 3 (e)* with $\|f_t\| = 1$ and with the
+# absolute tolerance (the two maps after it). (a) The scratch risk of each reading
+# (hollow: $n$ at which some run stopped at the horizon or the step cap) with its fit on all
+# $n$; (b) $\nu$ with two standard errors, on all $n$ (filled) and on the converged $n$
+# (hollow, where at least three $n$ converged); dashed: the paper's 1.18. The table gives
+# the numbers, the pretraining loss at $\mu = 0$ over $\|f_s\|^2$, the Gram distance of
+# panels (a, b) at the $\mu$ of those panels, and the cells of panel (e) whose sign differs
+# from ours.
+#
+# **What the readings show** (numbers from `paper`-scale runs of this code outside the book;
+# not findings: the counts are reduced as stated above).
+#
+# - **The absolute tolerance** of App. D.2 is, at our teacher, a relative one of about
+#   $4\cdot10^{-4}$, so the scratch runs stop sooner: those at $n$ = 100 to 1600 end at
+#   it, those at 3200 and 6400 still at the horizon. The exponents hardly move:
+#   $\nu = 0.470\pm0.024$ on all $n$ and $0.376\pm0.022$ on the converged $n\le1600$
+#   (ours: $0.469\pm0.023$ and $0.398\pm0.028$ on $n\le800$). Pretraining never reaches
+#   it (relative loss 0.025 at $\mu = 0$ at $t = 10^3$), so panels (a, b, d) are ours,
+#   and the sign map of panel (e) is ours cell by cell.
+# - **A teacher of unit norm.** Within the same budget (1,200 iterations, $t\le10^3$) the
+#   networks do not leave the plateau on which a two-layer network represents only the
+#   constant and linear parts of its target. Pretraining ends at a relative loss of 0.17
+#   to 0.19 at $\mu\le0.3$, about the part of the source's squared norm beyond its constant
+#   and linear parts (0.16 to 0.19, printed; `theory.relu.beyond_linear_norm`); as the readouts grow the
+#   backtracking step falls to 0.08-0.9, so five of the six pretraining runs stop at the
+#   step cap at $t$ = 99 to 208 and only $\mu = 0$ reaches the horizon, still on the
+#   plateau. 26 of the 28 scratch runs are *stuck*: their step collapses to $10^{-10}$ to
+#   $10^{-6}$ on the kinks of the empirical ReLU loss (at $n = 800$ about 3 % of the
+#   unit-sample pre-activations lie within $10^{-9}$ of zero, and the computed gradient is
+#   no descent direction for steps above about $10^{-8}$) at training losses of 7-16 % of
+#   $E y^2$; the other two stop at the step cap. With no converged $n$ there is no fit on
+#   converged runs, and the fit over all $n$, $\nu = 0.10\pm0.01$, describes that plateau,
+#   not a learning curve. Its sign map is negative in every cell but $(\mu, n) = (0.1, 6400)$
+#   (18 cells of ours turn negative), against that stuck baseline. Following this reading needs the paper's fixed step, which
+#   accepts every step through the kinks, for its $10^5$ steps: at the rates of
+#   `benchmarks/relu_speed.py` about 5.6 CPU-hours for one scratch run at $n = 6400$, 1.3
+#   for one pretraining run, and about 50 for this reading at our reduced counts: beyond
+#   this machine.
+# - **The horizon** (the section before): $\nu = 0.33\pm0.01$ at $t = 500$.
+#
+# **The Gram matrices of panels (a, b).** Under no reading is the pretrained kernel "nearly
+# indistinguishable" from the source teacher's. The relative Frobenius distance
+# $\|G_a - G_b\|_F/\|G_b\|_F$ is 0.27 to 0.45 over $\mu$ in ours and under the absolute
+# tolerance (the same pretraining: it never reaches that tolerance), 0.28 to 0.50 at
+# $t = 500$ and 0.38 to 0.84 at $\|f_t\| = 1$, against 0.29 to 0.66 for the random initial
+# units. At $\mu\le0.3$ pretraining brings the kernel hardly nearer the source's than random
+# units are, and at $\|f_t\| = 1$ it moves it further away at every $\mu$.
+#
+# **Is $\nu = 1.18$ reachable?** Not under any reading we could run to its end: on all $n$
+# the exponent is 0.33 to 0.47, on the converged $n$ 0.38 to 0.40, every interval far below
+# 1.18. The reading that changes the dynamics qualitatively, a teacher of unit norm, leaves
+# the networks on their linear plateau within our budget and so neither supports nor
+# excludes 1.18; it is the reading that stays open, and it needs the paper's fixed-step
+# protocol for $10^5$ steps. The disagreement with 1.18 therefore stays *not reproduced*,
+# not a finding.
+
+# %%
+# checks of what the text above claims (paper scale; at smoke scale the exponents differ)
+if PRESET == experiments.relu_student_teacher.FIG3["paper"]:
+    for name in READINGS:                          # every exponent far below the paper's
+        for fit in (LAWS[name], LAWS_CONV[name]):
+            assert fit.nu is None or fit.nu + 3 * fit.se_nu < 1.18, (name, fit)
+    AB, UN = "abs. tol. 2e-6 (App. D.2)", "||f_t|| = 1"
+    assert list(LAWS_CONV[AB].ns) == [100, 200, 400, 800, 1600], LAWS_CONV[AB]
+    assert abs(LAWS[AB].nu - law.nu) < LAWS[AB].se_nu, (LAWS[AB], law)
+    assert FLIPS[AB] == [] and len(FLIPS[UN]) == 18, (FLIPS[AB], FLIPS[UN])
+    assert np.argwhere(MAPS[UN].T > 0).tolist() == [[1, len(res.ns) - 1]], MAPS[UN].T
+    assert STOPS[UN] == {"pretraining": [0, 1, 0, 5], "scratch": [0, 0, 26, 2]}, STOPS[UN]
+    assert LAWS_CONV[UN].nu is None, LAWS_CONV[UN]
+    # pretraining at ||f_t|| = 1 ends on the linear plateau at mu <= 0.3
+    assert np.all(np.abs(READINGS[UN][1].pretrain_rel.mean(1)[:3] - BEYOND[:3]) < 0.02)
+    assert min(r.gram_distance.min() for _, r in READINGS.values()) > 0.25
+    assert np.all(READINGS[UN][1].gram_distance > READINGS[UN][1].gram_init_distance)
+
+# %% [markdown]
+# ### Fig. 9 with $\|f_t\| = 1$
+#
+# The strength of the penalty $\lambda\sum_i\|w_i - w_i^{(0)}\|^2$ is relative to the source
+# loss, which the teacher's scale sets: at $\|f_t\| = 1$ the source loss is about 100 times
+# that of our teacher, so a given $\lambda$ holds the units about 100 times more loosely.
+# Fig. 9 again on the $\|f_t\| = 1$ run above, with the finer grid and the held-out choice of
+# the section before (its seed, so the same initial units and target draws, rescaled).
+
+# %%
+RES_UNIT = READINGS["||f_t|| = 1"][1]
+an_u, sel_u = anchored_section(FINE, AP.fine_seed, base=RES_UNIT)
+sel_up = experiments.relu_student_teacher.select_lambda(RES_UNIT, an_u, among=LAMBDAS)
+choice_table(sel_up, sel_u)
+fig = figures.paper000_relu.anchored_figure(RES_UNIT.ns, FINE, sel_u.T, sel_u.T_best, sel_u.T_best_se)
+provenance.record(fig, "fig9-anchored-unit-teacher",
+                  params=dict(READINGS["||f_t|| = 1"][0], lambdas=FINE, mu=MU_9),
+                  seeds=[P["seed"], AP.fine_seed],
+                  caption="paper 000 Fig. 9 with ||f_t|| = 1 and half decades of lambda below "
+                  f"1e-4 (ours): transferability per lambda and for the best lambda; {REDUCED}")
+
+# %% [markdown]
+# *Fig. 9 with $\|f_t\| = 1$.* As the finer Fig. 9 above, on the Fig. 3 run with the
+# teacher's readouts rescaled to $\|f_t\| = 1$.
+#
+# **Not reproduced; not a finding** (numbers from the `paper`-scale run of this code outside
+# the book; $\mu = 0.9$). Neither side of this comparison ran to its end: all 11 anchored
+# pretraining runs stopped at the step cap, at $t$ = 11 (the largest $\lambda$) to 156, and
+# the scratch baseline is the one of the $\|f_t\| = 1$ reading above, whose runs are stuck
+# on their linear plateau (scratch risk 0.30 to 0.67 of the target variance).
+#
+# - The penalty acts on the features as at our teacher, only shifted by the larger loss:
+#   the distance from the start, $\sum_i\|w_i-w_i^{(0)}\|^2/m$, is 1.83 at $\lambda = 0$,
+#   still 1.38 at $10^{-4}$ and falls to 0.29, 0.04 and 0.001 at $10^{-3}$, $10^{-2}$ and
+#   $10^{-1}$; $\|P_\perp f_t\|^2/\|f_t\|^2$ falls from 0.64 (rich) to that of random units
+#   (0.15) at $\lambda\ge10^{-3}$, while the source risk rises from 6 % to 51 % of
+#   $\|f_s\|^2$.
+# - The rich model transfers very badly here ($\mathcal T = -1.00\pm0.04$ at $n = 6400$,
+#   far below $-1$ at small $n$, where the least-squares readout on its condensed units is
+#   ill-conditioned).
+# - The held-in draws choose $\lambda = 10^{-2}$ at every $n$ but 200 ($10^{-1}$), the same
+#   with or without the half decades. Held out, its transferability is positive at
+#   $n = 100$ ($+0.066\pm0.024$) and $n = 6400$ ($+0.034\pm0.001$), consistent with zero at
+#   200, and negative from 400 to 3200 ($-0.85\pm0.09$ at $n = 800$, the interpolation peak
+#   near $n = m$; $-0.015\pm0.003$ at 3200).
+#
+# The positive values are measured against a scratch baseline that has not left its
+# plateau; a converged scratch run would lower them. Whether the penalty avoids negative
+# transfer at a teacher of unit norm is therefore open, for the same reason as the exponent:
+# the runs need the paper's fixed step for its $10^5$ steps.
+
+# %%
+# checks, as above: Eq. 18 holds, and the distance to the start falls with lambda over the
+# paper's values
+perp_u = an_u.perp * RES_UNIT.teacher_norm[None, :]
+assert np.all(an_u.R_lt >= perp_u[:, None, :, None] * (1 - 1e-8))
+assert np.all(np.diff(an_u.anchor_dist.mean(1)[on_paper]) < 0), an_u.anchor_dist
+if PRESET == experiments.relu_student_teacher.FIG3["paper"]:   # what the prose above claims
+    assert np.all(an_u.info.stop_reasons() == "step cap"), an_u.info.stop_reasons()
+    assert np.array_equal(sel_u.best, sel_up.best), (sel_u.best, sel_up.best)
+    assert [float(FINE[b]) for b in sel_u.best] == [1e-2, 1e-1, 1e-2, 1e-2, 1e-2, 1e-2, 1e-2]
+    Tb, Tse = sel_u.T_best, sel_u.T_best_se
+    assert Tb[0] > 2 * Tse[0] and Tb[-1] > 3 * Tse[-1], (Tb, Tse)   # n = 100 and 6400
+    assert abs(Tb[1]) < 2 * Tse[1] and np.all(Tb[2:6] + 2 * Tse[2:6] < 0), (Tb, Tse)
 
 # %% [markdown]
 # ## Convergence of the reduced runs
@@ -546,9 +767,10 @@ provenance.record(fig, "fig3-convergence", params=P, seeds=P["seed"],
                   "scratch runs")
 for name, info in [("pretraining", pre)] + [(f"scratch n = {n}", i)
                                              for n, i in zip(res.ns, res.scratch)]:
-    print(f"{name}: stopped by tolerance {info.converged.sum()}, at the time horizon "
-          f"{info.horizon.sum()}, by the step cap "
-          f"{(~info.converged & ~info.horizon).sum()} of {info.converged.size}")
+    why = info.stop_reasons()
+    print(f"{name}: stopped by tolerance {np.sum(why == 'converged')}, at the time horizon "
+          f"{np.sum(why == 'horizon')}, stuck {np.sum(why == 'stuck')}, by the step cap "
+          f"{np.sum(why == 'step cap')} of {why.size}")
 
 # %% [markdown]
 # *Loss curves* against gradient-flow time $t = \sum_k h_k$ (the sum of the accepted step
