@@ -70,12 +70,17 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # largest step that decreases the loss (Armijo backtracking, growing by 1.2 after every
 # accepted step) capped at $h = 1$ (200 times the paper's; the readout's curvature bound
 # is $h \approx 6$ for random units and $2$ for fully aligned ones), and stop at $t = 10^3$, at a relative loss $10^{-6}$ or at the step
-# cap. (At `smoke` scale, removing the cap changes the numbers of panels (a)-(d) by less
-# than 2 %.) The paper's 10 teachers x 100 data draws are reduced to 1 teacher, 8 target
-# draws per $(\mu, n)$ for linear transfer and 4 scratch runs per $n$ (each its own data
-# and initialisation), so that the chapter runs in about 15 minutes on 2 cores (the
-# finer Fig. 9 grid at the end adds about 14 more); the standard errors printed and drawn come from these draws, and the loss curves at the end
-# show where each run stopped. The $n$ grid reaches $6400 = 6.4\,m$ because the paper's
+# cap; a stall counts as convergence only while the step is at least the paper's 0.005
+# (below it the run is *stuck*: see the sensitivity sections). (At `smoke` scale, removing
+# the cap changes the numbers of panels (a)-(d) by less than 2 %.) The paper's 10 teachers
+# x 100 data draws are reduced to 1 teacher, 8 target draws per $(\mu, n)$ for linear
+# transfer and 4 scratch runs per $n$ (each its own data and initialisation); the standard
+# errors printed and drawn come from these draws, and the loss curves at the end show where
+# each run stopped. Even so the chapter is long at `paper` scale: its experiments took
+# 2.5 CPU-hours on this project's 2-core machine, two running at once (2026-11-27): Fig. 3
+# 30 min, Fig. 9 7.5 min and its finer grid 15, and the sensitivity sections 96 (App.
+# D.2's horizon 20, its absolute tolerance 33, the teacher of unit norm 25 and its Fig. 9
+# 18). The $n$ grid reaches $6400 = 6.4\,m$ because the paper's
 # boundary is a large-$n$ statement (see panel (f)).
 # The values are the presets `FIG3["paper"]` and `FIG3["smoke"]` of
 # `transferkit.experiments.relu_student_teacher`, each with the source of its value.
