@@ -108,7 +108,7 @@ def test_select_lambda_refuses_bad_input(fig3, anchored4):
 
 
 def test_fig3_full_preset_is_the_papers_protocol():
-    """FIG3_FULL holds what App. D.2 and the caption of Fig. 3 state (ours: grids, relative tol)."""
+    """FIG3_FULL holds what App. D.2 and the caption of Fig. 3 state (ours: the grids)."""
     F, Pp = rst.FIG3_FULL, rst.FIG3["paper"]
     assert (F.d, F.m, F.m_star, F.readout_init) == (100, 1000, 100, 1e-7)
     assert (F.teachers, F.draws, F.scratch_seeds) == (10, 100, 10)
@@ -119,6 +119,21 @@ def test_fig3_full_preset_is_the_papers_protocol():
     assert t < F.max_time < F.max_step * min(F.pretrain_steps, F.scratch_steps)
     assert min(F.pretrain_steps, F.scratch_steps) <= 1.01 * 100_000
     assert (F.mus, F.ns, F.tol) == (Pp.mus, Pp.ns, Pp.tol)
+    # the fixed learning rate and the absolute loss 1e-6 of Eqs. 2-3 (2e-6 without the 1/2)
+    assert F.fixed_step is True and F.abs_tol == 2e-6 and not Pp.fixed_step
+
+
+def test_fixed_step_reaches_the_cells(fig3, one_thread):
+    """``fixed_step`` takes every step at ``max_step``: the gradient-flow time of a run is
+    its steps times the step, in pretraining and scratch training alike."""
+    res = rst.fig3_experiment(**dict(P, fixed_step=True, max_step=0.05, max_time=2.0,
+                                     pretrain_steps=60, scratch_steps=60), cache=False)
+    assert res.fixed_step is True
+    for info in [res.pretrain] + list(res.scratch):
+        np.testing.assert_allclose(info.time, info.steps * 0.05, rtol=1e-12)
+        assert np.all(info.h == 0.05) and np.all(info.horizon | info.converged)
+    with pytest.raises(TypeError, match="^fixed_step must be a bool"):
+        rst.fig3_experiment(**dict(P, fixed_step="yes"), cache=False)
 
 
 def test_fig3_on_a_local_dask_cluster_gives_the_local_numbers(fig3, one_thread):

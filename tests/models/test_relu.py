@@ -462,3 +462,30 @@ def test_a_stall_at_a_collapsed_step_is_not_convergence():
         else:
             assert not info.stuck.any() and info.converged.all(), info.h
             assert np.all(rel <= 1e-6 * (1 + 1e-9)) and np.all(info.h == 1.0)
+
+
+def test_fixed_step_is_riemannian_gradient_descent_written_out():
+    """``fixed_step``: every step taken at ``max_step`` (no backtracking, no stall rule),
+    c <- c - h m g_c and w_i <- (w_i - h m g_i) / |w_i - h m g_i| with the tangent gradient:
+    the iterates of plain gradient descent at the paper's fixed learning rate."""
+    rng = np.random.default_rng(16)
+    T = models.relu.make_teachers(2, 3, 4, rng)
+    X = rng.standard_normal((2, 15, 4))
+    y = np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(T.W, -1, -2), 0), T.a)
+    W0 = models.relu.random_sphere((2, 6, 4), rng)
+    c0 = np.full((2, 6), 1e-3)
+    h, K = 0.5, 25
+    W, c, info = models.relu.train_samples(W0, c0, X, y, max_steps=K, max_step=h, fixed_step=True)
+    assert np.all(info.steps == K) and np.all(info.h == h) and not info.converged.any()
+    Wt, ct, Xt, yt = (torch.tensor(v) for v in (W0, c0, X, y))
+    for _ in range(K):
+        _, gc, gW = models.relu.sample_loss_grad(Wt, ct, Xt, yt)
+        gW = models.relu._tangent(Wt, gW)
+        ct = ct - h * 6 * gc
+        Wt = streams.unit_rows(Wt - h * 6 * gW)
+    np.testing.assert_allclose(W, Wt.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(c, ct.numpy(), rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="fixed_step needs a finite step"):
+        models.relu.train_samples(W0, c0, X, y, lr=math.inf, max_steps=3, fixed_step=True)
+    with pytest.raises(TypeError, match="^fixed_step must be a bool"):
+        models.relu.train_samples(W0, c0, X, y, max_steps=3, fixed_step=1)

@@ -76,6 +76,11 @@ class Fig3Preset:
         ``tol`` alone).  App. D.2's "until the loss reaches :math:`10^{-6}`" on Eqs. 2-3,
         which carry a factor 1/2 that our loss does not, is ``abs_tol = 2e-6`` (the
         chapter's sensitivity section).
+    fixed_step : bool
+        Train at the fixed step ``max_step``, every step taken (App. D.2: full-batch gradient
+        descent at learning rate :math:`0.01\,m`, i.e. ``max_step = 0.005`` here), instead
+        of ours, the largest step up to ``max_step`` that decreases the loss (Armijo
+        backtracking).
     target_norm : float or None
         :math:`\|f_t\|_{L_2}` of the target teachers (default ``None``: the drawn readouts
         :math:`c_i^*\sim\mathcal N(0,1)`, ours, :math:`\|f_t\|^2` about 0.003-0.014 at the
@@ -107,6 +112,7 @@ class Fig3Preset:
     tol: float = 1e-6           # paper 000, App. D.2 (ours: relative to the target norm)
     abs_tol: float = 0.0        # ours (none); App. D.2's absolute 1e-6 is 2e-6 in our units
     target_norm: float | None = None  # ours (the paper does not state the readouts)
+    fixed_step: bool = False    # ours (backtracking); App. D.2: a fixed learning rate
     max_time: float = 1000.0    # ours (App. D.2: 1e5 steps x 0.01 m end at t = 500 in our units)
     max_step: float = 1.0       # ours
     seed: int = 0               # ours
@@ -141,9 +147,11 @@ FIG3 = {
 #: h = 0.005 in our units, reaching the paper's horizon t = 500 (App. D.2, Eqs. 2-3 with their
 #: factor 1/2; the step budget is 1 % larger, so that rounding of the summed time, about
 #: 4e-10 short of 500 after 10^5 steps, and rejected trial steps of the backtracking do not
-#: end a run before the horizon), and the loss tolerance 1e-6.  Ours, as in ``FIG3["paper"]``: the mu and n grids
-#: (the paper states neither) and a *relative* tolerance (:func:`fig3_experiment` has no
-#: absolute one).  Not run by the book: at the rates of ``benchmarks/relu_speed.py`` its
+#: end a run before the horizon), every step taken at that fixed step (``fixed_step``, no
+#: backtracking), and the loss tolerance 1e-6 on Eqs. 2-3 (``abs_tol = 2e-6`` in our units,
+#: which at every teacher of the chapter is above the relative ``tol`` times the initial
+#: loss).  Ours, as in ``FIG3["paper"]``: the mu and n grids (the paper states neither) and
+#: the teacher readouts.  Not run by the book: at the rates of ``benchmarks/relu_speed.py`` its
 #: pretraining takes about two CPU-days and its scratch training over a CPU-month (the
 #: chapter states the estimate).  A cluster spreads the cells of :func:`fig3_experiment`:
 #: pretraining one cell per teacher (10), scratch training and linear transfer one cell per
@@ -154,7 +162,8 @@ FIG3_FULL = Fig3Preset(
     draws=100, scratch_seeds=10,                            # paper 000, App. D.2
     mus=FIG3["paper"].mus, ns=FIG3["paper"].ns,             # ours (not stated)
     pretrain_steps=101_000, scratch_steps=101_000,          # paper 000, App. D.2 (+1 %)
-    max_time=500.0, max_step=0.005)                         # App. D.2: 1e5 steps at 0.01 m
+    max_time=500.0, max_step=0.005, fixed_step=True,        # App. D.2: 1e5 steps at 0.01 m
+    abs_tol=2e-6)                                           # App. D.2: loss 1e-6 on Eqs. 2-3
 
 
 @dataclass(frozen=True)
@@ -176,6 +185,8 @@ class Fig3Result:
         gradient-flow time limit, step-size cap).
     target_norm : float or None
         :math:`\|f_t\|_{L_2}` the target readouts were rescaled to (``None``: as drawn).
+    fixed_step : bool
+        Whether training took the fixed step ``max_step`` (App. D.2) or backtracking steps.
     pretrain_steps : int
         Step budget of pretraining.
     teacher_norm : ndarray, shape (Tn,)
@@ -230,6 +241,7 @@ class Fig3Result:
     tol: float
     abs_tol: float
     target_norm: float | None
+    fixed_step: bool
     pretrain_steps: int
     max_time: float
     max_step: float
@@ -657,7 +669,8 @@ def _fig3_start(d, m, m_star, mus, teachers, seed, target_norm=None):
 
 
 def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init, lr, tol,
-                       pretrain_steps, max_time, max_step, abs_tol=0.0, target_norm=None):
+                       pretrain_steps, max_time, max_step, abs_tol=0.0, target_norm=None,
+                       fixed_step=False):
     r"""Pretraining of :func:`fig3_experiment` for one target teacher (its students of every
     :math:`\mu` in one batch, :func:`transferkit.models.relu.train_population`): a cell
     function for :func:`transferkit.sweep.run`, one cell per teacher, so that a cluster
@@ -677,7 +690,8 @@ def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init,
     c0 = np.full((rows.size, m), float(readout_init))
     Wp, cp, info = train_population(W0[rows], c0, Teacher(source.W[rows], source.a[rows]),
                                     lr=lr, tol=tol, max_steps=pretrain_steps,
-                                    max_time=max_time, max_step=max_step, abs_tol=abs_tol)
+                                    max_time=max_time, max_step=max_step, abs_tol=abs_tol,
+                                    fixed_step=fixed_step)
     return {"W": Wp, "c": cp, **_padded_info_arrays(info, pretrain_steps)}
 
 
@@ -693,7 +707,7 @@ _LT_CHUNK = 1 << 25
 
 
 def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds, readout_init,
-                lr, tol, scratch_steps, max_time, max_step, abs_tol=0.0):
+                lr, tol, scratch_steps, max_time, max_step, abs_tol=0.0, fixed_step=False):
     r"""One target size ``ns[j]`` and one target teacher ``t`` of :func:`fig3_experiment`:
     linear transfer of the pretrained units ``W`` (``(len(mus) * teachers, m, d)``,
     ``mu``-major) of that teacher on ``draws`` target sets per :math:`\mu`, and scratch
@@ -744,7 +758,8 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
     cs0 = np.full((scratch_seeds, m), float(readout_init))
     Ws, cs, info = train_samples(Ws0, cs0, Xs, ys, lr=lr, tol=tol, max_steps=scratch_steps,
                                  max_time=max_time, max_step=max_step,
-                                 record_every=_RECORD_EVERY, abs_tol=abs_tol)
+                                 record_every=_RECORD_EVERY, abs_tol=abs_tol,
+                                 fixed_step=fixed_step)
     out = _padded_info_arrays(info, scratch_steps)
     out["R_lt"] = R_lt
     out["R_sc"] = risk_np(Ws, cs / m, Ts)
@@ -757,6 +772,7 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
                     lr: float = 1.0, tol: float = 1e-6, pretrain_steps: int = 3000,
                     scratch_steps: int = 3000, max_time: float = 1000.0, max_step: float = 1.0,
                     abs_tol: float = 0.0, target_norm: float | None = None,
+                    fixed_step: bool = False,
                     gram_points: int = 60, seed: int = 0,
                     progress: bool | None = None, **run_kwargs) -> Fig3Result:
     r"""Everything Fig. 3 of paper 000 plots, from exact population formulas where they
@@ -785,7 +801,8 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     :math:`10^3`: twice the time of the paper's :math:`10^5` steps at learning rate
     :math:`0.01\,m` on Eqs. 2-3, App. D, which carry a factor 1/2 that our loss does not),
     whichever comes first; the step size is capped at ``max_step`` (default 1: 200 times the
-    paper's, below the curvature bound of the readout, about 6). All risks are exact population risks (no test sample). Returns a
+    paper's, below the curvature bound of the readout, about 6), or with ``fixed_step`` is
+    ``max_step`` at every step (App. D.2's fixed learning rate). All risks are exact population risks (no test sample). Returns a
     :class:`Fig3Result`.
 
     The heavy steps go through :func:`transferkit.sweep.run` (cached, resumable, Dask):
@@ -808,6 +825,9 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
     if target_norm is not None:
         target_norm = check_positive("target_norm", target_norm)
+    if not isinstance(fixed_step, (bool, np.bool_)):
+        raise TypeError(f"fixed_step must be a bool (got {type(fixed_step).__name__})")
+    fixed_step = bool(fixed_step)
     mus = np.asarray(mus, dtype=float)
     ns = np.asarray(ns, dtype=int)
     T, source, keep, W0, rng = _fig3_start(d, m, m_star, mus, teachers, seed, target_norm)
@@ -816,7 +836,8 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     kw = dict(run_kwargs)
     kw.setdefault("progress", progress)
     settings = dict(readout_init=float(readout_init), lr=float(lr), tol=float(tol),
-                    max_time=float(max_time), max_step=float(max_step), abs_tol=abs_tol)
+                    max_time=float(max_time), max_step=float(max_step), abs_tol=abs_tol,
+                    fixed_step=fixed_step)
     pre = run(fig3_pretrain_cell, Grid(seed=[int(seed)], teacher=np.arange(teachers)),
               fixed=dict(d=d, m=m, m_star=m_star, mus=mus, teachers=teachers,
                          pretrain_steps=int(pretrain_steps), target_norm=target_norm,
@@ -856,6 +877,7 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     return Fig3Result(
         d=d, m=m, m_star=m_star, mus=mus, ns=ns, teacher_norm=tn, target=T, source=source,
         seed=seed, readout_init=readout_init, lr=lr, tol=tol, abs_tol=abs_tol,
+        fixed_step=fixed_step,
         target_norm=target_norm, pretrain_steps=pretrain_steps,
         max_time=max_time, max_step=max_step, pretrain=pinfo,
         pretrain_rel=(pinfo.loss / pinfo.teacher_norm).reshape(shape),
@@ -875,7 +897,7 @@ def _anchored_start(L, nt, m, d, seed):
 
 
 def anchored_pretrain_cell(seed, lambdas, source_W, source_a, m, readout_init, lr, tol,
-                           pretrain_steps, max_time, max_step, abs_tol=0.0):
+                           pretrain_steps, max_time, max_step, abs_tol=0.0, fixed_step=False):
     r"""Anchored pretraining of :func:`anchored_experiment` (every :math:`\lambda` and
     teacher in one batch, :func:`transferkit.models.relu.train_population` with
     ``anchor_weight``): a cell function for :func:`transferkit.sweep.run`.  Returns ``W``,
@@ -888,7 +910,7 @@ def anchored_pretrain_cell(seed, lambdas, source_W, source_a, m, readout_init, l
     Wp, cp, info = train_population(W0, c0, tile_teacher(src, L), lr=lr, tol=tol,
                                     max_steps=pretrain_steps, max_time=max_time,
                                     max_step=max_step, anchor_weight=np.repeat(lambdas, nt),
-                                    abs_tol=abs_tol)
+                                    abs_tol=abs_tol, fixed_step=fixed_step)
     return {"W": Wp, "c": cp, **_info_arrays(info)}
 
 
@@ -963,7 +985,7 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
                          readout_init=float(res.readout_init), lr=float(res.lr),
                          tol=float(res.tol), pretrain_steps=int(res.pretrain_steps),
                          max_time=float(res.max_time), max_step=float(res.max_step),
-                         abs_tol=float(res.abs_tol)),
+                         abs_tol=float(res.abs_tol), fixed_step=bool(res.fixed_step)),
               desc="anchored pretraining (all lambdas)", **kw)
     Wp = np.ascontiguousarray(pre["W"][0])
     info = _info_from(pre, index=(0,))

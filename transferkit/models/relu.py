@@ -750,7 +750,8 @@ PAPER_STEP = 0.005
 
 
 def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
-             max_time=math.inf, max_step=math.inf, abs_tol=0.0, min_step=PAPER_STEP):
+             max_time=math.inf, max_step=math.inf, abs_tol=0.0, min_step=PAPER_STEP,
+             fixed_step=False):
     r"""Riemannian gradient descent on (c, W in sphere^m) with Armijo backtracking.
 
     ``loss_grad(W, c) -> (loss (S,), g_c (S, m), g_W (S, m, d))``.  Step ``h`` (per seed)
@@ -769,9 +770,19 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     step below it, the line search stopped the descent, not a flat loss (on the kinks of
     an empirical ReLU loss the computed gradient is no descent direction for any but the
     smallest steps), and the run is marked ``stuck``.
+
+    With ``fixed_step`` the step is ``min(lr, max_step)`` throughout and every finite step
+    is taken, with neither backtracking nor the stall rule: plain gradient descent at a
+    fixed learning rate, as App. D.2 trains (its :math:`0.01\,m` is ``max_step = 0.005``),
+    stopped by the tolerance, the horizon or ``max_steps``.
     """
     tol = check_positive("tol", tol)
     abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
+    if not isinstance(fixed_step, (bool, np.bool_)):
+        raise TypeError(f"fixed_step must be a bool (got {type(fixed_step).__name__})")
+    if fixed_step and not math.isfinite(min(float(lr), float(max_step))):
+        raise ValueError("fixed_step needs a finite step: lr or max_step must be finite "
+                         f"(got lr = {lr!r}, max_step = {max_step!r})")
     S = W.shape[0]
     h = torch.full((S,), min(float(lr), float(max_step)), dtype=W.dtype, device=W.device)
     loss, gc, gW = loss_grad(W, c)
@@ -799,7 +810,11 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
         loss_new, gc_new, gW_new = loss_grad(W_new, c_new)
         gW_new = _tangent(W_new, gW_new)
         sq = (gc * gc).sum(-1) + (gW * gW).sum((-1, -2))
-        ok = active & torch.isfinite(loss_new) & (loss_new <= loss - 0.25 * hm * sq)
+        ok = active & torch.isfinite(loss_new)
+        if fixed_step:                             # a step that is not finite diverged
+            rule.retire(active & ~ok)
+        else:                                      # Armijo's sufficient decrease
+            ok &= loss_new <= loss - 0.25 * hm * sq
         okc = ok[:, None]
         c = torch.where(okc, c_new, c)
         W = torch.where(okc[..., None], W_new, W)
@@ -808,13 +823,14 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
         gW = torch.where(okc[..., None], gW_new, gW)
         time_ = time_ + torch.where(ok, h, torch.zeros_like(h))
         rule.retire(time_ >= max_time)
-        h = bold_driver(h, ok, active, grow, max_step)
+        if not fixed_step:
+            h = bold_driver(h, ok, active, grow, max_step)
         rule.advance(counted=ok)                   # accepted steps
         if rule.t % record_every == 0:
             history.append(torch.where(was_active, loss, torch.nan).cpu().numpy())
             times.append(torch.where(was_active, time_, torch.nan).cpu().numpy())
             window.append(loss.clone())
-            if len(window) > max(1, 200 // record_every):
+            if len(window) > max(1, 200 // record_every) and not fixed_step:
                 old = window.pop(0)
                 stall = active & ((old - loss) <= tol * old)
                 collapsed = stall & (h < min_step)
@@ -837,7 +853,8 @@ def _to_t(x, device):
 
 def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-6,
                      max_steps: int = 5000, record_every: int = 10, max_time: float = math.inf,
-                     max_step: float = math.inf, anchor_weight=None, abs_tol: float = 0.0):
+                     max_step: float = math.inf, anchor_weight=None, abs_tol: float = 0.0,
+                     fixed_step: bool = False):
     r"""Pretrain the mean-field student :math:`f = \frac1m\sum c_i\sigma(w_i\cdot x)` on the exact
     population loss :math:`E(f - f_s^*)^2` of a teacher (paper 000, Sec. 4: "train the source
     task on the population loss, which can be computed exactly"), by Riemannian gradient
@@ -857,7 +874,9 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
     A run stops when its loss is at most ``tol`` times its initial loss or at most
     ``abs_tol`` (default 0: the relative rule alone), whichever is larger; paper 000,
     App. D.2's "until the loss reaches :math:`10^{-6}`" on its Eqs. 2-3, which carry a
-    factor 1/2 that this loss does not, is ``abs_tol = 2e-6``.
+    factor 1/2 that this loss does not, is ``abs_tol = 2e-6``.  ``fixed_step``: gradient
+    descent at the fixed step ``min(lr, max_step)``, every step taken (App. D.2's protocol;
+    see ``_descend``).
     """
     W0 = check_rows("W0", W0)
     dev = default_device()
@@ -886,7 +905,7 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
         return r, ga / m, gW  # chain rule a = c / m
 
     W, c, info = _descend(lg, W, c, m, lr, tol, max_steps, record_every, max_time=max_time,
-                          max_step=max_step, abs_tol=abs_tol)
+                          max_step=max_step, abs_tol=abs_tol, fixed_step=fixed_step)
     info.teacher_norm = cross.cpu().numpy()
     if lam is not None:
         dW = W - Wa
@@ -897,11 +916,11 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
 
 def train_samples(W0, c0, X, y, lr: float = 1.0, tol: float = 1e-6, max_steps: int = 5000,
                   record_every: int = 10, max_time: float = math.inf,
-                  max_step: float = math.inf, abs_tol: float = 0.0):
+                  max_step: float = math.inf, abs_tol: float = 0.0, fixed_step: bool = False):
     r"""Scratch training on ``n`` samples: gradient descent on the empirical loss
     :math:`\frac1n\sum_\mu (f(x_\mu) - y_\mu)^2` of the mean-field student (both layers,
     :math:`w_i` on the sphere), batched over seeds: ``X (S, n, d)``, ``y (S, n)``.  Stops
-    as :func:`train_population` (``tol`` relative, ``abs_tol`` absolute)."""
+    as :func:`train_population` (``tol`` relative, ``abs_tol`` absolute, ``fixed_step``)."""
     dev = default_device()
     W = unit_rows(_to_t(W0, dev))
     c = _to_t(c0, dev)
@@ -912,7 +931,7 @@ def train_samples(W0, c0, X, y, lr: float = 1.0, tol: float = 1e-6, max_steps: i
         return sample_loss_grad(W, c, X, y)
 
     W, c, info = _descend(lg, W, c, m, lr, tol, max_steps, record_every, max_time=max_time,
-                          max_step=max_step, abs_tol=abs_tol)
+                          max_step=max_step, abs_tol=abs_tol, fixed_step=fixed_step)
     return W.cpu().numpy(), c.cpu().numpy(), info
 
 
