@@ -125,20 +125,26 @@ def test_autograd_gradient_of_the_risk_is_the_analytic_one(small):
     assert np.all(np.isfinite(gW_auto.numpy()))
 
 
+def _tangent_is_the_projected_gradient(W, a, T):
+    """population_risk_tangent_grad at unit rows ``W`` against population_risk_grad followed
+    by the tangent projection; returns the tangent path's (risk, g_a, g_W)."""
+    Wt, at = _t(T.W), _t(T.a)
+    r0, ga0, gW0 = models.relu.population_risk_grad(_t(W), _t(a), Wt, at)
+    r1, ga1, gW1 = models.relu.population_risk_tangent_grad(_t(W), _t(a), Wt, at)
+    np.testing.assert_allclose(r1.numpy(), r0.numpy(), rtol=1e-13)
+    np.testing.assert_allclose(ga1.numpy(), ga0.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gW1.numpy(), models.relu._tangent(_t(W), gW0).numpy(),
+                               rtol=1e-11, atol=1e-14)
+    return r1, ga1, gW1
+
+
 def test_tangent_gradient_on_the_sphere_is_the_projected_full_gradient(small):
     """population_risk_tangent_grad (the fast path of train_population for units on the
     sphere) equals population_risk_grad followed by the tangent projection, also at
     parallel, antiparallel and student-on-teacher units; train_population takes it for
     unit teachers and gives the same iterates as the general path."""
     _, T, W, a = small
-    Wu = streams.unit_rows(W)
-    Wt, at = _t(T.W), _t(T.a)
-    r0, ga0, gW0 = models.relu.population_risk_grad(_t(Wu), _t(a), Wt, at)
-    r1, ga1, gW1 = models.relu.population_risk_tangent_grad(_t(Wu), _t(a), Wt, at)
-    np.testing.assert_allclose(r1.numpy(), r0.numpy(), rtol=1e-13)
-    np.testing.assert_allclose(ga1.numpy(), ga0.numpy(), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(gW1.numpy(), models.relu._tangent(_t(Wu), gW0).numpy(),
-                               rtol=1e-11, atol=1e-14)
+    _tangent_is_the_projected_gradient(streams.unit_rows(W), a, T)
     # whole training runs: the fast path against the general one (teacher rows scaled by
     # 1 + 1e-9 are "not on the sphere" for the check but give the same kernel to 1e-9)
     rng = np.random.default_rng(3)
@@ -342,16 +348,21 @@ def test_anchored_experiment_checks_mu():
         experiments.relu_student_teacher.anchored_experiment(res, [-1.0], 0.5)
 
 
+def _sample_problem(seed, units, d, n, m, c0):
+    """Two seeds of a teacher with ``units`` units, ``n`` samples in ``d`` dimensions, and
+    students of ``m`` units on the sphere with readouts ``c0``: ``(X, y, W0, c0)``."""
+    rng = np.random.default_rng(seed)
+    T = models.relu.make_teachers(2, units, d, rng)
+    X = rng.standard_normal((2, n, d))
+    y = np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(T.W, -1, -2), 0), T.a)
+    return X, y, models.relu.random_sphere((2, m, d), rng), np.full((2, m), c0)
+
+
 def test_absolute_tolerance_stops_the_same_iterates_earlier():
     """``abs_tol`` only ends a run sooner: the run that stops at the absolute tolerance is,
     bit for bit, the relative-tolerance run cut at the same number of accepted steps, and
     it stops at the first accepted step whose loss is at most ``abs_tol``."""
-    rng = np.random.default_rng(11)
-    T = models.relu.make_teachers(2, 2, 4, rng)
-    X = rng.standard_normal((2, 20, 4))
-    y = np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(T.W, -1, -2), 0), T.a)
-    W0 = models.relu.random_sphere((2, 30, 4), rng)
-    c0 = np.full((2, 30), 1e-7)
+    X, y, W0, c0 = _sample_problem(11, units=2, d=4, n=20, m=30, c0=1e-7)
     kw = dict(record_every=1, max_step=1.0)
     _, _, rel = models.relu.train_samples(W0, c0, X, y, max_steps=300, **kw)
     abs_tol = float(np.sqrt(rel.loss0 * rel.loss).min())        # between start and end of both
@@ -422,15 +433,9 @@ def test_tangent_gradient_by_blocks_of_units(block, monkeypatch):
     W[:, 6] = -W[:, 2]                                  # an antiparallel one
     a = rng.standard_normal((3, 7))
     T = models.relu.make_teachers(3, 2, 4, rng)
-    Wt, at = _t(T.W), _t(T.a)
-    r0, ga0, gW0 = models.relu.population_risk_grad(_t(W), _t(a), Wt, at)
-    r1, ga1, gW1 = models.relu.population_risk_tangent_grad(_t(W), _t(a), Wt, at)
-    np.testing.assert_allclose(r1.numpy(), r0.numpy(), rtol=1e-13)
-    np.testing.assert_allclose(ga1.numpy(), ga0.numpy(), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(gW1.numpy(), models.relu._tangent(_t(W), gW0).numpy(),
-                               rtol=1e-11, atol=1e-14)
-    two = models.relu.population_risk_tangent_grad(_t(W[1:]), _t(a[1:]), Wt[1:], at[1:])
-    for got, alone in zip((r1, ga1, gW1), two):
+    out = _tangent_is_the_projected_gradient(W, a, T)
+    two = models.relu.population_risk_tangent_grad(_t(W[1:]), _t(a[1:]), _t(T.W[1:]), _t(T.a[1:]))
+    for got, alone in zip(out, two):
         np.testing.assert_array_equal(got[1:].numpy(), alone.numpy())
 
 
@@ -468,12 +473,7 @@ def test_fixed_step_is_riemannian_gradient_descent_written_out():
     """``fixed_step``: every step taken at ``max_step`` (no backtracking, no stall rule),
     c <- c - h m g_c and w_i <- (w_i - h m g_i) / |w_i - h m g_i| with the tangent gradient:
     the iterates of plain gradient descent at the paper's fixed learning rate."""
-    rng = np.random.default_rng(16)
-    T = models.relu.make_teachers(2, 3, 4, rng)
-    X = rng.standard_normal((2, 15, 4))
-    y = np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(T.W, -1, -2), 0), T.a)
-    W0 = models.relu.random_sphere((2, 6, 4), rng)
-    c0 = np.full((2, 6), 1e-3)
+    X, y, W0, c0 = _sample_problem(16, units=3, d=4, n=15, m=6, c0=1e-3)
     h, K = 0.5, 25
     W, c, info = models.relu.train_samples(W0, c0, X, y, max_steps=K, max_step=h, fixed_step=True)
     assert np.all(info.steps == K) and np.all(info.h == h) and not info.converged.any()
