@@ -744,8 +744,8 @@ class MeanFieldInfo:
                         np.where(self.horizon, "horizon", np.where(stuck, "stuck", "step cap")))
 
 
-#: Paper 000, App. D.2: learning rate 0.01 m on Eqs. 2-3, a step h = 0.005 in the units of
-#: the mean-field trainers (their losses have no factor 1/2).
+#: The fixed step of paper 000, App. D.2 in the units of the mean-field trainers (its
+#: learning rate 0.01 m on Eqs. 2-3, whose factor 1/2 these losses drop, is h = 0.005).
 PAPER_STEP = 0.005
 
 
