@@ -561,3 +561,16 @@ def test_one_validator_issue_14():
         th.scratch_risk("abc", 0.1)
     with pytest.raises(TypeError, match="^rho must be"):
         penalties.relu_ptft_penalty(1.0, True, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("bad", [0, 1, 1.0, "yes", None, np.array([True])])
+def test_one_bool_check(bad):
+    """Every switch of the package goes through _validate.check_bool: a bool (Python's or
+    numpy's) passes as a bool, anything else is an InputTypeError (a TypeError and a
+    ValueError) naming the parameter."""
+    assert _validate.check_bool("x", np.bool_(True)) is True
+    assert _validate.check_bool("x", False) is False
+    with pytest.raises(_validate.InputTypeError, match=r"^x must be a bool, True or False \(got "):
+        _validate.check_bool("x", bad)
+    with pytest.raises(_validate.InputTypeError, match=r"^reduce must be a bool, True or False"):
+        distances.wasserstein1_linear(np.ones(3), np.zeros(3), 0.5, reduce=bad)

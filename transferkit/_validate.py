@@ -112,6 +112,14 @@ def check_int_or_inf(name: str, value, minimum: int):
         raise ValueError(f"{name} must be an integer >= {minimum} or inf (got {value!r})") from None
 
 
+def check_bool(name: str, value) -> bool:
+    """``value`` as a ``bool`` if it is one (Python's or numpy's), else an
+    :class:`InputTypeError` naming ``name``: a switch takes no ``0``, ``1`` or ``"yes"``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputTypeError(f"{name} must be a bool, True or False (got {value!r})")
+    return bool(value)
+
+
 def check_positive(name: str, value, allow_zero: bool = False) -> float:
     """``value`` as a ``float`` if finite and > 0 (or >= 0), else ``ValueError``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._validate import check_int, check_positive
+from .._validate import check_bool, check_int, check_positive
 from ..models.device import default_device
 from ..models.relu import init_ntk, train_ntk
 from ..stats import fit_power_law
@@ -542,8 +542,7 @@ def fit_excess_decay(result: WidthSweepResult, scratch: bool = False) -> ExcessD
     if not isinstance(result, WidthSweepResult):
         raise ValueError(f"result must be a WidthSweepResult from width_sweep "
                          f"(got {type(result).__name__})")
-    if not isinstance(scratch, (bool, np.bool_)):
-        raise ValueError(f"scratch must be True or False (got {scratch!r})")
+    scratch = check_bool("scratch", scratch)
     ex = result.excess_scratch if scratch else result.excess
     S = ex.shape[-1]
     fits, skipped = {}, {}

@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import check_int, check_positive
+from .._validate import check_bool, check_int, check_positive
 from ..models.relu import (
     MeanFieldInfo,
     Teacher,
@@ -337,8 +337,7 @@ def scratch_law(res: Fig3Result, converged_only: bool = False) -> ScratchLaw:
     :math:`n` at which every scratch run converged: runs stopped at the horizon have not
     reached the interpolant the law describes, and the largest :math:`n`, which weigh most,
     are the ones that stop there."""
-    if not isinstance(converged_only, (bool, np.bool_)):
-        raise TypeError(f"converged_only must be a bool (got {type(converged_only).__name__})")
+    converged_only = check_bool("converged_only", converged_only)
     sr = scratch_curve(res)
     keep = sr.converged if converged_only else np.ones(sr.ns.size, dtype=bool)
     ns = sr.ns[keep]
@@ -825,9 +824,7 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
     if target_norm is not None:
         target_norm = check_positive("target_norm", target_norm)
-    if not isinstance(fixed_step, (bool, np.bool_)):
-        raise TypeError(f"fixed_step must be a bool (got {type(fixed_step).__name__})")
-    fixed_step = bool(fixed_step)
+    fixed_step = check_bool("fixed_step", fixed_step)
     mus = np.asarray(mus, dtype=float)
     ns = np.asarray(ns, dtype=int)
     T, source, keep, W0, rng = _fig3_start(d, m, m_star, mus, teachers, seed, target_norm)

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .._validate import check_int, check_positive
+from .._validate import check_bool, check_int, check_positive
 from .device import default_device
 
 __all__ = ["LAYERS", "LeNet", "accuracy", "layer_deviation", "make_lenet", "train_lenet"]
@@ -196,8 +196,7 @@ def layer_deviation(model: nn.Module, ref: dict, relative: bool = True) -> np.nd
     numpy.ndarray
         ``(len(LAYERS),)``, one deviation per layer.
     """
-    if not isinstance(relative, (bool, np.bool_)):
-        raise ValueError(f"relative must be True or False (got {relative!r})")
+    relative = check_bool("relative", relative)
     state = model.state_dict()
     out = []
     for name in LAYERS:

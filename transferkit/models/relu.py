@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._validate import check_int, check_positive, check_rows
+from .._validate import check_bool, check_int, check_positive, check_rows
 from ..streams import keyed_rng, unit_rows
 from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
 from .descent import Descent, bold_driver, keep_where
@@ -778,8 +778,7 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     """
     tol = check_positive("tol", tol)
     abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
-    if not isinstance(fixed_step, (bool, np.bool_)):
-        raise TypeError(f"fixed_step must be a bool (got {type(fixed_step).__name__})")
+    fixed_step = check_bool("fixed_step", fixed_step)
     if fixed_step and not math.isfinite(min(float(lr), float(max_step))):
         raise ValueError("fixed_step needs a finite step: lr or max_step must be finite "
                          f"(got lr = {lr!r}, max_step = {max_step!r})")

@@ -37,6 +37,7 @@ from .._validate import (
     InputTypeError,
     as_array,
     check_array,
+    check_bool,
     check_broadcast,
     check_budget,
     check_int,
@@ -414,8 +415,7 @@ def wasserstein1_linear(beta_s, beta_t, sigma, n=1000, seed=0, reduce=True,
     check_magnitude("sigma", check_positive("sigma", sigma, allow_zero=True), MAX_ENTRY)
     key = _seed_key(seed)
     n = check_int("n", n, 1)
-    if not isinstance(reduce, (bool, np.bool_)):
-        raise InputTypeError(f"reduce must be True or False (got {reduce!r})")
+    reduce = check_bool("reduce", reduce)
     if not isinstance(method, str) or method not in ("exact", "sliced"):
         raise ValueError(f"method must be 'exact' or 'sliced' (got {method!r})")
     dim = (3 if reduce else bs.size + 1)
