@@ -610,12 +610,9 @@ def _student_terms(W, a):
     Ka = W.new_zeros(S, m, 1)
     lin = W.new_zeros(S, m, d)
     ac = a[..., None]
-    starts = range(0, m, _UNIT_BLOCK)
-    for i in starts:
+    for i in range(0, m, _UNIT_BLOCK):
         I = slice(i, min(i + _UNIT_BLOCK, m))
-        for j in starts:
-            if j < i:
-                continue
+        for j in range(i, m, _UNIT_BLOCK):                # each pair of blocks once
             J = slice(j, min(j + _UNIT_BLOCK, m))
             K, Q = _sphere_parts(W[:, I], W[:, J])
             Ka[:, I] += torch.bmm(K, ac[:, J])
@@ -828,8 +825,10 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
         if rule.t % record_every == 0:
             history.append(torch.where(was_active, loss, torch.nan).cpu().numpy())
             times.append(torch.where(was_active, time_, torch.nan).cpu().numpy())
+            if fixed_step:                         # no stall rule: no window to keep
+                continue
             window.append(loss.clone())
-            if len(window) > max(1, 200 // record_every) and not fixed_step:
+            if len(window) > max(1, 200 // record_every):
                 old = window.pop(0)
                 stall = active & ((old - loss) <= tol * old)
                 collapsed = stall & (h < min_step)
