@@ -616,12 +616,18 @@ fig = figures.paper000_relu.readings_figure(list(READINGS), list(CURVES.values()
                                             list(LAWS.values()), list(LAWS_CONV.values()))
 provenance.record(fig, "fig3c-readings", params=dict(P, readings=list(READINGS)), seeds=P["seed"],
                   caption="paper 000 Fig. 3(c) under four readings of App. D.2: scratch risk "
-                  f"and fitted exponents against the paper's 1.18; {REDUCED}")
-for name, tag in (("||f_t|| = 1", "unit-teacher"), ("abs. tol. 2e-6 (App. D.2)", "absolute-tolerance")):
+                  "and fitted exponents against the paper's 1.18; horizon t = 1000 (paper: 500) "
+                  f"but in the t = 500 reading; {REDUCED}")
+for name, tag, what in (
+        ("||f_t|| = 1", "unit-teacher",
+         "the target readouts rescaled to ||f_t|| = 1 (the paper does not state them)"),
+        ("abs. tol. 2e-6 (App. D.2)", "absolute-tolerance",
+         "App. D.2's absolute loss tolerance (2e-6 in our units) beside the relative one")):
     r = READINGS[name][1]
     fig = figures.paper000_relu.transfer_map_figure(r.ns, r.mus, MAPS[name].T, MAPS[name].n_star)
     provenance.record(fig, "fig3e-" + tag, params=READINGS[name][0], seeds=P["seed"],
-                      caption=f"paper 000 Fig. 3(e) with {name}; {REDUCED}")
+                      caption=f"paper 000 Fig. 3(e) with {what}; horizon t = 1000 (paper: 500); "
+                      f"{REDUCED}")
 
 # %% [markdown]
 # *Fig. 3 (c) under four readings* and *Fig. 3 (e)* with $\|f_t\| = 1$ and with the
@@ -718,7 +724,9 @@ provenance.record(fig, "fig9-anchored-unit-teacher",
                   params=dict(READINGS["||f_t|| = 1"][0], lambdas=FINE, mu=MU_9),
                   seeds=[P["seed"], AP.fine_seed],
                   caption="paper 000 Fig. 9 with ||f_t|| = 1 and half decades of lambda below "
-                  f"1e-4 (ours): transferability per lambda and for the best lambda; {REDUCED}")
+                  "1e-4 (ours): transferability per lambda and for the best lambda; "
+                  f"{np.sum(an_u.info.stop_reasons() == 'step cap')} of {an_u.info.steps.size} pretraining "
+                  f"runs stopped at the step cap, horizon t = 1000 (paper: 500); {REDUCED}")
 
 # %% [markdown]
 # *Fig. 9 with $\|f_t\| = 1$.* As the finer Fig. 9 above, on the Fig. 3 run with the
