@@ -49,10 +49,10 @@ CHAPTER = "relu_student_teacher"
 PRESETS = FIG3
 #: The experiment of the chapter whose trainers this benchmark times.
 EXPERIMENT = fig3_experiment
-#: Paper 000, App. D.2: 10^5 full-batch steps at learning rate 0.01 m, a step h = 0.005 in
-#: the units of :func:`transferkit.models.relu.train_population` (no factor 1/2 in the
-#: loss), ending at gradient-flow time t = 500.
-PAPER_STEPS, PAPER_STEP = 100_000, 0.005
+#: Paper 000, App. D.2: 10^5 full-batch steps at learning rate 0.01 m, the step
+#: :data:`transferkit.models.relu.PAPER_STEP` (h = 0.005 in the trainers' units), ending at
+#: gradient-flow time t = 500.
+PAPER_STEPS, PAPER_STEP = 100_000, models.relu.PAPER_STEP
 PAPER_HORIZON = PAPER_STEPS * PAPER_STEP
 #: A relative tolerance that no run reaches (the trainers refuse 0), so that every run
 #: takes the steps it is timed for.
