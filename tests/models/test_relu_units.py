@@ -53,6 +53,43 @@ def test_train_fits_a_teacher_and_is_deterministic(one_thread):
     assert list(out[0].methods) == ["stl", "ptft"]
 
 
+def test_train_units_compaction_keeps_the_iterates(one_thread):
+    """Dropping stopped networks from the working tensors is bookkeeping: the same weights,
+    losses, steps and flags bit for bit as never compacting, and as each network trained
+    alone; networks with fast and slow convergence and one at the step cap."""
+    rng = np.random.default_rng(7)
+    B, N, d, H = 6, 12, 4, 5
+    t = lambda x: torch.as_tensor(x, dtype=torch.float64)  # noqa: E731
+    X, W0 = rng.standard_normal((B, N, d)), 0.3 * rng.standard_normal((B, H, d))
+    y = np.maximum(X @ rng.standard_normal(d), 0)             # one teacher unit
+    a0 = 0.3 * rng.standard_normal((B, H))
+    n = np.array([12, 12, 8, 4, 12, 6], float)
+    X[2, 8:], X[3, 4:], X[5, 6:] = 0, 0, 0
+    y[2, 8:], y[3, 4:], y[5, 6:] = 0, 0, 0
+    W0[4] *= 30                                               # a slow one: stops at the cap
+    runs = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for c in (0.0, 0.5, 0.99):
+            runs[c] = models.relu.train_units(t(W0), t(a0), t(X), t(y), n, loss_tol=1e-3,
+                                              max_steps=3000, compact=c)
+        alone = [models.relu.train_units(t(W0[b:b + 1]), t(a0[b:b + 1]), t(X[b:b + 1]),
+                                         t(y[b:b + 1]), n[b:b + 1], loss_tol=1e-3,
+                                         max_steps=3000) for b in range(B)]
+    ref = runs[0.0]
+    steps = np.asarray(ref[3])
+    assert ref[4].any() and not ref[4].all() and len(set(steps.tolist())) > 2
+    for c, out in runs.items():
+        for k in range(5):
+            torch.testing.assert_close(out[k], ref[k], rtol=0, atol=0, msg=f"compact={c}, {k}")
+    for b, out in enumerate(alone):
+        for k in range(5):
+            torch.testing.assert_close(out[k][0], ref[k][b], rtol=0, atol=0, msg=f"network {b}, {k}")
+    for bad in (1.0, -0.1, True, "0.5"):
+        with pytest.raises(ValueError, match="compact"):
+            models.relu.train_units(t(W0), t(a0), t(X), t(y), n, compact=bad)
+
+
 def test_kmeans_inertia_and_alignment_on_planted_clusters():
     rng = np.random.default_rng(0)
     centres = np.linalg.qr(rng.standard_normal((10, 3)))[0].T  # 3 orthonormal directions

@@ -1046,31 +1046,47 @@ def loss_and_grads(W, a, X, y, n):
 
 
 def train_units(W, a, X, y, n, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
-          max_steps: int = 100_000):
+                max_steps: int = 100_000, compact: float = 0.5):
     r"""Full-batch gradient descent on :math:`\frac{1}{2n}\|f(X)-y\|^2`, both layers.
 
     ``X`` ``(B, N, d)`` and ``y`` ``(B, N)`` are zero-padded beyond ``n[b]`` samples.  The
     step is ``lr_scale`` over a bound on the curvature,
     :math:`\lambda_{\max}(X^\top X/n)\,(\|a\|^2 + \max_h\|w_h\|^2) + \|\nabla\|`, recomputed
     every step; a network stops when its loss is below ``loss_tol`` times the mean
-    :math:`y^2`.  Returns ``(W, a, loss, steps, converged)``.
+    :math:`y^2`.  Once fewer than ``compact`` of the networks still being stepped are
+    active, the stopped ones leave the working tensors (the same iterates, less work;
+    ``0``: never).  Returns ``(W, a, loss, steps, converged)``.
     """
     lr_scale, loss_tol = check_positive("lr_scale", lr_scale), check_positive("loss_tol", loss_tol)
     max_steps = check_int("max_steps", max_steps, 1)
+    if isinstance(compact, bool) or not (isinstance(compact, (int, float)) and 0 <= compact < 1):
+        raise ValueError(f"compact must be in [0, 1) (got {compact!r})")
     n = torch.as_tensor(np.asarray(n, float), device=X.device)
     lam = torch.linalg.eigvalsh(X.transpose(1, 2) @ X / n[:, None, None])[:, -1]
     scale = ((y ** 2).sum(1) / n).clamp_min(1e-300)
     rule = Descent(len(W), tol=loss_tol * scale, max_steps=max_steps, device=X.device,
                    desc="ReLU networks", hint=f"lr_scale={lr_scale!r} is too large")
+    W_out, a_out = W.clone(), a.clone()
+    loss_out = torch.zeros(len(W), dtype=W.dtype, device=W.device)
     while True:
         loss, gW, ga = loss_and_grads(W, a, X, y, n)
         if rule.stop(loss):
             break
+        keep = rule.compact(compact)
+        if keep is not None:
+            done = ~keep
+            W_out[rule.dropped], a_out[rule.dropped], loss_out[rule.dropped] = W[done], a[done], loss[done]
+            W, a, X, y, n, lam = W[keep], a[keep], X[keep], y[keep], n[keep], lam[keep]
+            loss, gW, ga = loss[keep], gW[keep], ga[keep]
         gnorm = torch.sqrt((ga ** 2).sum(1) + (gW ** 2).sum((1, 2)))
         kappa = lam * ((a ** 2).sum(1) + (W ** 2).sum(-1).amax(-1)) + gnorm
         eta = rule.masked(lr_scale / kappa)
         a = a - eta[:, None] * ga
         W = W - eta[:, None, None] * gW
         rule.advance()
-    rule.finish(loss)                                  # warns about unconverged networks
-    return W, a, loss, rule.steps, loss <= rule.tol
+    if rule.idx is None:
+        W_out, a_out, loss_out = W, a, loss
+    else:
+        W_out[rule.idx], a_out[rule.idx], loss_out[rule.idx] = W, a, loss
+    rule.finish(loss_out)                              # warns about unconverged networks
+    return W_out, a_out, loss_out, rule.steps, loss_out <= rule.tol
