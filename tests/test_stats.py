@@ -415,3 +415,50 @@ def test_mean_se_refuses_a_bad_single(single, exc):
 def test_mean_se_keeps_a_diverged_run_visible():
     m, se = tkstats.mean_se([1.0, np.inf, 2.0])
     assert m == np.inf and np.isnan(se)
+
+
+# ------------------------------------------------------------------ direction_spread
+
+def _spread_by_definition(W, a):
+    """The one-cluster weighted k-means sum of squares over the total weight, directly."""
+    norms = np.linalg.norm(W, axis=1)
+    w = np.abs(a) * norms
+    P = W / norms[:, None]
+    centre = (w[:, None] * P).sum(0) / w.sum()
+    return float((w * ((P - centre) ** 2).sum(1)).sum() / w.sum())
+
+
+def test_direction_spread_is_the_one_cluster_inertia_per_weight():
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        W, a = rng.standard_normal((7, 4)), rng.standard_normal(7)
+        assert np.isclose(tkstats.direction_spread(W, a), _spread_by_definition(W, a), rtol=1e-12)
+
+
+def test_direction_spread_zero_for_one_feature_and_scale_invariant():
+    rng = np.random.default_rng(4)
+    u = rng.standard_normal(5)
+    W = np.outer(rng.uniform(0.1, 3, 6), u)          # every unit along u, norms differ
+    a = rng.standard_normal(6)
+    assert tkstats.direction_spread(W, a) < 1e-15
+    W2, a2 = rng.standard_normal((6, 5)), rng.standard_normal(6)
+    s = tkstats.direction_spread(W2, a2)
+    for c, e in ((1e-250, 1e250), (1e280, 3.0), (2.0, 1e-290)):
+        assert np.isclose(tkstats.direction_spread(c * W2, e * a2), s, rtol=1e-12)
+    # two opposite units of equal weight: the mean direction is 0, the spread 1
+    assert np.isclose(tkstats.direction_spread(np.array([[1.0, 0], [-2.0, 0]]), np.array([2.0, 1.0])), 1)
+
+
+def test_direction_spread_batches_and_refuses():
+    rng = np.random.default_rng(5)
+    W, a = rng.standard_normal((2, 3, 6, 4)), rng.standard_normal((2, 3, 6))
+    got = tkstats.direction_spread(W, a)
+    assert got.shape == (2, 3)
+    for idx in np.ndindex(2, 3):
+        assert np.isclose(got[idx], _spread_by_definition(W[idx], a[idx]), rtol=1e-12)
+    with pytest.raises(ValueError, match="W"):
+        tkstats.direction_spread(np.ones((3, 2)), np.ones(2))
+    with pytest.raises(ValueError, match="a_h"):
+        tkstats.direction_spread(np.ones((3, 2)), np.zeros(3))
+    with pytest.raises(ValueError, match="W"):
+        tkstats.direction_spread(np.full((3, 2), np.nan), np.ones(3))

@@ -20,7 +20,7 @@ from scipy import stats
 from ._validate import (MAX_INT, as_array, check_array, check_axis, check_broadcast,
                         check_budget, check_int, check_seed, InputTypeError)
 
-__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "Score", "ScoreRow", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "alignment_score", "r_squared", "table_r2", "pow2_normalise", "mean_se"]
+__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "Score", "ScoreRow", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "direction_spread", "alignment_score", "r_squared", "table_r2", "pow2_normalise", "mean_se"]
 
 
 def _open_unit(name: str, value) -> float:
@@ -635,6 +635,56 @@ def kmeans_inertia(W, a, K: int, *, restarts: int = 5, seed: int = 0):
         if sse < best[1]:
             best = (C, sse)
     return (best[1] / total if total > 0 else 0.0), best[0]
+
+
+def direction_spread(W, a):
+    r"""Spread of the hidden units' directions about their weighted mean: the k-means inertia
+    with one cluster, per unit of weight (paper 004, App. E.2.3, Fig. 6f).
+
+    .. math::
+
+        S = \frac{\sum_h \omega_h\,\|p_h-\bar p\|^2}{\sum_h \omega_h}
+          = 1-\|\bar p\|^2,\qquad p_h = \frac{w_h}{\|w_h\|},\quad
+          \omega_h = |a_h|\,\|w_h\|,\quad \bar p = \frac{\sum_h\omega_h p_h}{\sum_h\omega_h}.
+
+    0 when every unit that carries weight points the same way (an effectively one-feature
+    network), at most 1.  :func:`kmeans_inertia` divides by the spread about the mean
+    instead, which makes its one-cluster value 1 by definition; Fig. 6f plots the inertia
+    "using k = 1 clusters" as a sparsity measure, which is this normalisation (the weighted
+    sum of squares of k-means, as scikit-learn's ``inertia_``, over the total weight).
+
+    Parameters
+    ----------
+    W : array_like, shape (..., units, inputs)
+        First-layer weights :math:`w_h`, finite.
+    a : array_like, shape (..., units)
+        Readout weights :math:`a_h`, finite; some unit with :math:`a_h\ne0` and
+        :math:`w_h\ne0` in every network.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        :math:`S` per network, in [0, 1].
+
+    References
+    ----------
+    Paper 004, App. E.2 (k-means of the normalised input weights, weighted by
+    :math:`|a_h|\,\|w_h\|`) and Fig. 6f.
+    """
+    W, a = check_array("W", W, 2), check_array("a", a, 1)
+    if W.ndim < 2 or a.shape != W.shape[:-1]:
+        raise ValueError(f"W must be (..., units, inputs) and a (..., units) "
+                         f"(got W {W.shape}, a {a.shape})")
+    # scale invariant in each network's W and a: exact power-of-two rescaling of extreme ones
+    W, a = _pow2_tame(W, (-2, -1), 200), _pow2_tame(a, -1, 200)
+    norms = np.linalg.norm(W, axis=-1)
+    w = np.abs(a) * norms
+    total = w.sum(-1)
+    if np.any(total <= 0):
+        raise ValueError("W and a must have, in every network, a unit with a_h != 0 and w_h != 0")
+    P = W / np.where(norms > 0, norms, 1.0)[..., None]
+    mean = (w[..., None] * P).sum(-2) / total[..., None]
+    return np.clip(1.0 - (mean ** 2).sum(-1), 0.0, 1.0)
 
 
 def alignment_score(centres, teacher_dirs):
