@@ -102,6 +102,8 @@ def test_relu_features_preset_is_valid(scale):
     # the chapter checks that the inertia is 1 for the first K and lower for the last
     assert p.ks[0] == 1 and list(p.ks) == sorted(set(p.ks)) and p.ks[-1] <= width
     assert 1 <= p.align_k <= width
+    assert len(p.rescale_factors) > 0 and all(s > 0 for s in p.rescale_factors)
+    assert p.nested_magnitude > 0
 
 
 def test_paper_presets_state_the_papers_values():
@@ -111,6 +113,8 @@ def test_paper_presets_state_the_papers_values():
     # paper 003, caption of Fig. 1c: six teacher units; the alignment score at K = 6 (ours)
     assert ptft_relu.SAMPLE_EFFICIENCY["paper"].units == 6
     assert ptft_relu.RELU_FEATURES["paper"].align_k == 6
+    # paper 004, App. E.2.3 and the captions of Figs. 6f-g, 8b: rescaling factors 0.1, 1, 10
+    assert ptft_relu.RELU_FEATURES["paper"].rescale_factors == (0.1, 1.0, 10.0)
     # ours, stated in the preset (the paper states neither)
     p = ptft_relu.SAMPLE_EFFICIENCY["paper"]
     assert (p.rhos, p.magnitudes, p.ns, p.draws, p.max_steps, p.pre_max_steps) == (
@@ -225,3 +229,108 @@ def test_stl_init_scale_refuses_bad_alphas(alphas, match):
     kw = {k: v for k, v in P.items() if k != "pre_max_steps"}
     with pytest.raises(ValueError, match=match):
         ptft_relu.run_stl_init_scale(**kw, alphas=alphas, cache=False)
+
+
+# ----------------------------------------------- paper 004, App. E.2.3 / G: nested tasks
+
+NESTED_PRESET = ptft_relu.SampleEfficiencyPreset(
+    rhos=(0.5,), magnitudes=(1.0,), ns=(4, 8), draws=2, max_steps=200, pre_max_steps=300,
+    d=6, width=5, units=2, n_aux=16, n_test=30, seed=1)
+
+
+@pytest.fixture(scope="module")
+def nested(one_thread, cache):
+    return ptft_relu.run_nested_rescaling(NESTED_PRESET, (0.5, 2.0), directory=cache,
+                                          progress=False)
+
+
+def test_nested_shapes_and_labels(nested):
+    r = nested
+    assert r.tasks == ("nested", "disjoint")
+    assert r.methods == ("STL", "PT+FT s=0.5", "PT+FT s=2")
+    assert r.error.shape == r.converged.shape == r.steps.shape == (2, 3, 2, 2)
+    assert r.W.shape == (2, 3, 2, 2, 5, 6) and r.a.shape == (2, 3, 2, 2, 5)
+    assert r.main_dirs.shape == (2, 2, 6) and r.X_test.shape == (2, 30, 6)
+
+
+def test_nested_pretraining_and_teachers_are_those_of_fig1c(nested, se):
+    """The preset's values are P's: the same pretraining as run_sample_efficiency (it depends
+    on neither rho nor m); the nested unit is auxiliary unit 0, the disjoint one is
+    orthogonal to every auxiliary unit."""
+    np.testing.assert_array_equal(nested.W_pre, se.W_pre)
+    assert nested.a_pre.shape == (2, 5) and np.abs(nested.a_pre).max() > 0
+    np.testing.assert_array_equal(nested.X_test, se.X_test)
+    for j, T in enumerate(se.teachers):
+        np.testing.assert_array_equal(nested.main_dirs[0, j], T[0][0])
+        np.testing.assert_allclose(T[0] @ nested.main_dirs[1, j], 0, atol=1e-14)
+        assert abs(np.linalg.norm(nested.main_dirs[1, j]) - 1) < 1e-14
+
+
+def test_nested_students_are_those_trained_alone(nested, one_thread):
+    """The batch of every task and method is bookkeeping: one student trained alone from its
+    start (PT+FT s = 2, disjoint task, n = 8, draw 1) on its samples gets the same weights,
+    and its error is the normalised test error of the one-unit teacher."""
+    import torch
+
+    from transferkit.models.relu import train_units
+    t, k, i, j = 1, 2, 1, 1
+    s, n = nested.scales[k - 1], int(nested.ns[i])
+    rng = np.random.default_rng([NESTED_PRESET.seed, j, n])
+    X = rng.standard_normal((n, 6))
+    u = nested.main_dirs[t, j]
+    y = np.maximum(X @ u, 0)
+    tt = lambda x: torch.as_tensor(np.asarray(x)[None], dtype=torch.float64)  # noqa: E731
+    W, a, _, _, conv = train_units(tt(s * nested.W_pre[j]), tt(np.full(5, NESTED_PRESET.gamma)),
+                                   tt(X), tt(y), np.array([float(n)]), loss_tol=1e-6, max_steps=200)
+    np.testing.assert_allclose(W[0].numpy(), nested.W[t, k, i, j], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a[0].numpy(), nested.a[t, k, i, j], rtol=0, atol=1e-12)
+    assert bool(conv[0]) == nested.converged[t, k, i, j]
+    Xt = nested.X_test[j]
+    pred = np.maximum(Xt @ nested.W[t, k, i, j].T, 0) @ nested.a[t, k, i, j]
+    yt = np.maximum(Xt @ u, 0)
+    assert np.isclose(((pred - yt) ** 2).mean() / yt.var(ddof=1), nested.error[t, k, i, j],
+                      rtol=1e-10)
+
+
+def test_nested_second_run_loads_the_cache(nested, cache, monkeypatch):
+    monkeypatch.setattr(ptft_relu, "train_units", trained_again)
+    assert_same(ptft_relu.run_nested_rescaling(NESTED_PRESET, (0.5, 2.0), directory=cache,
+                                               progress=False), nested)
+
+
+def test_nested_statistics(nested):
+    from transferkit import stats
+    st = ptft_relu.nested_statistics(nested)
+    assert st.spread.shape == st.alignment.shape == st.pr.shape == (2, 3, 2, 2)
+    assert st.ensd.shape == (2, 2, 2, 2) and st.pr_pre.shape == (2,)
+    assert np.all((st.spread >= 0) & (st.spread <= 1)) and np.all(np.abs(st.alignment) <= 1)
+    idx = (1, 1, 0, 1)
+    W, a = nested.W[idx], nested.a[idx]
+    P = W / np.linalg.norm(W, axis=1, keepdims=True)
+    mean = (np.abs(a) * np.linalg.norm(W, axis=1)) @ P
+    u = nested.main_dirs[1, 1]
+    assert np.isclose(st.alignment[idx], mean @ u / np.linalg.norm(mean), rtol=1e-12)
+    H = np.maximum(nested.X_test[1] @ W.T, 0)
+    H_pre = np.maximum(nested.X_test[1] @ nested.W_pre[1].T, 0)
+    assert np.isclose(st.pr[idx], stats.participation_ratio(H), rtol=1e-12)
+    assert np.isclose(st.pr_pre[1], stats.participation_ratio(H_pre), rtol=1e-12)
+    assert np.isclose(st.ensd[1, 0, 0, 1], stats.ensd(H_pre, H), rtol=1e-12)
+    Ha, Ha_pre = H * np.abs(a), H_pre * np.abs(nested.a_pre[1])
+    assert np.isclose(st.pr_readout[idx], stats.participation_ratio(Ha), rtol=1e-12)
+    assert np.isclose(st.pr_pre_readout[1], stats.participation_ratio(Ha_pre), rtol=1e-12)
+    assert np.isclose(st.ensd_readout[1, 0, 0, 1], stats.ensd(Ha_pre, Ha), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kw, match", [(dict(scales=[]), "scales"), (dict(scales="1"), "scales"),
+                                       (dict(scales=[1.0, 0.0]), "scale"),
+                                       (dict(scales=[1.0], magnitude=-1.0), "magnitude")])
+def test_nested_refuses_bad_input(kw, match):
+    with pytest.raises(ValueError, match=match):
+        ptft_relu.run_nested_rescaling(NESTED_PRESET, **kw, cache=False)
+
+
+def test_nested_refuses_wrong_types():
+    with pytest.raises(TypeError, match="preset"):
+        ptft_relu.run_nested_rescaling(dataclasses.asdict(NESTED_PRESET), (1.0,), cache=False)
+    with pytest.raises(TypeError, match="result"):
+        ptft_relu.nested_statistics({"W": 1})

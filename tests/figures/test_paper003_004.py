@@ -16,7 +16,12 @@ from transferkit.experiments.diagonal_networks import (  # noqa: E402
     ReadoutRuns,
     TasksResult,
 )
-from transferkit.experiments.ptft_relu import SampleEfficiencyResult, StudentRun  # noqa: E402
+from transferkit.experiments.ptft_relu import (  # noqa: E402
+    NestedRescalingResult,
+    NestedStatistics,
+    SampleEfficiencyResult,
+    StudentRun,
+)
 from transferkit.figures import paper003_004  # noqa: E402
 
 RNG = np.random.default_rng(0)
@@ -184,3 +189,23 @@ def test_diagonal_l12_large_figure_one_row_per_overlap():
     check_figure(paper003_004.diagonal_l12_large_figure({"overlapping": res, "disjoint": res}), 4)
     with pytest.raises(ValueError, match="results"):
         paper003_004.diagonal_l12_large_figure({})
+
+
+def test_nested_rescaling_figure():
+    ns, T, M, draws = np.array([4, 8, 16]), 2, 3, 2
+    shape = (T, M, len(ns), draws)
+    conv = np.ones(shape, bool)
+    conv[0, 2, 1, 0] = False                                  # an open marker
+    r = NestedRescalingResult(
+        ns=ns, scales=np.array([0.1, 1.0]), tasks=("nested", "disjoint"),
+        methods=("STL", "PT+FT s=0.1", "PT+FT s=1"), error=_pos(*shape), converged=conv,
+        steps=np.ones(shape, int), W=RNG.standard_normal(shape + (3, 2)),
+        a=RNG.standard_normal(shape + (3,)), main_dirs=RNG.standard_normal((T, draws, 2)),
+        W_pre=RNG.standard_normal((draws, 3, 2)), a_pre=RNG.standard_normal((draws, 3)),
+        pre_converged=np.ones(draws, bool),
+        pre_steps=np.ones(draws, int), X_test=RNG.standard_normal((draws, 5, 2)))
+    st = NestedStatistics(spread=_pos(*shape), alignment=_pos(*shape), pr=1 + _pos(*shape),
+                          pr_pre=1 + _pos(draws), ensd=1 + _pos(T, M - 1, len(ns), draws),
+                          pr_readout=1 + _pos(*shape), pr_pre_readout=1 + _pos(draws),
+                          ensd_readout=1 + _pos(T, M - 1, len(ns), draws))
+    check_figure(paper003_004.nested_rescaling_figure(r, st), 5)

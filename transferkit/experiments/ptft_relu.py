@@ -10,6 +10,7 @@ import torch
 from .._validate import InputTypeError, check_int, check_positive, check_values
 from ..models.device import as_tensor, default_device
 from ..models.relu import forward, teacher_pair, train_units
+from ..stats import alignment_score, direction_spread, ensd, participation_ratio
 from ..sweep import Grid, run
 from ..theory.penalties import relu_ptft_penalty
 
@@ -17,7 +18,9 @@ __all__ = ["PENALTY", "SAMPLE_EFFICIENCY", "SAMPLE_EFFICIENCY_FULL", "RELU_FEATU
            "PenaltyPreset", "SampleEfficiencyPreset", "ReluFeaturesPreset",
            "run_sample_efficiency", "run_sample_efficiency_grid", "sample_efficiency_cell",
            "penalty_ratio", "StudentRun", "SampleEfficiencyResult", "run_stl_init_scale",
-           "stl_init_scale_cell", "StlInitScaleResult"]
+           "stl_init_scale_cell", "StlInitScaleResult", "NESTED_TASKS",
+           "NestedRescalingResult", "run_nested_rescaling", "nested_rescaling_cell",
+           "NestedStatistics", "nested_statistics"]
 
 
 # ---------------------------------------------------------------------------
@@ -214,11 +217,21 @@ class ReluFeaturesPreset:
         Initialisation scales of the reduced Fig. 8a (participation ratio of STL students,
         rich against large initialisation): the chapter's :math:`\alpha = 10^{-2}` and
         100 times it (ours; paper 004 states neither).
+    rescale_factors : tuple of float
+        Factors :math:`s` applied to the pretrained first layer before fine-tuning on the
+        nested and disjoint one-feature tasks (paper 004, App. E.2.3 and the captions of
+        Figs. 6f-g and 8b: 0.1, 1.0 and 10.0).
+    nested_magnitude : float
+        Readout of the one-unit main teacher of those tasks, the auxiliary readout being 1
+        (ours; the ratio of main-task coefficient to pretrained weight scale that App. E.2.3
+        says sets the regime is not stated, nor the coefficient).
     """
 
     ks: tuple = (1, 2, 4, 6, 8)     # ours
     align_k: int = 6                # ours (six teacher units)
     pr_alphas: tuple = (1e-2, 1.0)  # ours (paper 004, Fig. 8a: small against large init)
+    rescale_factors: tuple = (0.1, 1.0, 10.0)   # paper 004, App. E.2.3, Figs. 6f-g, 8b
+    nested_magnitude: float = 1.0               # ours (not stated)
 
 
 #: The parameters of the ReLU-feature analysis (paper 004, App. E.2 and G) at each
@@ -228,7 +241,9 @@ class ReluFeaturesPreset:
 #: on the weights; alignment score, App. E.2.1; participation ratio, App. G) is the paper's;
 #: its numbers are ours: K = 1, 2, 4, 6, 8 clusters and the alignment score at K = 6, the
 #: number of teacher units.  Paper 004's Figs. 6 and 8 use larger networks and more samples
-#: (the students here are those of :data:`SAMPLE_EFFICIENCY`).  ``smoke``: the same.
+#: (the students here are those of :data:`SAMPLE_EFFICIENCY`).  The rescaling factors of the
+#: nested-feature-selection tasks are the paper's (App. E.2.3: 0.1, 1.0, 10.0); the main
+#: teacher's readout 1 is ours.  ``smoke``: the same.
 RELU_FEATURES = {
     "paper": ReluFeaturesPreset(),
     "smoke": ReluFeaturesPreset(),
@@ -525,6 +540,22 @@ def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draw
                               X_test=np.ascontiguousarray(sw["X_test"][0]))
 
 
+def _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol, cap, W0, a0, Xa, ya, dev):
+    """The pretrained networks ``(Wp, ap, steps, converged)`` of the draws of
+    :func:`_task_draws`: gradient descent on the auxiliary task from ``(W0, a0)``, at most
+    ``cap`` steps.  Pretraining depends on neither rho nor the magnitude (the auxiliary
+    teacher, its samples and the initialisation come first from the same streams), so it is
+    trained once per process and kept in :data:`_PRETRAINED` (one entry)."""
+    key = (seed, d, units, n_aux, width, alpha, draws, loss_tol, cap, str(dev))
+    if key not in _PRETRAINED:
+        _PRETRAINED.clear()                 # keep one pretraining (the grid's) in memory
+        Wp, ap, _, psteps, pconv = train_units(W0.clone(), a0.clone(), as_tensor(Xa, dev),
+                                               as_tensor(ya, dev), np.full(draws, n_aux),
+                                               loss_tol=loss_tol, max_steps=cap)
+        _PRETRAINED[key] = (Wp, ap, psteps, pconv)
+    return _PRETRAINED[key]
+
+
 def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6, n_aux=256,
                            n_test=2000, alpha=1e-2, gamma=1e-2, loss_tol=1e-6,
                            max_steps=50_000, pre_max_steps=None):
@@ -538,18 +569,8 @@ def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6
     ns = [int(v) for v in ns]
     teachers, Xa, ya, W0, a0, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
                                                    n_aux, n_test, alpha, dev)
-    t = lambda x: as_tensor(x, dev)  # noqa: E731
-    # pretraining depends on neither rho nor the magnitude (the auxiliary teacher, its samples
-    # and the initialisation come first from the same streams): trained once per process
-    pre_steps_cap = pre_max_steps or 5 * max_steps
-    key = (seed, d, units, n_aux, width, alpha, draws, loss_tol, pre_steps_cap, str(dev))
-    if key not in _PRETRAINED:
-        _PRETRAINED.clear()                 # keep one pretraining (the grid's) in memory
-        Wp, _, _, psteps, pconv = train_units(W0.clone(), a0.clone(), t(Xa), t(ya),
-                                              np.full(draws, n_aux), loss_tol=loss_tol,
-                                              max_steps=pre_steps_cap)
-        _PRETRAINED[key] = (Wp, psteps, pconv)
-    Wp, psteps, pconv = _PRETRAINED[key]
+    Wp, _, psteps, pconv = _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol,
+                                       pre_max_steps or 5 * max_steps, W0, a0, Xa, ya, dev)
     starts = {"stl": (W0, a0), "ptft": (Wp, torch.full_like(a0, gamma))}
     runs = {name: _train_students(Ws, as_, seed, d, ns, draws, teachers, Xt, yt, loss_tol,
                                   max_steps, dev)
@@ -653,3 +674,249 @@ def _result(sw, index, rho, magnitude, draws, ns) -> SampleEfficiencyResult:
                                   pre_converged=out["pre_converged"], teachers=teachers,
                                   W_pre=out["W_pre"], stl=runs["stl"], ptft=runs["ptft"],
                                   X_test=out["X_test"], pre_steps=out["pre_steps"])
+
+
+# ---------------------------------------------------------------------------
+# paper 004, App. E.2.3 and G: rescaling before fine-tuning, nested one-feature tasks
+# ---------------------------------------------------------------------------
+
+#: The main tasks of :func:`run_nested_rescaling`: the one unit of the main teacher is the
+#: first auxiliary unit ("nested", cosine 1) or a direction orthogonal to all of them
+#: ("disjoint", cosine 0); paper 004, App. E.2.3 and Fig. 6g.
+NESTED_TASKS = {"nested": 1.0, "disjoint": 0.0}
+
+
+@dataclass(frozen=True)
+class NestedRescalingResult:
+    r"""Students on one-feature main tasks after rescaled pretraining (:func:`run_nested_rescaling`).
+
+    The method axis is ``methods``: STL first, then PT+FT from the pretrained first layer
+    times each factor of ``scales``.
+
+    Attributes
+    ----------
+    ns : ndarray of int
+        The main-task sample sizes.
+    scales : ndarray
+        The factors :math:`s` applied to the pretrained first layer.
+    tasks : tuple of str
+        ``("nested", "disjoint")`` (:data:`NESTED_TASKS`).
+    methods : tuple of str
+        Labels of the method axis: ``"STL"``, ``"PT+FT s=0.1"``, ...
+    error : ndarray, shape (tasks, methods, len(ns), draws)
+        Test error normalised by the variance of the main teacher's output.
+    converged : ndarray of bool, shape (tasks, methods, len(ns), draws)
+        Whether training reached its loss tolerance.
+    steps : ndarray of int, shape (tasks, methods, len(ns), draws)
+        Gradient steps taken.
+    W : ndarray, shape (tasks, methods, len(ns), draws, width, d)
+        Trained first-layer weights.
+    a : ndarray, shape (tasks, methods, len(ns), draws, width)
+        Trained readouts.
+    main_dirs : ndarray, shape (tasks, draws, d)
+        The main teacher's unit direction per task and draw.
+    W_pre : ndarray, shape (draws, width, d)
+        The pretrained first layers (before rescaling).
+    a_pre : ndarray, shape (draws, width)
+        The pretrained readouts (which PT+FT replaces by :math:`\gamma`).
+    pre_converged : ndarray of bool, shape (draws,)
+        Whether pretraining reached its tolerance.
+    pre_steps : ndarray of int, shape (draws,)
+        Its gradient steps.
+    X_test : ndarray, shape (draws, n_test, d)
+        The test inputs.
+    """
+
+    ns: np.ndarray
+    scales: np.ndarray
+    tasks: tuple
+    methods: tuple
+    error: np.ndarray
+    converged: np.ndarray
+    steps: np.ndarray
+    W: np.ndarray
+    a: np.ndarray
+    main_dirs: np.ndarray
+    W_pre: np.ndarray
+    a_pre: np.ndarray
+    pre_converged: np.ndarray
+    pre_steps: np.ndarray
+    X_test: np.ndarray
+
+
+def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, units=6,
+                          n_aux=256, n_test=2000, alpha=1e-2, gamma=1e-2, loss_tol=1e-6,
+                          max_steps=50_000, pre_max_steps=None) -> dict:
+    r"""The whole of :func:`run_nested_rescaling` for one ``seed``: a cell function for
+    :func:`transferkit.sweep.run`.
+
+    Per task of :data:`NESTED_TASKS` the draws are those of :func:`run_sample_efficiency` at
+    that cosine (the same auxiliary teacher, samples, initialisation and test inputs for both
+    tasks, and the same pretraining as Fig. 1c), with the main teacher cut to its first unit,
+    readout ``magnitude``.  Every student of every task and method is trained in one batch of
+    :func:`transferkit.models.relu.train_units`.  Returns the fields of
+    :class:`NestedRescalingResult` but ``ns``, ``scales``, ``tasks`` and ``methods``.
+    """
+    dev = default_device()
+    ns = [int(v) for v in ns]
+    scales = [float(s) for s in scales]
+    starts_W, starts_a, Xs, ys, nns, test_y, dirs = [], [], [], [], [], [], []
+    for task, rho in NESTED_TASKS.items():
+        teachers, Xa, ya, W0, a0, Xt, _ = _task_draws(seed, d, rho, magnitude, draws, width,
+                                                      units, n_aux, n_test, alpha, dev)
+        Wp, ap, psteps, pconv = _pretrained(seed, d, units, n_aux, width, alpha, draws,
+                                            loss_tol, pre_max_steps or 5 * max_steps, W0, a0,
+                                            Xa, ya, dev)
+        one = [(T[0], T[1], T[2][:1], T[3][:1]) for T in teachers]      # the main unit 0
+        dirs.append(np.array([T[2] for T in one])[:, 0])
+        X, y, nn, jj = _main_samples(seed, d, ns, draws, one)
+        test_y.append(np.array([_teacher_out(T[2], T[3], x) for T, x in zip(one, Xt)]))
+        for W_s, a_s in [(W0, a0)] + [(s * Wp, torch.full_like(a0, gamma)) for s in scales]:
+            starts_W.append(W_s[jj])
+            starts_a.append(a_s[jj])
+            Xs.append(X)
+            ys.append(y)
+            nns.extend(nn)
+    W, a, _, steps, conv = train_units(torch.cat(starts_W).clone(), torch.cat(starts_a).clone(),
+                                       as_tensor(np.concatenate(Xs), dev),
+                                       as_tensor(np.concatenate(ys), dev), np.array(nns, float),
+                                       loss_tol=loss_tol, max_steps=max_steps)
+    shape = (len(NESTED_TASKS), 1 + len(scales), len(ns), draws)
+    Xt_t = as_tensor(np.array(Xt), dev)
+    jj = np.tile(np.arange(draws), len(ns))
+    yt = as_tensor(np.repeat(np.array(test_y), 1 + len(scales), axis=0), dev)  # (T*M, draws, n_test)
+    yt = yt[:, jj].reshape(-1, n_test)
+    pred = forward(W, a, Xt_t[np.tile(jj, shape[0] * shape[1])])
+    err = ((pred - yt) ** 2).mean(1) / yt.var(1)
+    return {"error": err.cpu().numpy().reshape(shape),
+            "converged": conv.cpu().numpy().reshape(shape),
+            "steps": np.asarray(torch.as_tensor(steps).cpu()).reshape(shape),
+            "W": W.cpu().numpy().reshape(shape + (width, d)),
+            "a": a.cpu().numpy().reshape(shape + (width,)),
+            "main_dirs": np.array(dirs), "W_pre": Wp.cpu().numpy(), "a_pre": ap.cpu().numpy(),
+            "pre_converged": pconv.cpu().numpy(),
+            "pre_steps": np.asarray(torch.as_tensor(psteps).cpu()), "X_test": np.array(Xt)}
+
+
+def run_nested_rescaling(preset: SampleEfficiencyPreset, scales, *, magnitude: float = 1.0,
+                         **run_kwargs) -> NestedRescalingResult:
+    r"""Rescaling the pretrained weights before fine-tuning, on one-feature main tasks
+    (paper 004, App. E.2.3 and G; Figs. 6f-g and 8b-c).
+
+    Pretraining is that of Fig. 1c (``preset``, a :class:`SampleEfficiencyPreset`: six-unit
+    auxiliary teacher, its samples, the students' initialisation and size).  The main task
+    uses one feature: the first auxiliary unit (``"nested"``) or a unit orthogonal to every
+    auxiliary unit (``"disjoint"``), with readout ``magnitude``.  Per task, the students are
+    STL (from the initialisation) and PT+FT from the pretrained first layer times each
+    factor :math:`s` of ``scales``, readout re-initialised at ``preset.gamma``:
+
+    .. math:: w_h(0) = s\,w_h^{\rm pre},\qquad a_h(0) = \gamma,
+
+    trained on both layers to the preset's tolerance or step cap, at every ``preset.ns`` and
+    draw.  One :func:`transferkit.sweep.run` cell (cached, resumable, Dask with
+    ``scheduler=``); ``run_kwargs`` go to :func:`~transferkit.sweep.run`.
+
+    Returns
+    -------
+    NestedRescalingResult
+
+    Raises
+    ------
+    ValueError
+        As :func:`run_sample_efficiency` for the preset's values; for an empty ``scales``, a
+        factor or ``magnitude`` not > 0.
+    TypeError
+        For a ``preset`` that is not a :class:`SampleEfficiencyPreset`.
+
+    Notes
+    -----
+    Which weights the paper rescales is not stated; the first layer is rescaled here and the
+    readout re-initialised, as in the chapter's PT+FT (paper 003, Sec. 1.1), so that
+    :math:`s` sets the pretrained norm :math:`m_0` of the penalty of Eqs. 10-11.
+    """
+    if not isinstance(preset, SampleEfficiencyPreset):
+        raise InputTypeError(f"preset must be a SampleEfficiencyPreset (got {type(preset).__name__})")
+    if isinstance(scales, (str, bytes)) or not np.iterable(scales) or len(scales) == 0:
+        raise ValueError(f"scales must be a non-empty sequence of numbers > 0 (got {scales!r})")
+    scales = [check_positive("scale", s) for s in scales]
+    args = dict(d=preset.d, ns=list(preset.ns), draws=preset.draws, width=preset.width,
+                units=preset.units, n_aux=preset.n_aux, n_test=preset.n_test,
+                alpha=preset.alpha, gamma=preset.gamma, seed=preset.seed,
+                loss_tol=preset.loss_tol, max_steps=preset.max_steps,
+                pre_max_steps=preset.pre_max_steps)
+    d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
+        rho=1.0, magnitude=magnitude, **args)
+    magnitude = float(magnitude)
+    kw = dict(run_kwargs)
+    kw.setdefault("desc", "nested tasks, rescaled PT+FT")
+    sw = run(nested_rescaling_cell, Grid(seed=[seed]),
+             fixed=dict(d=d, ns=ns, draws=draws, scales=scales, magnitude=magnitude,
+                        width=width, units=units, n_aux=n_aux, n_test=n_test,
+                        alpha=preset.alpha, gamma=preset.gamma, loss_tol=preset.loss_tol,
+                        max_steps=max_steps, pre_max_steps=pre_max_steps), **kw)
+    out = {name: np.ascontiguousarray(sw[name][0]) for name in sw.keys()}
+    return NestedRescalingResult(ns=np.array(ns), scales=np.array(scales),
+                                 tasks=tuple(NESTED_TASKS),
+                                 methods=("STL",) + tuple(f"PT+FT s={s:g}" for s in scales),
+                                 **out)
+
+
+@dataclass(frozen=True)
+class NestedStatistics:
+    r"""The statistics of paper 004's Figs. 6f-g and 8b-c for a :class:`NestedRescalingResult`
+    (:func:`nested_statistics`); axes as in the result.
+
+    The representation of Figs. 8b-c is read two ways, the paper not saying which: the hidden
+    ReLU responses :math:`(\langle w_h, x\rangle)_+` (``pr``, ``pr_pre``, ``ensd``), and the
+    same times the readout, :math:`|a_h|\,(\langle w_h, x\rangle)_+` (``*_readout``; the
+    reading of the chapter's Fig. 8a), on the draw's test inputs.
+
+    Attributes
+    ----------
+    spread : ndarray, shape (tasks, methods, len(ns), draws)
+        One-cluster inertia per unit weight of the readout-weighted unit directions
+        (:func:`transferkit.stats.direction_spread`; Fig. 6f).
+    alignment : ndarray, shape (tasks, methods, len(ns), draws)
+        Cosine between the weighted mean unit direction (the one k-means centre) and the main
+        teacher's unit (:func:`transferkit.stats.alignment_score` with one centre; Fig. 6g).
+    pr, pr_readout : ndarray, shape (tasks, methods, len(ns), draws)
+        Participation ratio of the representation after training
+        (:func:`transferkit.stats.participation_ratio`; Fig. 8b).
+    pr_pre, pr_pre_readout : ndarray, shape (draws,)
+        The same for the pretrained network (the factor does not change it; Fig. 8c, left).
+    ensd, ensd_readout : ndarray, shape (tasks, len(scales), len(ns), draws)
+        :func:`transferkit.stats.ensd` between the pretrained and the fine-tuned
+        representations, PT+FT methods only (Fig. 8c, right).
+    """
+
+    spread: np.ndarray
+    alignment: np.ndarray
+    pr: np.ndarray
+    pr_pre: np.ndarray
+    ensd: np.ndarray
+    pr_readout: np.ndarray
+    pr_pre_readout: np.ndarray
+    ensd_readout: np.ndarray
+
+
+def nested_statistics(result: NestedRescalingResult) -> NestedStatistics:
+    r"""Figs. 6f-g and 8b-c of paper 004 for the students of :func:`run_nested_rescaling`
+    (the two readings of the representation: :class:`NestedStatistics`)."""
+    if not isinstance(result, NestedRescalingResult):
+        raise InputTypeError(f"result must be a NestedRescalingResult (got {type(result).__name__})")
+    spread = direction_spread(result.W, result.a)
+    norms = np.linalg.norm(result.W, axis=-1, keepdims=True)
+    centre = ((np.abs(result.a)[..., None] * norms) * (result.W / norms.clip(1e-300))).sum(-2)
+    alignment = np.zeros(spread.shape)
+    for idx in np.ndindex(spread.shape):                          # (task, method, n, draw)
+        alignment[idx] = alignment_score(centre[idx][None], result.main_dirs[idx[0], idx[3]][None])
+    Xt = result.X_test                                            # (draws, n_test, d)
+    H = np.maximum(Xt @ np.swapaxes(result.W, -1, -2), 0)         # (T, M, n, draws, n_test, width)
+    H_pre = np.maximum(Xt @ np.swapaxes(result.W_pre, -1, -2), 0)  # (draws, n_test, width)
+    Ha = H * np.abs(result.a)[..., None, :]
+    Ha_pre = H_pre * np.abs(result.a_pre)[:, None, :]
+    return NestedStatistics(spread=spread, alignment=alignment, pr=participation_ratio(H),
+                            pr_pre=participation_ratio(H_pre), ensd=ensd(H_pre, H[:, 1:]),
+                            pr_readout=participation_ratio(Ha),
+                            pr_pre_readout=participation_ratio(Ha_pre),
+                            ensd_readout=ensd(Ha_pre, Ha[:, 1:]))

@@ -23,7 +23,7 @@ from ..theory.penalties import relu_ptft_penalty
 from .plotting import tight_layout
 
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
-           "paired_log_ratio", "reversal_figure", "relu_features_figure", "participation_ratio_figure",
+           "paired_log_ratio", "reversal_figure", "relu_features_figure", "participation_ratio_figure", "nested_rescaling_figure",
            "diagonal_generalisation_figure", "diagonal_norms_figure",
            "diagonal_l12_figure", "diagonal_l12_large_figure", "diagonal_rescaling_figure", "diagonal_sparsity_figure"]
 
@@ -255,6 +255,66 @@ def participation_ratio_figure(ns, alphas, pr, pr_se):
     ax.set_xlabel("main-task samples $n$")
     ax.set_ylabel("participation ratio")
     ax.legend(fontsize=7)
+    tight_layout(fig)
+    return fig
+
+
+def nested_rescaling_figure(result, statistics):
+    r"""Rescaled PT+FT on one-feature main tasks (paper 004, App. E.2.3 and G; Figs. 6f-g,
+    8b-c), one colour per method, the nested task solid and the disjoint one dashed.
+
+    Parameters
+    ----------
+    result : transferkit.experiments.ptft_relu.NestedRescalingResult
+        From :func:`transferkit.experiments.ptft_relu.run_nested_rescaling`.
+    statistics : transferkit.experiments.ptft_relu.NestedStatistics
+        ``nested_statistics(result)``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Five panels against the number of main-task samples, mean and standard error over
+        draws: the normalised test error; the one-cluster spread of the unit directions
+        (Fig. 6f); the alignment of the weighted mean direction with the main teacher's unit
+        (Fig. 6g); the participation ratio after training, nested task, of the hidden
+        responses and of the readout-weighted ones (Fig. 8b; black: after pretraining), with
+        crosses for the ENSD between the pretrained and the fine-tuned representations
+        (Fig. 8c).  An open marker: some draw stopped at its step cap.
+    """
+    r, st = result, statistics
+    fig, axes = plt.subplots(1, 5, figsize=(15, 3.3))
+    colours = ["0.45"] + [plt.cm.viridis(v) for v in np.linspace(0.1, 0.85, len(r.scales))]
+    panels = ((r.error, "normalised test error", True, None, None),
+              (st.spread, "Fig. 6f: one-cluster spread", False, None, None),
+              (st.alignment, "Fig. 6g: alignment with the main unit", False, None, None),
+              (st.pr, "Fig. 8b-c: PR, hidden responses", False, st.ensd, st.pr_pre),
+              (st.pr_readout, "Fig. 8b-c: PR, readout-weighted", False, st.ensd_readout,
+               st.pr_pre_readout))
+    for ax, (value, title, log, shared, before) in zip(axes, panels):
+        tasks = r.tasks[:1] if shared is not None else r.tasks
+        for t, task in enumerate(tasks):
+            for k, method in enumerate(r.methods):
+                mean, se = mean_se(value[t, k], single=0.0)
+                done = r.converged[t, k].all(-1)
+                ax.errorbar(r.ns, mean, se, ls="-" if t == 0 else "--", color=colours[k],
+                            capsize=2, lw=1, label=f"{method}, {task}" if ax is axes[0] else None)
+                for filled in (True, False):
+                    at = done == filled
+                    ax.plot(r.ns[at], mean[at], "o", ms=4, color=colours[k],
+                            mfc=colours[k] if filled else "white", zorder=3)
+                if shared is not None and k > 0:
+                    ax.plot(r.ns, mean_se(shared[t, k - 1], single=0.0)[0], "x", ms=6,
+                            color=colours[k])
+        if shared is not None:
+            ax.axhline(before.mean(), color="k", lw=1, label="after pretraining")
+            ax.plot([], [], "kx", label="ENSD(pretrained, fine-tuned)")
+            ax.legend(fontsize=6)
+        ax.set_title(title, fontsize=9)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("main-task samples $n$")
+        if log:
+            ax.set_yscale("log")
+    axes[0].legend(fontsize=6, ncol=1)
     tight_layout(fig)
     return fig
 
