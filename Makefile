@@ -176,7 +176,9 @@ endef
 #    build, including one that _toc.yml forgot (the book skips files outside the toc,
 #    silently); prints the chapter times. Executes nothing.
 #  - pytest tests: unit/property tests, and the built smoke book offline
-#    (test_book_offline.py) and in headless Chromium (test_browser.py).
+#    (test_book_offline.py) and in headless Chromium (test_browser.py), on $(JOBS)
+#    processes (pytest-xdist, --dist loadfile: the tests of one file in one process, so a
+#    module's fixtures are built once).
 # (nbval used to execute every notebook a second time, from jupytext .ipynb twins, to
 # check the same asserts: dropped.)
 test:
@@ -192,7 +194,7 @@ test:
 	$(call stage,executed notebooks (jupyter-cache records of that build),\
 	  $(PY) benchmarks/book_times.py $(SMOKE_JCACHE) --check --since $$(cat $(SMOKE_OUT)/.test-start) $(NOTEBOOKS))
 	$(call stage,pytest tests (incl. offline HTML + Chromium on the smoke book),\
-	  TRANSFERKIT_BOOK_HTML=$(SMOKE_HTML) $(PY) -m pytest tests)
+	  TRANSFERKIT_BOOK_HTML=$(SMOKE_HTML) $(PY) -m pytest -n $(JOBS) --dist loadfile tests)
 	@echo "Stage durations:"; cat $(TIMES)
 
 # ---------------------------------------------------------------- other

@@ -309,7 +309,7 @@ def test_missing_debian_folder_says_how_to_install(monkeypatch, tmp_path):
 # ---------------------------------------------------------------- parsers (defence in depth)
 
 def _idx(magic: int, dims, body: bytes) -> bytes:
-    return gzip.compress(struct.pack(f">I{len(dims)}I", magic, *dims) + body)
+    return gzip.compress(struct.pack(f">I{len(dims)}I", magic, *dims) + body, mtime=0)
 
 
 def test_parse_idx_reads_big_endian_header():
@@ -325,8 +325,8 @@ def test_parse_idx_reads_big_endian_header():
     (_idx(0x0803_0000, (2, 3, 4), bytes(24)), "magic"),   # little-endian magic
     (_idx(0x803, (2, 3, 4), bytes(23)), "23 bytes"),      # truncated body
     (_idx(0x803, (2, 3, 4), bytes(25)), "25 bytes"),      # trailing bytes
-    (gzip.compress(b"\x00\x00\x08"), "header"),           # truncated header
-    (gzip.compress(bytes(40))[:-9], "gzip"),              # truncated gzip stream
+    (gzip.compress(b"\x00\x00\x08", mtime=0), "header"),           # truncated header
+    (gzip.compress(bytes(40), mtime=0)[:-9], "gzip"),              # truncated gzip stream
     (b"not gzip at all", "gzip"),
 ])
 def test_parse_idx_rejects_corrupt_content(raw, what):
