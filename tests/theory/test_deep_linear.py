@@ -784,6 +784,24 @@ def test_ridge_linear_transfer_risk_finite_limits():
         theory.deep_linear.ridge_linear_transfer_risk_finite(10, 1.0, 0.2, -1.0)
 
 
+def test_ridge_linear_transfer_risk_finite_is_the_quadrature_over_scipys_chi2():
+    """The chi-square density is written out in the package (speed); the risk is the same
+    quadrature over ``scipy.stats.chi2.pdf``, bit for bit, from n = 1 to 4000."""
+    from scipy import integrate, stats
+
+    def expect(func, n):
+        lo, hi = max(0.0, n - 40 * math.sqrt(2 * n)), n + 40 * math.sqrt(2 * n) + 60
+        return integrate.quad(lambda q: func(q) * stats.chi2.pdf(q, n), lo, hi, points=[n],
+                              limit=200, epsabs=1e-13, epsrel=1e-11)[0]
+
+    for n, lam, theta, sigma in [(1, 0.3, 0.4, 0.2), (7, 1e-3, PI / 3, 0.5), (30, 2.0, PI / 2, 0.0),
+                                 (250, 0.05, 1.0, 1.0), (4000, 10.0, 0.2, 0.3)]:
+        nl, s2, c2 = n * lam, math.sin(theta) ** 2, math.cos(theta) ** 2
+        want = (s2 + c2 * expect(lambda q: (nl / (q + nl)) ** 2, n)
+                + (s2 + sigma ** 2) * expect(lambda q: q / (q + nl) ** 2, n))
+        assert theory.deep_linear.ridge_linear_transfer_risk_finite(n, theta, sigma, lam) == want
+
+
 def _mp_expect(f, psi):
     """int f(s) dF_psi(s) for the Marchenko-Pastur law of X^T X / n (psi = d / n), by quadrature."""
     from scipy import integrate

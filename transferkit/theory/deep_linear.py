@@ -57,7 +57,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import integrate, stats
+from scipy import integrate, special, stats
 
 from .._validate import MAX_INT, check_broadcast, check_int_or_inf, check_values
 from .linear_teachers import deep_finetune_scale
@@ -1129,10 +1129,21 @@ def negative_transfer_window(theta, sigma):
 
 
 def _chi2_expect(func, n: float) -> float:
-    """:math:`\\mathbb E f(Q)` for :math:`Q \\sim \\chi^2_n` by adaptive quadrature."""
+    """:math:`\\mathbb E f(Q)` for :math:`Q \\sim \\chi^2_n` by adaptive quadrature.
+
+    The density is scipy's ``stats.chi2.pdf`` written out, the same operations in the same
+    order (``scipy.stats._continuous_distns.chi2_gen._logpdf``: the same values bit for bit,
+    tested), without the argument handling of a frozen-distribution call at every node
+    (about ten times faster)."""
     lo = max(0.0, n - 40 * math.sqrt(2 * n))
     hi = n + 40 * math.sqrt(2 * n) + 60
-    val, _ = integrate.quad(lambda q: func(q) * stats.chi2.pdf(q, n), lo, hi,
+    df = np.asarray(float(n))
+    half, lgam, log2n = df / 2. - 1, special.gammaln(df / 2.), (np.log(2) * df) / 2.
+
+    def pdf(q):
+        return np.exp(special.xlogy(half, np.asarray(q)) - np.asarray(q) / 2. - lgam - log2n)
+
+    val, _ = integrate.quad(lambda q: func(q) * pdf(q), lo, hi,
                             points=[n], limit=200, epsabs=1e-13, epsrel=1e-11)
     return val
 
