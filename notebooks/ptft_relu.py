@@ -579,14 +579,11 @@ n_tests = len(CLAIMS) * len(NS)
 VERDICT = {}
 for name, (diff, ok, sign) in CLAIMS.items():
     cells = []
-    for i, n in enumerate(NS):
-        x = diff[i][ok[i]]
-        m = x.mean() if x.size else np.nan
-        se = x.std(ddof=1) / math.sqrt(x.size) if x.size > 1 else np.nan
-        sig = x.size > 1 and se > 0 and abs(m) > stats.critical_value(n_tests, x.size) * se
-        VERDICT[name, n] = (m, se, x.size, sig)
-        cells.append(f"n={n}: {m:+.3g} +- {se:.2g} ({x.size}){' *' if sig else ''}" if x.size > 1
-                     else f"n={n}: {x.size} draw(s) with every run converged, not tested")
+    for n, m, se, k in zip(NS, *stats.mean_se(diff, where=ok), ok.sum(-1)):
+        sig = k > 1 and se > 0 and abs(m) > stats.critical_value(n_tests, int(k)) * se
+        VERDICT[name, n] = (m, se, int(k), sig)
+        cells.append(f"n={n}: {m:+.3g} +- {se:.2g} ({k}){' *' if sig else ''}" if k > 1
+                     else f"n={n}: {k} draw(s) with every run converged, not tested")
     print(f"{name}: " + "; ".join(cells))
 print(f"(* significant: Bonferroni t over {n_tests} comparisons, family-wise 1 %)")
 

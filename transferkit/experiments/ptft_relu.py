@@ -619,6 +619,18 @@ def penalty_ratio(magnitude, rho, gamma: float, m0: float = 1.0) -> np.ndarray:
     return np.asarray(relu_ptft_penalty(m, r, m0, g) / relu_ptft_penalty(m, 0.0, 0.0, g))
 
 
+def _preset_args(preset) -> dict:
+    """The arguments of :func:`run_sample_efficiency` but ``rho`` and ``magnitude`` that a
+    :class:`SampleEfficiencyPreset` holds, else an :class:`InputTypeError`."""
+    if not isinstance(preset, SampleEfficiencyPreset):
+        raise InputTypeError(f"preset must be a SampleEfficiencyPreset (got {type(preset).__name__})")
+    return dict(d=preset.d, ns=list(preset.ns), draws=preset.draws, width=preset.width,
+                units=preset.units, n_aux=preset.n_aux, n_test=preset.n_test,
+                alpha=preset.alpha, gamma=preset.gamma, seed=preset.seed,
+                loss_tol=preset.loss_tol, max_steps=preset.max_steps,
+                pre_max_steps=preset.pre_max_steps)
+
+
 def run_sample_efficiency_grid(preset: SampleEfficiencyPreset,
                                **run_kwargs) -> dict[tuple[float, float], SampleEfficiencyResult]:
     r"""Fig. 1c of paper 003 on the whole grid of a :class:`SampleEfficiencyPreset`: every
@@ -645,15 +657,10 @@ def run_sample_efficiency_grid(preset: SampleEfficiencyPreset,
     dict
         ``{(rho, magnitude): SampleEfficiencyResult}`` in grid order.
     """
-    if not isinstance(preset, SampleEfficiencyPreset):
-        raise InputTypeError(f"preset must be a SampleEfficiencyPreset (got {type(preset).__name__})")
+    args = _preset_args(preset)
     rhos, mags = list(preset.rhos), list(preset.magnitudes)
     if not rhos or not mags:
         raise ValueError("preset.rhos and preset.magnitudes must be non-empty")
-    args = dict(d=preset.d, ns=list(preset.ns), draws=preset.draws, width=preset.width,
-                units=preset.units, n_aux=preset.n_aux, n_test=preset.n_test, alpha=preset.alpha,
-                gamma=preset.gamma, seed=preset.seed, loss_tol=preset.loss_tol,
-                max_steps=preset.max_steps, pre_max_steps=preset.pre_max_steps)
     for rho in rhos:
         for mag in mags:
             _checked(rho=rho, magnitude=mag, **args)
@@ -834,16 +841,10 @@ def run_nested_rescaling(preset: SampleEfficiencyPreset, scales, *, magnitude: f
     readout re-initialised, as in the chapter's PT+FT (paper 003, Sec. 1.1), so that
     :math:`s` sets the pretrained norm :math:`m_0` of the penalty of Eqs. 10-11.
     """
-    if not isinstance(preset, SampleEfficiencyPreset):
-        raise InputTypeError(f"preset must be a SampleEfficiencyPreset (got {type(preset).__name__})")
+    args = _preset_args(preset)
     if isinstance(scales, (str, bytes)) or not np.iterable(scales) or len(scales) == 0:
         raise ValueError(f"scales must be a non-empty sequence of numbers > 0 (got {scales!r})")
     scales = [check_positive("scale", s) for s in scales]
-    args = dict(d=preset.d, ns=list(preset.ns), draws=preset.draws, width=preset.width,
-                units=preset.units, n_aux=preset.n_aux, n_test=preset.n_test,
-                alpha=preset.alpha, gamma=preset.gamma, seed=preset.seed,
-                loss_tol=preset.loss_tol, max_steps=preset.max_steps,
-                pre_max_steps=preset.pre_max_steps)
     d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
         rho=1.0, magnitude=magnitude, **args)
     magnitude = float(magnitude)
@@ -905,8 +906,9 @@ def nested_statistics(result: NestedRescalingResult) -> NestedStatistics:
     if not isinstance(result, NestedRescalingResult):
         raise InputTypeError(f"result must be a NestedRescalingResult (got {type(result).__name__})")
     spread = direction_spread(result.W, result.a)
-    norms = np.linalg.norm(result.W, axis=-1, keepdims=True)
-    centre = ((np.abs(result.a)[..., None] * norms) * (result.W / norms.clip(1e-300))).sum(-2)
+    # the one k-means centre, up to its scale (cosines ignore it): the unit directions
+    # w_h / ||w_h|| weighted by |a_h| ||w_h||, i.e. sum_h |a_h| w_h
+    centre = (np.abs(result.a)[..., None] * result.W).sum(-2)
     alignment = np.zeros(spread.shape)
     for idx in np.ndindex(spread.shape):                          # (task, method, n, draw)
         alignment[idx] = alignment_score(centre[idx][None], result.main_dirs[idx[0], idx[3]][None])
