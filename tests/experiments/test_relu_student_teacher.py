@@ -293,3 +293,29 @@ def test_absolute_tolerance_reaches_the_cells(fig3, one_thread):
 def test_fig3_refuses_bad_tolerances_and_norms(kw, name):
     with pytest.raises(ValueError, match=rf"^{name} must be"):
         rst.fig3_experiment(**dict(P, **kw), cache=False)
+
+
+def test_earlier_stops_are_the_experiments_with_those_rules(one_thread):
+    """fig3_earlier_stops gives, for each earlier rule (a shorter horizon, an absolute
+    tolerance, both), the result of fig3_experiment with that rule, bit for bit, and the
+    result of the longer run itself; the rules stop runs at every stage (pretraining and
+    scratch), in cells of two teachers."""
+    Q = dict(P, teachers=2, ns=[5, 9], max_time=30.0)
+    longer = rst.fig3_experiment(**Q, cache=False)
+    abs_tol = float(np.quantile(np.concatenate([longer.pretrain.loss] + [i.loss for i in longer.scratch]), 0.7))
+    earlier = {"t = 8": dict(max_time=8.0), "abs": dict(abs_tol=abs_tol),
+               "both": dict(max_time=8.0, abs_tol=abs_tol)}
+    res, runs = rst.fig3_earlier_stops(earlier, **Q, cache=False)
+    assert_same(res, longer)
+    assert list(runs) == list(earlier)
+    for name, rule in earlier.items():
+        alone = rst.fig3_experiment(**dict(Q, **rule), cache=False)
+        assert_same(runs[name], alone)
+        stopped_sooner = [(a.steps < b.steps).any() for a, b in
+                          [(alone.pretrain, longer.pretrain)] + list(zip(alone.scratch, longer.scratch))]
+        assert stopped_sooner[0] and any(stopped_sooner[1:]), name
+    for bad, kind in ((dict(a=dict(max_time=60.0)), ValueError), (dict(a=dict(abs_tol=-1.0)), ValueError),
+                      (dict(a=dict(lr=1.0)), ValueError), (dict(a=dict()), ValueError),
+                      ([dict(max_time=8.0)], TypeError), (dict(a=8.0), TypeError)):
+        with pytest.raises(kind, match="max_time|abs_tol|earlier"):
+            rst.fig3_earlier_stops(bad, **Q, cache=False)

@@ -4,6 +4,7 @@ units), the RKHS projections of paper 000, App. C, the source ablation (Eq. 16),
 trainers and the power-law fit."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -489,3 +490,60 @@ def test_fixed_step_is_riemannian_gradient_descent_written_out():
         models.relu.train_samples(W0, c0, X, y, lr=math.inf, max_steps=3, fixed_step=True)
     with pytest.raises(TypeError, match="^fixed_step must be a bool"):
         models.relu.train_samples(W0, c0, X, y, max_steps=3, fixed_step=1)
+
+
+def _assert_same_run(a, b):
+    """Two ``(W, c, MeanFieldInfo)`` results are the same, bit for bit (NaN where NaN)."""
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    for f in dataclasses.fields(models.relu.MeanFieldInfo):
+        x, y = getattr(a[2], f.name), getattr(b[2], f.name)
+        assert (x is None) == (y is None), f.name
+        if x is not None:
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+
+
+@pytest.mark.parametrize("fixed_step", [False, True])
+def test_earlier_stopping_rules_are_the_runs_with_those_rules(fixed_step):
+    """train_samples(earlier=...) gives, for each earlier rule, the weights and every
+    diagnostic of a separate run with that rule (bit for bit); the runs stop for every
+    reason (tolerance, stall, horizon, step cap) under one rule or another."""
+    rng = np.random.default_rng(12)
+    S, m, d, n = 8, 12, 4, 10
+    T = models.relu.make_teachers(S, 3, d, rng)
+    X = rng.standard_normal((S, n, d))
+    y = np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(T.W, 1, 2), 0), T.a)
+    W0 = models.relu.random_sphere((S, m, d), rng)
+    c0 = np.logspace(-7, 0, S)[:, None] * np.ones((S, m))
+    kw = dict(tol=1e-3, max_steps=400, record_every=10, max_time=300.0,
+              max_step=0.5 if fixed_step else 2.0, fixed_step=fixed_step)
+    rules = [(100.0, 0.0), (300.0, 1e-3), (30.0, 1e-2)]
+    W, c, info, runs = models.relu.train_samples(W0, c0, X, y, earlier=rules, **kw)
+    _assert_same_run((W, c, info), models.relu.train_samples(W0, c0, X, y, **kw))
+    reasons = set(info.stop_reasons())
+    for (t_e, a_e), run in zip(rules, runs):
+        alone = models.relu.train_samples(W0, c0, X, y, **dict(kw, max_time=t_e, abs_tol=a_e))
+        _assert_same_run(run, alone)
+        reasons |= set(alone[2].stop_reasons())
+        assert (run[2].steps < info.steps).any()       # the rule did stop some run earlier
+    # every reason, mixed within the batch: the step cap at the fixed step, a collapsed
+    # backtracking step (stuck) without it
+    assert {"converged", "horizon", "step cap" if fixed_step else "stuck"} <= reasons
+    with pytest.raises(ValueError, match="no later"):
+        models.relu.train_samples(W0, c0, X, y, earlier=[(400.0, 0.0)], **kw)
+    with pytest.raises(ValueError, match="abs_tol"):
+        models.relu.train_samples(W0, c0, X, y, earlier=[(10.0, -1.0)], **kw)
+
+
+def test_earlier_stopping_rules_of_pretraining():
+    """train_population(earlier=...) with the anchor penalty: each rule's run, bit for bit."""
+    rng = np.random.default_rng(13)
+    T = models.relu.make_teachers(3, 3, 4, rng)
+    W0 = models.relu.random_sphere((3, 10, 4), rng)
+    c0 = np.full((3, 10), 1e-3)
+    kw = dict(max_steps=400, max_time=30.0, anchor_weight=[0.0, 1e-3, 1e-2])
+    rules = [(5.0, 0.0), (30.0, 1e-3)]
+    *_, runs = models.relu.train_population(W0, c0, T, earlier=rules, **kw)
+    for (t_e, a_e), run in zip(rules, runs):
+        _assert_same_run(run, models.relu.train_population(
+            W0, c0, T, **dict(kw, max_time=t_e, abs_tol=a_e)))

@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import check_bool, check_int, check_positive
+from .._validate import InputTypeError, check_bool, check_int, check_positive
 from ..models.relu import (
     MeanFieldInfo,
     Teacher,
@@ -27,7 +27,7 @@ from ..models.relu import (
 from ..stats import fit_power_law, kernel_distance
 from ..sweep import Grid, run
 
-__all__ = ["FIG3", "FIG3_FULL", "Fig3Preset", "fig3_experiment", "anchored_experiment", "Fig3Result", "AnchoredResult",
+__all__ = ["FIG3", "FIG3_FULL", "Fig3Preset", "fig3_experiment", "fig3_earlier_stops", "anchored_experiment", "Fig3Result", "AnchoredResult",
            "fig3_pretrain_cell", "fig3_n_cell", "anchored_pretrain_cell", "anchored_n_cell",
            "skip_normals", "ANCHORED", "AnchoredPreset", "AnchoredSelection", "select_lambda",
            "ScratchCurve", "scratch_curve", "ScratchLaw", "scratch_law", "TransferMap",
@@ -585,22 +585,22 @@ def _info_from(out, prefix: str = "info_", index=()) -> MeanFieldInfo:
     return MeanFieldInfo(**kw)
 
 
-def _padded_info_arrays(info: MeanFieldInfo, max_steps: int) -> dict:
+def _padded_info_arrays(info: MeanFieldInfo, max_steps: int, prefix: str = "info_") -> dict:
     """:func:`_info_arrays` with ``history`` and ``time_history`` NaN-padded to the most rows a
     run of ``max_steps`` iterations records (``max_steps // 10 + 1``) and ``info_history_len``
     of them real: every cell of a sweep then returns arrays of one shape."""
-    out = _info_arrays(info)
+    out = _info_arrays(info, prefix)
     K = info.history.shape[0]
     Kmax = int(max_steps) // _RECORD_EVERY + 1
     if K > Kmax:      # pragma: no cover - the trainer records at most this many rows
         raise RuntimeError(f"history has {K} rows, more than {Kmax}")
-    for key in ("info_history", "info_time_history"):
+    for key in (prefix + "history", prefix + "time_history"):
         out[key] = np.concatenate([out[key], np.full((Kmax - K,) + out[key].shape[1:], np.nan)])
-    out["info_history_len"] = K
+    out[prefix + "history_len"] = K
     return out
 
 
-def _merged_info(out, cells, order) -> MeanFieldInfo:
+def _merged_info(out, cells, order, prefix: str = "info_") -> MeanFieldInfo:
     """One :class:`~transferkit.models.relu.MeanFieldInfo` from the padded infos of several
     cells (:func:`_padded_info_arrays`; ``cells``: their indices in the sweep's grid), its
     runs in the order ``order`` (``"cell"``: the runs of the first cell, then of the next;
@@ -618,10 +618,10 @@ def _merged_info(out, cells, order) -> MeanFieldInfo:
         return np.ascontiguousarray(a.reshape(a.shape[:-2] + (-1,)) if a.ndim == 3
                                     else a.reshape(-1))
 
-    K = max(int(out["info_history_len"][c]) for c in cells)
+    K = max(int(out[prefix + "history_len"][c]) for c in cells)
     kw = {}
     for f in fields(MeanFieldInfo):
-        key = "info_" + f.name
+        key = prefix + f.name
         if key not in out.keys():
             kw[f.name] = None
             continue
@@ -669,7 +669,7 @@ def _fig3_start(d, m, m_star, mus, teachers, seed, target_norm=None):
 
 def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init, lr, tol,
                        pretrain_steps, max_time, max_step, abs_tol=0.0, target_norm=None,
-                       fixed_step=False):
+                       fixed_step=False, earlier=()):
     r"""Pretraining of :func:`fig3_experiment` for one target teacher (its students of every
     :math:`\mu` in one batch, :func:`transferkit.models.relu.train_population`): a cell
     function for :func:`transferkit.sweep.run`, one cell per teacher, so that a cluster
@@ -679,7 +679,11 @@ def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init,
 
     Every run of the batch stops by its own rule (tolerance, step cap, time horizon) and its
     iterates do not depend on the other runs of the batch, so one teacher's cell gives that
-    teacher's runs of the batch of all teachers (tested)."""
+    teacher's runs of the batch of all teachers (tested).
+
+    ``earlier``: rows ``(max_time', abs_tol')`` of stopping rules that stop no later, read
+    off the same runs (``train_population(earlier=)``): for rule ``k`` also ``W_e<k>``,
+    ``c_e<k>`` and ``e<k>_info_<field>``, the numbers of the cell with that rule."""
     _, source, _, W0, _ = _fig3_start(d, m, m_star, np.asarray(mus, dtype=float), teachers, seed,
                                       target_norm)
     teacher = check_int("teacher", teacher, 0)
@@ -687,11 +691,16 @@ def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init,
         raise ValueError(f"teacher must be in [0, {teachers - 1}] (got {teacher})")
     rows = np.arange(len(mus)) * teachers + teacher           # mu-major rows of this teacher
     c0 = np.full((rows.size, m), float(readout_init))
-    Wp, cp, info = train_population(W0[rows], c0, Teacher(source.W[rows], source.a[rows]),
-                                    lr=lr, tol=tol, max_steps=pretrain_steps,
-                                    max_time=max_time, max_step=max_step, abs_tol=abs_tol,
-                                    fixed_step=fixed_step)
-    return {"W": Wp, "c": cp, **_padded_info_arrays(info, pretrain_steps)}
+    earlier = [(float(t_e), float(a_e)) for t_e, a_e in earlier]
+    Wp, cp, info, *runs = train_population(
+        W0[rows], c0, Teacher(source.W[rows], source.a[rows]), lr=lr, tol=tol,
+        max_steps=pretrain_steps, max_time=max_time, max_step=max_step, abs_tol=abs_tol,
+        fixed_step=fixed_step, earlier=earlier)
+    out = {"W": Wp, "c": cp, **_padded_info_arrays(info, pretrain_steps)}
+    for k, (W_k, c_k, info_k) in enumerate(runs[0] if runs else ()):
+        out.update({f"W_e{k}": W_k, f"c_e{k}": c_k,
+                    **_padded_info_arrays(info_k, pretrain_steps, f"e{k}_info_")})
+    return out
 
 
 def _fig3_draws_per_n(n, rows, teachers, draws, scratch_seeds, m, d):
@@ -706,7 +715,8 @@ _LT_CHUNK = 1 << 25
 
 
 def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds, readout_init,
-                lr, tol, scratch_steps, max_time, max_step, abs_tol=0.0, fixed_step=False):
+                lr, tol, scratch_steps, max_time, max_step, abs_tol=0.0, fixed_step=False,
+                earlier=(), W_earlier=()):
     r"""One target size ``ns[j]`` and one target teacher ``t`` of :func:`fig3_experiment`:
     linear transfer of the pretrained units ``W`` (``(len(mus) * teachers, m, d)``,
     ``mu``-major) of that teacher on ``draws`` target sets per :math:`\mu`, and scratch
@@ -724,9 +734,20 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
     ``R_sc`` and ``loss_rel`` ``(scratch_seeds,)`` and the scratch
     :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``
     (``_padded_info_arrays``).
+
+    ``earlier``: rows ``(max_time', abs_tol')`` of stopping rules that stop no later, with
+    ``W_earlier[k]`` the units pretrained under rule ``k``: linear transfer of those units on
+    the same target sets, and the scratch runs under each rule read off the same runs
+    (``train_samples(earlier=)``), as ``R_lt_e<k>``, ``R_sc_e<k>``, ``loss_rel_e<k>`` and
+    ``e<k>_info_<field>``: the numbers of the cell with that rule.
     """
     T = Teacher(np.asarray(target_W), np.asarray(target_a))
     teachers = T.W.shape[0]
+    earlier = [(float(t_e), float(a_e)) for t_e, a_e in earlier]
+    Ws_pre = [np.asarray(W)] + [np.asarray(w) for w in W_earlier]
+    if len(Ws_pre) != len(earlier) + 1:
+        raise ValueError(f"W_earlier must hold one set of units per earlier rule "
+                         f"({len(earlier)}; got {len(Ws_pre) - 1})")
     t = check_int("t", t, 0)
     if t >= teachers:
         raise ValueError(f"t must be in [0, {teachers - 1}] (got {t})")
@@ -739,14 +760,15 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
     n = ns[j]
     Tt = Teacher(T.W[t:t + 1], T.a[t:t + 1])
     chunk = max(1, _LT_CHUNK // (n * max(m, d)))
-    R_lt = np.zeros((M, draws))
+    R_lt = np.zeros((len(Ws_pre), M, draws))
     for i in range(M):
         skip_normals(rng, t * draws * n * d)
         for k0 in range(0, draws, chunk):
             k = min(chunk, draws - k0)
             X = rng.standard_normal((k, n, d))
-            R_lt[i, k0:k0 + k] = readout_transfer_risk(
-                np.repeat(W[i * teachers + t][None], k, 0), X, repeat_teacher(Tt, k))
+            for r, Wr in enumerate(Ws_pre):            # every rule's units, the same data
+                R_lt[r, i, k0:k0 + k] = readout_transfer_risk(
+                    np.repeat(Wr[i * teachers + t][None], k, 0), X, repeat_teacher(Tt, k))
         skip_normals(rng, (teachers - 1 - t) * draws * n * d)
     skip_normals(rng, t * scratch_seeds * n * d)
     Xs = rng.standard_normal((scratch_seeds, n, d))
@@ -755,14 +777,18 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
     Ts = repeat_teacher(Tt, scratch_seeds)
     ys = _targets(Xs, Ts.W, Ts.a)
     cs0 = np.full((scratch_seeds, m), float(readout_init))
-    Ws, cs, info = train_samples(Ws0, cs0, Xs, ys, lr=lr, tol=tol, max_steps=scratch_steps,
-                                 max_time=max_time, max_step=max_step,
-                                 record_every=_RECORD_EVERY, abs_tol=abs_tol,
-                                 fixed_step=fixed_step)
-    out = _padded_info_arrays(info, scratch_steps)
-    out["R_lt"] = R_lt
-    out["R_sc"] = risk_np(Ws, cs / m, Ts)
-    out["loss_rel"] = info.loss / np.mean(ys ** 2, axis=1)
+    Ws, cs, info, *runs = train_samples(Ws0, cs0, Xs, ys, lr=lr, tol=tol,
+                                        max_steps=scratch_steps, max_time=max_time,
+                                        max_step=max_step, record_every=_RECORD_EVERY,
+                                        abs_tol=abs_tol, fixed_step=fixed_step,
+                                        earlier=earlier)
+    out = {}
+    for k, (Ws_k, cs_k, info_k) in enumerate([(Ws, cs, info)] + (runs[0] if runs else [])):
+        tag = f"_e{k - 1}" if k else ""
+        out.update(_padded_info_arrays(info_k, scratch_steps, f"e{k - 1}_info_" if k else "info_"))
+        out["R_lt" + tag] = R_lt[k]
+        out["R_sc" + tag] = risk_np(Ws_k, cs_k / m, Ts)
+        out["loss_rel" + tag] = info_k.loss / np.mean(ys ** 2, axis=1)
     return out
 
 
@@ -815,6 +841,50 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     ``run_kwargs`` (``cache``, ``directory``, ``version``, ``scheduler``) go to
     :func:`~transferkit.sweep.run`; ``progress`` shows its progress bars.
     """
+    return _fig3_results((), d=d, m=m, m_star=m_star, mus=mus, ns=ns, teachers=teachers,
+                         draws=draws, scratch_seeds=scratch_seeds, readout_init=readout_init,
+                         lr=lr, tol=tol, pretrain_steps=pretrain_steps,
+                         scratch_steps=scratch_steps, max_time=max_time, max_step=max_step,
+                         abs_tol=abs_tol, target_norm=target_norm, fixed_step=fixed_step,
+                         gram_points=gram_points, seed=seed, progress=progress,
+                         **run_kwargs)[0]
+
+
+def fig3_earlier_stops(earlier: dict, **params) -> tuple[Fig3Result, dict]:
+    r""":func:`fig3_experiment` ``(**params)`` and, for each name of ``earlier``, the same
+    experiment under an earlier stopping rule, ``fig3_experiment(**dict(params,
+    **earlier[name]))``, from one training.
+
+    ``earlier[name]`` sets ``max_time`` and/or ``abs_tol`` to a rule that stops no later
+    than that of ``params`` (``max_time' <= max_time``, ``abs_tol' >= abs_tol``; e.g. App.
+    D.2's horizon :math:`t = 500` and its absolute tolerance beside the chapter's run to
+    :math:`t = 10^3`).  A run's iterates do not depend on its stopping rule until the rule
+    stops it, so every pretraining and scratch run under such a rule is the run of
+    ``params`` up to that point, read off it (``train_population`` and ``train_samples``
+    with ``earlier``); linear transfer is fitted anew to each rule's pretrained units on
+    the same target sets.  Returns the result of ``params`` and a dict of the results of
+    ``earlier``, each the same, bit for bit, as its own :func:`fig3_experiment` (tested),
+    at the cost of about one.
+    """
+    if not isinstance(earlier, dict) or not all(isinstance(v, dict) for v in earlier.values()):
+        raise InputTypeError("earlier must be a dict of names to dicts of max_time and/or "
+                             f"abs_tol (got {earlier!r})")
+    if not all(v and set(v) <= {"max_time", "abs_tol"} for v in earlier.values()):
+        raise ValueError("earlier must map names to dicts of max_time and/or abs_tol "
+                         f"(got {earlier!r})")
+    res = _fig3_results(tuple(earlier.values()), **params)
+    return res[0], dict(zip(earlier, res[1:]))
+
+
+def _fig3_results(earlier, d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
+                  draws: int = 4, scratch_seeds: int = 2, readout_init: float = 1e-7,
+                  lr: float = 1.0, tol: float = 1e-6, pretrain_steps: int = 3000,
+                  scratch_steps: int = 3000, max_time: float = 1000.0, max_step: float = 1.0,
+                  abs_tol: float = 0.0, target_norm: float | None = None,
+                  fixed_step: bool = False, gram_points: int = 60, seed: int = 0,
+                  progress: bool | None = None, **run_kwargs) -> list:
+    """:func:`fig3_experiment` and its runs under the ``earlier`` stopping rules (dicts of
+    ``max_time`` and/or ``abs_tol``): the list of their :class:`Fig3Result`, this one first."""
     d, m, m_star = check_int("d", d, 1), check_int("m", m, 1), check_int("m_star", m_star, 1)
     teachers = check_int("teachers", teachers, 1)
     draws = check_int("draws", draws, 1)
@@ -835,56 +905,74 @@ def fig3_experiment(d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
     settings = dict(readout_init=float(readout_init), lr=float(lr), tol=float(tol),
                     max_time=float(max_time), max_step=float(max_step), abs_tol=abs_tol,
                     fixed_step=fixed_step)
+    # the earlier stopping rules: (max_time', abs_tol') from dicts of either or both
+    rules = []
+    for rule in earlier:
+        t_e = check_positive("max_time", rule.get("max_time", max_time))
+        a_e = check_positive("abs_tol", rule.get("abs_tol", abs_tol), allow_zero=True)
+        if t_e > float(max_time) or a_e < abs_tol:
+            raise ValueError("an earlier stopping rule must stop no later than the run: "
+                             f"max_time <= {max_time} and abs_tol >= {abs_tol} "
+                             f"(got {rule!r})")
+        rules.append((t_e, a_e))
+    also = dict(earlier=np.array(rules, dtype=float).reshape(-1, 2)) if rules else {}
     pre = run(fig3_pretrain_cell, Grid(seed=[int(seed)], teacher=np.arange(teachers)),
               fixed=dict(d=d, m=m, m_star=m_star, mus=mus, teachers=teachers,
                          pretrain_steps=int(pretrain_steps), target_norm=target_norm,
-                         **settings),
+                         **settings, **also),
               desc="pretraining (per teacher, all mus)", **kw)
-    # rows mu-major (index i_mu * teachers + t), as the sources
-    Wp = np.ascontiguousarray(np.swapaxes(pre["W"][0], 0, 1).reshape((-1,) + W0.shape[1:]))
-    pinfo = _merged_info(pre, [(0, t) for t in range(teachers)], order="run")
+    # rows mu-major (index i_mu * teachers + t), as the sources; one set per rule
+    tags = [""] + [f"_e{k}" for k in range(len(rules))]
+    prefixes = ["info_"] + [f"e{k}_info_" for k in range(len(rules))]
+    Wps = [np.ascontiguousarray(np.swapaxes(pre["W" + tag][0], 0, 1).reshape((-1,) + W0.shape[1:]))
+           for tag in tags]
     TT = tile_teacher(T, len(mus))
-    _, out_sim = rkhs_norms(Wp, TT)
     kept_units = np.where(keep[..., None], SW, 0.0)            # zero rows drop out of the span
     _, out_th = rkhs_norms(kept_units, TT)
-    _, out_src = rkhs_norms(Wp, source)                         # how well pretraining spans f_s
     _, out_init = rkhs_norms(W0, TT)                            # random initial units
     shape = (len(mus), teachers)
-    # Gram matrices (first teacher)
+    # Gram matrices (first teacher), on the same inputs for every rule
     Xg = rng.standard_normal((gram_points, d))
-    grams = []
-    for i in range(len(mus)):
-        k = i * teachers
-        G_model = feature_gram(Wp[k], None, Xg)
-        G_src = feature_gram(SW[k][keep[k]], np.full(keep[k].sum(), 1.0 / keep[k].sum()), Xg)
-        grams.append((G_model, G_src))
+    G_src = [feature_gram(SW[k][keep[k]], np.full(keep[k].sum(), 1.0 / keep[k].sum()), Xg)
+             for k in range(0, len(mus) * teachers, teachers)]
     G_init = feature_gram(W0[0], None, Xg)
     # linear transfer and scratch training for every n
+    if rules:
+        also["W_earlier"] = np.stack(Wps[1:])
     sw = run(fig3_n_cell, Grid(j=np.arange(len(ns)), t=np.arange(teachers)),
-             fixed=dict(ns=ns, rng_state=rng.bit_generator.state, W=Wp, target_W=T.W,
+             fixed=dict(ns=ns, rng_state=rng.bit_generator.state, W=Wps[0], target_W=T.W,
                         target_a=T.a, draws=draws, scratch_seeds=scratch_seeds,
-                        scratch_steps=int(scratch_steps), **settings),
+                        scratch_steps=int(scratch_steps), **settings, **also),
              desc="(n, teacher)", **kw)
-    # (ns, teachers, mus, draws) -> (mus, ns, teachers, draws)
-    R_lt = np.ascontiguousarray(np.transpose(sw["R_lt"], (2, 0, 1, 3)))
-    R_sc = np.ascontiguousarray(sw["R_sc"])                        # (ns, teachers, seeds)
-    sc_info = [_merged_info(sw, [(j, t) for t in range(teachers)], order="cell")
-               for j in range(len(ns))]
-    sc_rel = [np.ascontiguousarray(sw["loss_rel"][j].reshape(-1)) for j in range(len(ns))]
-    return Fig3Result(
-        d=d, m=m, m_star=m_star, mus=mus, ns=ns, teacher_norm=tn, target=T, source=source,
-        seed=seed, readout_init=readout_init, lr=lr, tol=tol, abs_tol=abs_tol,
-        fixed_step=fixed_step,
-        target_norm=target_norm, pretrain_steps=pretrain_steps,
-        max_time=max_time, max_step=max_step, pretrain=pinfo,
-        pretrain_rel=(pinfo.loss / pinfo.teacher_norm).reshape(shape),
-        perp_sim=out_sim.reshape(shape) / tn, perp_theory=out_th.reshape(shape) / tn,
-        perp_source=out_src.reshape(shape) / pinfo.teacher_norm.reshape(shape),
-        perp_init=out_init.reshape(shape) / tn, grams=grams, gram_init=G_init,
-        gram_distance=np.array([kernel_distance(a, b) for a, b in grams]),
-        gram_init_distance=np.array([kernel_distance(G_init, b) for _, b in grams]),
-        teacher_var=tn - teacher_mean(T) ** 2, R_lt=R_lt, R_sc=R_sc, scratch=sc_info,
-        scratch_loss_rel=sc_rel)
+    results = []
+    for (t_r, a_r), tag, prefix, Wp in zip([(max_time, abs_tol)] + rules, tags, prefixes, Wps):
+        pinfo = _merged_info(pre, [(0, t) for t in range(teachers)], order="run", prefix=prefix)
+        _, out_sim = rkhs_norms(Wp, TT)
+        _, out_src = rkhs_norms(Wp, source)                     # how well pretraining spans f_s
+        grams = [(feature_gram(Wp[k], None, Xg), G) for k, G in
+                 zip(range(0, len(mus) * teachers, teachers), G_src)]
+        # (ns, teachers, mus, draws) -> (mus, ns, teachers, draws)
+        R_lt = np.ascontiguousarray(np.transpose(sw["R_lt" + tag], (2, 0, 1, 3)))
+        R_sc = np.ascontiguousarray(sw["R_sc" + tag])                  # (ns, teachers, seeds)
+        sc_info = [_merged_info(sw, [(j, t) for t in range(teachers)], order="cell",
+                                prefix=prefix) for j in range(len(ns))]
+        sc_rel = [np.ascontiguousarray(sw["loss_rel" + tag][j].reshape(-1))
+                  for j in range(len(ns))]
+        results.append(Fig3Result(
+            d=d, m=m, m_star=m_star, mus=mus, ns=ns, teacher_norm=tn, target=T, source=source,
+            seed=seed, readout_init=readout_init, lr=lr, tol=tol,
+            abs_tol=abs_tol if tag == "" else a_r, fixed_step=fixed_step,
+            target_norm=target_norm, pretrain_steps=pretrain_steps,
+            max_time=max_time if tag == "" else t_r, max_step=max_step, pretrain=pinfo,
+            pretrain_rel=(pinfo.loss / pinfo.teacher_norm).reshape(shape),
+            perp_sim=out_sim.reshape(shape) / tn, perp_theory=out_th.reshape(shape) / tn,
+            perp_source=out_src.reshape(shape) / pinfo.teacher_norm.reshape(shape),
+            perp_init=out_init.reshape(shape) / tn, grams=grams, gram_init=G_init,
+            gram_distance=np.array([kernel_distance(a, b) for a, b in grams]),
+            gram_init_distance=np.array([kernel_distance(G_init, b) for _, b in grams]),
+            teacher_var=tn - teacher_mean(T) ** 2, R_lt=R_lt, R_sc=R_sc, scratch=sc_info,
+            scratch_loss_rel=sc_rel))
+    return results
 
 
 def _anchored_start(L, nt, m, d, seed):

@@ -746,9 +746,48 @@ class MeanFieldInfo:
 PAPER_STEP = 0.005
 
 
+class _EarlierStop:
+    """An earlier stopping rule (``max_time``, ``abs_tol``) of ``_descend``, read off its run:
+    which runs the rule still trains, and the state of each run where the rule stopped it."""
+
+    def __init__(self, max_time, abs_tol, tol, loss0, W, c, h, time_, steps):
+        self.max_time = float(max_time)
+        self.target = torch.clamp(tol * loss0, min=float(abs_tol))
+        S = loss0.shape[0]
+        self.active = torch.ones(S, dtype=torch.bool, device=loss0.device)
+        self.stalled = torch.zeros_like(self.active)
+        self.stuck = torch.zeros_like(self.active)
+        self.last_it = torch.zeros(S, dtype=torch.long, device=loss0.device)
+        self.state = [W.clone(), c.clone(), loss0.clone(), h.clone(), time_.clone(),
+                      steps.clone()]
+
+    def take(self, stopped, *state) -> None:
+        """Keep the current ``state`` (W, c, loss, h, time, steps) of the runs ``stopped``."""
+        if bool(stopped.any()):
+            self.state = [torch.where(stopped.view(-1, *([1] * (new.dim() - 1))), new, old)
+                          for new, old in zip(state, self.state)]
+
+
+def _earlier_info(rule: _EarlierStop, loss0, history, times, record_every):
+    """The :class:`MeanFieldInfo` of a run stopped by ``rule`` (``_descend``'s ``earlier``):
+    the iterates and history of the longer run up to where the rule stopped each seed."""
+    W, c, loss, h, time_, steps = rule.state
+    T = int(rule.last_it.max()) if rule.last_it.numel() else 0
+    K = 1 + T // record_every
+    alive = (np.arange(K)[:, None] * record_every <= rule.last_it.cpu().numpy()[None, :])
+    converged = rule.stalled | ((loss <= rule.target) & (time_ < rule.max_time))
+    info = MeanFieldInfo(
+        loss=loss.cpu().numpy(), history=np.where(alive, history[:K], np.nan),
+        time_history=np.where(alive, times[:K], np.nan), steps=steps.cpu().numpy(),
+        converged=converged.cpu().numpy(), horizon=(time_ >= rule.max_time).cpu().numpy(),
+        loss0=loss0.cpu().numpy(), h=h.cpu().numpy(), time=time_.cpu().numpy(),
+        stuck=rule.stuck.cpu().numpy())
+    return W, c, info
+
+
 def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
              max_time=math.inf, max_step=math.inf, abs_tol=0.0, min_step=PAPER_STEP,
-             fixed_step=False):
+             fixed_step=False, earlier=()):
     r"""Riemannian gradient descent on (c, W in sphere^m) with Armijo backtracking.
 
     ``loss_grad(W, c) -> (loss (S,), g_c (S, m), g_W (S, m, d))``.  Step ``h`` (per seed)
@@ -772,6 +811,13 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     is taken, with neither backtracking nor the stall rule: plain gradient descent at a
     fixed learning rate, as App. D.2 trains (its :math:`0.01\,m` is ``max_step = 0.005``),
     stopped by the tolerance, the horizon or ``max_steps``.
+
+    ``earlier``: pairs ``(max_time', abs_tol')`` of stopping rules that stop no later than
+    this one (``max_time' <= max_time``, ``abs_tol' >= abs_tol``).  Each seed's iterates do
+    not depend on the rule until the rule stops it, so the run under such a rule is this run
+    up to that point: its result is read off this run (the same numbers, bit for bit, as a
+    run with that rule; tested) instead of a second training.  Returns ``W, c, info`` and one
+    ``(W, c, info)`` per earlier rule.
     """
     tol = check_positive("tol", tol)
     abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
@@ -779,6 +825,13 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     if fixed_step and not math.isfinite(min(float(lr), float(max_step))):
         raise ValueError("fixed_step needs a finite step: lr or max_step must be finite "
                          f"(got lr = {lr!r}, max_step = {max_step!r})")
+    earlier = [(t_e if t_e == math.inf else check_positive("max_time", t_e),
+                check_positive("abs_tol", a_e, allow_zero=True)) for t_e, a_e in earlier]
+    for t_e, a_e in earlier:
+        if t_e > max_time or a_e < abs_tol:
+            raise ValueError("an earlier stopping rule must stop no later than the run: "
+                             f"max_time <= {max_time} and abs_tol >= {abs_tol} "
+                             f"(got max_time = {t_e}, abs_tol = {a_e})")
     S = W.shape[0]
     h = torch.full((S,), min(float(lr), float(max_step)), dtype=W.dtype, device=W.device)
     loss, gc, gW = loss_grad(W, c)
@@ -795,9 +848,17 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     window = [loss.clone()]
     time_ = torch.zeros(S, dtype=W.dtype, device=W.device)
     times = [time_.cpu().numpy().copy()]
+    rules = [_EarlierStop(t_e, a_e, tol, loss0, W, c, h, time_, rule.steps) for t_e, a_e in earlier]
     while True:
+        for e in rules:                            # the tolerance of an earlier rule
+            stop_e = e.active & ~(loss > e.target)
+            e.active &= ~stop_e
+            e.take(stop_e, W, c, loss, h, time_, rule.steps)
         if rule.stop(loss):
             break
+        for e in rules:
+            e.last_it = torch.where(e.active, rule.t + 1, e.last_it)
+        active_e = [e.active.clone() for e in rules]
         active = rule.active
         was_active = active.clone()
         hm = (h * m * active)
@@ -809,6 +870,8 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
         ok = active & torch.isfinite(loss_new)
         if fixed_step:                             # a step that is not finite diverged
             rule.retire(active & ~ok)
+            for e in rules:
+                e.active &= ok
         else:                                      # Armijo's sufficient decrease
             ok &= loss_new <= loss - 0.25 * hm * sq
         okc = ok[:, None]
@@ -819,30 +882,44 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
         gW = torch.where(okc[..., None], gW_new, gW)
         time_ = time_ + torch.where(ok, h, torch.zeros_like(h))
         rule.retire(time_ >= max_time)
+        for e in rules:
+            e.active &= ~(time_ >= e.max_time)
         if not fixed_step:
             h = bold_driver(h, ok, active, grow, max_step)
         rule.advance(counted=ok)                   # accepted steps
         if rule.t % record_every == 0:
             history.append(torch.where(was_active, loss, torch.nan).cpu().numpy())
             times.append(torch.where(was_active, time_, torch.nan).cpu().numpy())
-            if fixed_step:                         # no stall rule: no window to keep
-                continue
-            window.append(loss.clone())
-            if len(window) > max(1, 200 // record_every):
-                old = window.pop(0)
-                stall = active & ((old - loss) <= tol * old)
-                collapsed = stall & (h < min_step)
-                stalled |= stall & ~collapsed
-                stuck |= collapsed
-                rule.retire(stall)
+            if not fixed_step:                     # no stall rule: no window to keep
+                window.append(loss.clone())
+                if len(window) > max(1, 200 // record_every):
+                    old = window.pop(0)
+                    flat = (old - loss) <= tol * old
+                    for e in rules:
+                        stall_e = e.active & flat
+                        collapsed_e = stall_e & (h < min_step)
+                        e.stalled |= stall_e & ~collapsed_e
+                        e.stuck |= collapsed_e
+                        e.active &= ~stall_e
+                    stall = active & flat
+                    collapsed = stall & (h < min_step)
+                    stalled |= stall & ~collapsed
+                    stuck |= collapsed
+                    rule.retire(stall)
+        for e, before in zip(rules, active_e):     # stopped in this iteration by a rule
+            e.take(before & ~e.active, W, c, loss, h, time_, rule.steps)
+    for e in rules:                                # still running at the step cap
+        e.take(e.active, W, c, loss, h, time_, rule.steps)
     # converged: stopped by the tolerance (before the horizon) or stalled
     info = rule.finish(loss, converged=stalled | ((loss <= target) & (time_ < max_time)),
                        warn=False)
+    history, times = np.array(history), np.array(times)
     return W, c, MeanFieldInfo(
-        loss=loss.cpu().numpy(), history=np.array(history), time_history=np.array(times),
+        loss=loss.cpu().numpy(), history=history, time_history=times,
         steps=info.steps, converged=info.converged, horizon=(time_ >= max_time).cpu().numpy(),
         loss0=loss0.cpu().numpy(), h=h.cpu().numpy(), time=time_.cpu().numpy(),
-        stuck=stuck.cpu().numpy())
+        stuck=stuck.cpu().numpy()), [_earlier_info(e, loss0, history, times, record_every)
+                                     for e in rules]
 
 
 def _to_t(x, device):
@@ -852,7 +929,7 @@ def _to_t(x, device):
 def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-6,
                      max_steps: int = 5000, record_every: int = 10, max_time: float = math.inf,
                      max_step: float = math.inf, anchor_weight=None, abs_tol: float = 0.0,
-                     fixed_step: bool = False):
+                     fixed_step: bool = False, earlier=()):
     r"""Pretrain the mean-field student :math:`f = \frac1m\sum c_i\sigma(w_i\cdot x)` on the exact
     population loss :math:`E(f - f_s^*)^2` of a teacher (paper 000, Sec. 4: "train the source
     task on the population loss, which can be computed exactly"), by Riemannian gradient
@@ -875,6 +952,12 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
     factor 1/2 that this loss does not, is ``abs_tol = 2e-6``.  ``fixed_step``: gradient
     descent at the fixed step ``min(lr, max_step)``, every step taken (App. D.2's protocol;
     see ``_descend``).
+
+    ``earlier``: pairs ``(max_time', abs_tol')`` of stopping rules that stop no later
+    (``max_time' <= max_time``, ``abs_tol' >= abs_tol``; e.g. App. D.2's horizon and
+    absolute tolerance beside a longer run), read off this run: the same numbers, bit for
+    bit, as a run with that rule, without training twice.  With ``earlier`` the result has a
+    fourth element, one ``(W, c, info)`` per rule.
     """
     W0 = check_rows("W0", W0)
     dev = default_device()
@@ -902,23 +985,29 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
             gW = gW + 2 * lam[:, None, None] * dW
         return r, ga / m, gW  # chain rule a = c / m
 
-    W, c, info = _descend(lg, W, c, m, lr, tol, max_steps, record_every, max_time=max_time,
-                          max_step=max_step, abs_tol=abs_tol, fixed_step=fixed_step)
-    info.teacher_norm = cross.cpu().numpy()
-    if lam is not None:
-        dW = W - Wa
-        info.anchor_dist = (dW * dW).sum((-1, -2)).cpu().numpy()
-        info.risk = population_risk(W, c / m, Wt, at, cross).cpu().numpy()
-    return W.cpu().numpy(), c.cpu().numpy(), info
+    W, c, info, runs = _descend(lg, W, c, m, lr, tol, max_steps, record_every,
+                                max_time=max_time, max_step=max_step, abs_tol=abs_tol,
+                                fixed_step=fixed_step, earlier=earlier)
+    out = []
+    for W, c, info in [(W, c, info)] + runs:
+        info.teacher_norm = cross.cpu().numpy()
+        if lam is not None:
+            dW = W - Wa
+            info.anchor_dist = (dW * dW).sum((-1, -2)).cpu().numpy()
+            info.risk = population_risk(W, c / m, Wt, at, cross).cpu().numpy()
+        out.append((W.cpu().numpy(), c.cpu().numpy(), info))
+    return (*out[0], out[1:]) if earlier else out[0]
 
 
 def train_samples(W0, c0, X, y, lr: float = 1.0, tol: float = 1e-6, max_steps: int = 5000,
                   record_every: int = 10, max_time: float = math.inf,
-                  max_step: float = math.inf, abs_tol: float = 0.0, fixed_step: bool = False):
+                  max_step: float = math.inf, abs_tol: float = 0.0, fixed_step: bool = False,
+                  earlier=()):
     r"""Scratch training on ``n`` samples: gradient descent on the empirical loss
     :math:`\frac1n\sum_\mu (f(x_\mu) - y_\mu)^2` of the mean-field student (both layers,
     :math:`w_i` on the sphere), batched over seeds: ``X (S, n, d)``, ``y (S, n)``.  Stops
-    as :func:`train_population` (``tol`` relative, ``abs_tol`` absolute, ``fixed_step``)."""
+    as :func:`train_population` (``tol`` relative, ``abs_tol`` absolute, ``fixed_step``;
+    ``earlier``: the runs under earlier stopping rules, read off this one)."""
     dev = default_device()
     W = unit_rows(_to_t(W0, dev))
     c = _to_t(c0, dev)
@@ -928,9 +1017,11 @@ def train_samples(W0, c0, X, y, lr: float = 1.0, tol: float = 1e-6, max_steps: i
     def lg(W, c):
         return sample_loss_grad(W, c, X, y)
 
-    W, c, info = _descend(lg, W, c, m, lr, tol, max_steps, record_every, max_time=max_time,
-                          max_step=max_step, abs_tol=abs_tol, fixed_step=fixed_step)
-    return W.cpu().numpy(), c.cpu().numpy(), info
+    W, c, info, runs = _descend(lg, W, c, m, lr, tol, max_steps, record_every,
+                                max_time=max_time, max_step=max_step, abs_tol=abs_tol,
+                                fixed_step=fixed_step, earlier=earlier)
+    out = [(W.cpu().numpy(), c.cpu().numpy(), info) for W, c, info in [(W, c, info)] + runs]
+    return (*out[0], out[1:]) if earlier else out[0]
 
 
 # ---------------------------------------------------------------------------
