@@ -8,15 +8,36 @@ from transferkit.experiments import diagonal_networks as dn
 from transferkit.models.diagonal import init_state, min_l12_interpolant, train_diagonal
 
 P = dict(D=6, k=2, overlap=1, ns=[2, 4], draws=2, n_aux=8, alpha=0.1, gamma=0.1, seed=3,
-         loss_tol=1e-8, mtl_loss_tol=1e-6, max_steps=3000, progress=False)
+         loss_tol=1e-8, mtl_loss_tol=1e-6, max_steps=1500, progress=False)
 
-# tiny budgets: unconverged runs are expected (and flagged in the result)
+# tiny budgets: unconverged runs are expected (and flagged in the result).  What the tests
+# of P and RP check (same numbers again, from the cache, between two routes) holds at any
+# budget; 1500 steps (3000 before) still stop some STL and PT+FT networks on their own
+# (n = 2) and leave the others, the pretraining and MTL at the budget.
 pytestmark = pytest.mark.filterwarnings("ignore:.*did not reach:UserWarning")
+
+#: Loss tolerance (relative to the mean squared target) of the grown-step MTL networks and of
+#: their reference, the fixed step rule run to convergence (mtl_fixed_converged); 1e-6
+#: before.  Their distance is bounded by 1e-2 (= rel_step, the discretisation error's
+#: scale, unchanged); measured (mtl_small_init and mtl_small_init_large alike): 3.4e-4 at
+#: most with 1e-6, 5.0e-4 with 1e-5 -- the stopping point adds little -- while the fixed
+#: rule takes 3.3x fewer steps (8.4k instead of 27.7k for the slowest network).
+MTL_TOL = 1e-5
 
 
 @pytest.fixture(scope="module")
 def tasks(one_thread, cache):
     return dn.run_tasks(**P, directory=cache)
+
+
+@pytest.fixture(scope="module")
+def mtl_fixed_converged(one_thread, cache):
+    """mtl_small_init's MTL networks on P's samples from alpha = 0.1 and 0.05 with the fixed
+    step rule (grow=None) run to convergence: the reference of the grown step in
+    mtl_small_init and in mtl_small_init_large, computed once for both tests."""
+    return dn.mtl_small_init(6, 2, 1, [2, 4], draws=2, n_aux=8, alphas=[0.1, 0.05], seed=3,
+                             mtl_loss_tol=MTL_TOL, max_steps=200_000, grow=None,
+                             directory=cache, progress=False)
 
 
 def test_shapes(tasks):
@@ -35,24 +56,23 @@ def test_without_cache_gives_the_same_numbers(tasks, one_thread):
     assert_same(dn.run_tasks(**P, cache=False), tasks)
 
 
-def test_mtl_small_init_shares_the_samples_and_the_mtl_runs(tasks, cache):
+def test_mtl_small_init_shares_the_samples_and_the_mtl_runs(tasks, mtl_fixed_converged, cache):
     """At the same alpha the per-alpha MTL cell with the fixed step rule (grow=None) gives
     run_tasks' MTL networks up to rounding, and with the grown step (the default) the same
     networks within the discretisation error; the minimum-l1,2 interpolant interpolates and
     is never above the teachers' l1,2 norm."""
-    keep = ("D", "k", "overlap", "ns", "draws", "n_aux", "seed", "max_steps", "progress")
+    keep = ("D", "k", "overlap", "ns", "draws", "n_aux", "seed", "progress")
     fixed = dn.mtl_small_init(**{k: P[k] for k in keep}, alphas=[P["alpha"]], grow=None,
-                              mtl_loss_tol=P["mtl_loss_tol"], directory=cache)
+                              mtl_loss_tol=P["mtl_loss_tol"], max_steps=P["max_steps"],
+                              directory=cache)
     np.testing.assert_allclose(fixed.beta_mtl[0, ..., 1, :], tasks.mtl.beta, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(fixed.beta_mtl[0, ..., 0, :], tasks.mtl_aux, rtol=1e-8, atol=1e-10)
     np.testing.assert_array_equal(fixed.steps[0], tasks.mtl.steps)
     r = dn.mtl_small_init(**{k: P[k] for k in keep}, alphas=[P["alpha"], 0.05],
-                          mtl_loss_tol=P["mtl_loss_tol"], directory=cache)
+                          mtl_loss_tol=MTL_TOL, max_steps=3000, directory=cache)
     assert r.beta_mtl.shape == (2, 2, 2, 2, 6) and r.steps.shape == (2, 2, 2)
     # against the fixed rule run to convergence (run_tasks' budget here is tiny)
-    conv = dn.mtl_small_init(**{k: P[k] for k in keep if k != "max_steps"}, max_steps=200_000,
-                             alphas=[P["alpha"], 0.05], grow=None,
-                             mtl_loss_tol=P["mtl_loss_tol"], directory=cache)
+    conv = mtl_fixed_converged
     assert r.converged.all() and conv.converged.all() and (r.steps < conv.steps).all()
     diff = np.linalg.norm((r.beta_mtl - conv.beta_mtl).reshape(2, 2, 2, -1), axis=-1)
     assert (diff < 1e-2 * np.linalg.norm(conv.beta_mtl.reshape(2, 2, 2, -1), axis=-1)).all(), diff
@@ -79,7 +99,7 @@ def test_min_l12_interpolant_matches_its_definition():
 # ---------------------------------------------------------------- rescaling before fine-tuning
 
 RP = dict(D=6, k=2, ns=[2, 4], draws=2, n_aux=8, alpha=0.1, gamma=0.1, seed=3, loss_tol=1e-8,
-          max_steps=3000, progress=False)
+          max_steps=1500, progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -257,19 +277,17 @@ def test_l12_large_presets():
 @pytest.fixture(scope="module")
 def large(one_thread, cache):
     return dn.mtl_small_init_large(6, 2, 1, [2, 4], draws=2, n_aux=8, alphas=[0.1, 0.05],
-                                   seed=3, loss_tol=1e-6, max_steps=20_000, directory=cache,
+                                   seed=3, loss_tol=MTL_TOL, max_steps=20_000, directory=cache,
                                    progress=False)
 
 
-def test_mtl_small_init_large_shares_the_samples(large, cache, monkeypatch):
+def test_mtl_small_init_large_shares_the_samples(large, mtl_fixed_converged, cache, monkeypatch):
     """Same teachers, samples and interpolants as mtl_small_init; networks within the
     discretisation error of its (fixed-step) networks; the second call loads the cache."""
     r = large
     assert r.beta_mtl.shape == (2, 2, 2, 2, 6) and r.rel_loss.shape == (2, 2, 2)
-    assert r.converged.all() and (r.rel_loss <= 1e-6).all()
-    ref = dn.mtl_small_init(6, 2, 1, [2, 4], draws=2, n_aux=8, alphas=[0.1, 0.05], seed=3,
-                            mtl_loss_tol=1e-6, max_steps=200_000, grow=None, directory=cache,
-                            progress=False)
+    assert r.converged.all() and (r.rel_loss <= MTL_TOL).all()
+    ref = mtl_fixed_converged
     np.testing.assert_array_equal(r.beta_main, ref.beta_main)
     np.testing.assert_array_equal(r.beta_aux, ref.beta_aux)
     # the same convex problem (the auxiliary rows replaced by beta_aux = X_a^+ y_a): the same
@@ -282,7 +300,7 @@ def test_mtl_small_init_large_shares_the_samples(large, cache, monkeypatch):
     monkeypatch.setattr(dn, "train_diagonal_gram", trained_again)
     monkeypatch.setattr(dn, "min_l12_interpolant", trained_again)
     assert_same(dn.mtl_small_init_large(6, 2, 1, [2, 4], draws=2, n_aux=8, alphas=[0.1, 0.05],
-                                        seed=3, loss_tol=1e-6, max_steps=20_000,
+                                        seed=3, loss_tol=MTL_TOL, max_steps=20_000,
                                         directory=cache, progress=False), r)
 
 
