@@ -135,6 +135,17 @@ def check_positive(name: str, value, allow_zero: bool = False) -> float:
     return float(value)
 
 
+def check_fraction(name: str, value) -> float:
+    """``value`` as a ``float`` in ``[0, 1)`` (a share of a batch, e.g. the trainers'
+    ``compact``); a non-number (``bool`` included) is an :class:`InputTypeError`, a number out
+    of range a ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputTypeError(f"{name} must be a number in [0, 1) (got {value!r})")
+    if not 0 <= value < 1:
+        raise ValueError(f"{name} must be a number in [0, 1) (got {value!r})")
+    return float(value)
+
+
 def check_grid(name, values, lo, hi, lo_open):
     """``values`` as a 1-d float array in ``(lo, hi]`` (``[lo, hi]``), else ``ValueError``."""
     try:

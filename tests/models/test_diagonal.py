@@ -195,6 +195,9 @@ def test_gram_trainer_refuses_bad_input():
         args.update(kw)
         with pytest.raises(ValueError, match=name):
             models.diagonal.train_diagonal_gram(st, mom, **args)
+    for bad in (False, "0.5", None):          # not a number: a TypeError, as train_units's
+        with pytest.raises(TypeError, match=r"compact must be a number in \[0, 1\)"):
+            models.diagonal.train_diagonal_gram(st, mom, index=index, compact=bad)
     with pytest.raises(ValueError, match="Xs"):
         models.diagonal.sample_moments([np.ones((2, 3))], [])
     with pytest.raises(ValueError, match="finite"):

@@ -85,8 +85,8 @@ def test_train_units_compaction_keeps_the_iterates(one_thread):
     for b, out in enumerate(alone):
         for k in range(5):
             torch.testing.assert_close(out[k][0], ref[k][b], rtol=0, atol=0, msg=f"network {b}, {k}")
-    for bad in (1.0, -0.1, True, "0.5"):
-        with pytest.raises(ValueError, match="compact"):
+    for bad, kind in ((1.0, ValueError), (-0.1, ValueError), (True, TypeError), ("0.5", TypeError)):
+        with pytest.raises(kind, match=r"compact must be a number in \[0, 1\)"):
             models.relu.train_units(t(W0), t(a0), t(X), t(y), n, compact=bad)
 
 

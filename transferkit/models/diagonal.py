@@ -32,7 +32,7 @@ import cvxpy as cp
 import numpy as np
 import torch
 
-from .._validate import check_int, check_positive
+from .._validate import check_fraction, check_int, check_positive
 from .descent import Descent, bold_driver, keep_where
 from .device import default_device
 
@@ -318,8 +318,7 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
     max_steps = check_int("max_steps", max_steps, 1)
     if grow is not None and not (isinstance(grow, (int, float)) and 1 < grow < math.inf):
         raise ValueError(f"grow must be a number in (1, inf) or None (got {grow!r})")
-    if not (isinstance(compact, (int, float)) and 0 <= compact < 1):
-        raise ValueError(f"compact must be in [0, 1) (got {compact!r})")
+    compact = check_fraction("compact", compact)
     w1, w2 = state.w1, state.w2
     B, _, O, D = w2.shape
     K = len(moments.mats)

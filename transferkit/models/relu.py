@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._validate import check_bool, check_int, check_positive, check_rows
+from .._validate import check_bool, check_fraction, check_int, check_positive, check_rows
 from ..streams import keyed_rng, unit_rows
 from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
 from .descent import Descent, bold_driver, keep_where
@@ -1150,8 +1150,7 @@ def train_units(W, a, X, y, n, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
     """
     lr_scale, loss_tol = check_positive("lr_scale", lr_scale), check_positive("loss_tol", loss_tol)
     max_steps = check_int("max_steps", max_steps, 1)
-    if isinstance(compact, bool) or not (isinstance(compact, (int, float)) and 0 <= compact < 1):
-        raise ValueError(f"compact must be in [0, 1) (got {compact!r})")
+    compact = check_fraction("compact", compact)
     n = torch.as_tensor(np.asarray(n, float), device=X.device)
     lam = torch.linalg.eigvalsh(X.transpose(1, 2) @ X / n[:, None, None])[:, -1]
     scale = ((y ** 2).sum(1) / n).clamp_min(1e-300)
