@@ -488,12 +488,15 @@ def book_pages(book: Path) -> list[Path]:
 
 
 def test_every_page_of_the_book_in_chromium(browser):
+    """Every page as a first-time visitor sees it (console, requests, images, math; a
+    screenshot each), and on the pages with interactive figures, every figure drawn by the
+    book's own plotly.js (checked on the same visit: those are the slowest pages to load)."""
     book = built_book_dir()
     pages = book_pages(book)
     assert pages, f"no HTML pages under {book}"
     for old in SCREENSHOTS.rglob("*.png"):  # stale pages of an earlier build
         old.unlink()
-    problems, with_math, n_images = [], 0, 0
+    problems, with_math, n_images, with_plotly = [], 0, 0, 0
     with serve(book) as base:
         for rel in pages:
             html = (book / rel).read_text(encoding="utf-8", errors="replace")
@@ -505,10 +508,14 @@ def test_every_page_of_the_book_in_chromium(browser):
                 problems.append(f"{rel}: no request seen in the DevTools performance log")
             with_math += has_math
             n_images += report.n_images
+            if 'class="transferkit-plotly"' in html:
+                with_plotly += 1
+                problems += [f"{rel}: {p}" for p in _plotly_problems(browser)]
     assert not problems, (f"{len(problems)} problem(s) on {len(pages)} page(s) in Chromium:\n"
                           + "\n".join(problems))
     assert with_math, "no page of the book has math: the introduction does, so the build is broken"
     assert n_images, "no page of the book shows an image: the chapters' figures are missing"
+    assert with_plotly, "no page of the book has an interactive figure (Fig. 1a of the linear chapter does)"
     shots = sorted(SCREENSHOTS.rglob("*.png"))
     assert len(shots) == len(pages), (shots, pages)
 
@@ -543,6 +550,16 @@ def _plotly_report(browser, url: str) -> tuple[PageReport, dict]:
     report = browser.check(url)
     state = browser.driver.execute_async_script(_PLOTLY_STATE, TIMEOUT_S * 1000)
     return report, state
+
+
+def _plotly_problems(browser) -> list[str]:
+    """What is wrong with the interactive figures of the page open in ``browser``."""
+    state = browser.driver.execute_async_script(_PLOTLY_STATE, TIMEOUT_S * 1000)
+    problems = [] if state["plotly"] else ["plotly.js did not load"]
+    for f in state["figures"]:
+        if not (f["plotted"] and f["traces"] >= 1 and (f["svg"] or f["gl"])):
+            problems.append(f"interactive figure {f['name']!r} not drawn: {f}")
+    return problems
 
 
 def test_plotly_js_in_assets_matches_the_installed_plotly():
@@ -585,21 +602,3 @@ def test_checker_sees_a_plotly_figure_drawn_offline(browser, tmp_path):
     assert figs["surf"]["plotted"] and figs["surf"]["gl"] >= 1, figs  # WebGL surface
     assert figs["heat"]["plotted"] and figs["heat"]["svg"] >= 1 and figs["heat"]["traces"] == 1
     assert sum(u.endswith("/_static/plotly.min.js") for u in report.requests) == 1  # once a page
-
-
-def test_interactive_figures_of_the_book_are_drawn(browser):
-    book = built_book_dir()
-    pages = [p for p in book_pages(book)
-             if 'class="transferkit-plotly"' in (book / p).read_text(encoding="utf-8", errors="replace")]
-    assert pages, "no page of the book has an interactive figure (Fig. 1a of the linear chapter does)"
-    problems = []
-    with serve(book) as base:
-        for rel in pages:
-            report, state = _plotly_report(browser, base + rel.as_posix())
-            problems += [f"{rel}: {p}" for p in report.problems]
-            if not state["plotly"]:
-                problems.append(f"{rel}: plotly.js did not load")
-            for f in state["figures"]:
-                if not (f["plotted"] and f["traces"] >= 1 and (f["svg"] or f["gl"])):
-                    problems.append(f"{rel}: interactive figure {f['name']!r} not drawn: {f}")
-    assert not problems, "\n".join(problems)
