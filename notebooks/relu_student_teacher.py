@@ -76,11 +76,12 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # x 100 data draws are reduced to 1 teacher, 8 target draws per $(\mu, n)$ for linear
 # transfer and 4 scratch runs per $n$ (each its own data and initialisation); the standard
 # errors printed and drawn come from these draws, and the loss curves at the end show where
-# each run stopped. Even so the chapter is long at `paper` scale: its experiments took
-# 2.5 CPU-hours on this project's 2-core machine, two running at once (2026-11-27): Fig. 3
-# 30 min, Fig. 9 7.5 min and its finer grid 15, and the sensitivity sections 96 (App.
-# D.2's horizon 20, its absolute tolerance 33, the teacher of unit norm 25 and its Fig. 9
-# 18). The $n$ grid reaches $6400 = 6.4\,m$ because the paper's
+# each run stopped. Even so the chapter is long at `paper` scale. On this project's 2-core
+# machine (2026-11-27) its experiments took about 1.8 CPU-hours: Fig. 3 together with App.
+# D.2's horizon and absolute tolerance, read off the same runs, 43 min (beside other jobs;
+# trained one by one the three took 30, 20 and 33 min, two at a time, and gave the same
+# numbers bit for bit), Fig. 9 7.5 min and its finer grid 15, the teacher of unit norm 25
+# and its Fig. 9 18. The $n$ grid reaches $6400 = 6.4\,m$ because the paper's
 # boundary is a large-$n$ statement (see panel (f)).
 # The values are the presets `FIG3["paper"]` and `FIG3["smoke"]` of
 # `transferkit.experiments.relu_student_teacher`, each with the source of its value.
@@ -507,7 +508,11 @@ if PRESET == experiments.relu_student_teacher.FIG3["paper"]:   # what the prose 
 # without the factor 1/2 of Eqs. 2-3) ends at $t = 500$; the presets above run to
 # $t = 10^3$ (ours), so that more runs reach the tolerance. Here the same experiment (same
 # teachers, data and initial units) stops at the paper's horizon, and the fit of panel (c)
-# and the sign map of panel (e) are shown again.
+# and the sign map of panel (e) are shown again. It trains nothing of its own: a run's
+# iterates do not depend on where it will stop, so each run to $t = 500$ is the run above up
+# to $t = 500$, read off it (`fig3_earlier_stops`, the same numbers bit for bit as a
+# separate run, tested); only linear transfer is fitted anew to the units pretrained to
+# $t = 500$. The absolute tolerance of the next section is read off the same way.
 
 # %%
 P500 = dict(P, **EARLIER["t = 500 (App. D.2)"])  # App. D.2: 1e5 steps x 0.01 m end at t = 500
