@@ -216,9 +216,7 @@ LR_MEAN, LR_SE, LR_COUNT = {}, {}, {}  # per (rho, m): mean, standard error, con
 for k, lr in LOGR.items():
     ok = np.isfinite(lr)
     LR_COUNT[k] = ok.sum(1)
-    LR_MEAN[k] = np.array([v[f].mean() if f.any() else np.nan for v, f in zip(lr, ok)])
-    LR_SE[k] = np.array([v[f].std(ddof=1) / math.sqrt(f.sum()) if f.sum() > 1 else np.nan
-                         for v, f in zip(lr, ok)])
+    LR_MEAN[k], LR_SE[k] = stats.mean_se(lr, axis=1, where=ok)   # over the converged draws
     cells = ", ".join(f"n={n}: {m:+.2f} +- {e:.2f} ({c}/{DRAWS})"
                       for n, m, e, c in zip(NS, LR_MEAN[k], LR_SE[k], LR_COUNT[k]))
     print(f"rho = {k[0]}, m = {k[1]}: penalty ratio {PRED[k]:.2f}; log10(PT+FT/STL) {cells}")
