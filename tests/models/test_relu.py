@@ -547,3 +547,13 @@ def test_earlier_stopping_rules_of_pretraining():
     for (t_e, a_e), run in zip(rules, runs):
         _assert_same_run(run, models.relu.train_population(
             W0, c0, T, **dict(kw, max_time=t_e, abs_tol=a_e)))
+
+
+def test_check_earlier_stops_refuses_rules_that_stop_later_and_bad_input():
+    assert models.relu.check_earlier_stops([(5, 0), (math.inf, 1e-3)], math.inf, 0.0) == [
+        (5.0, 0.0), (math.inf, 1e-3)]
+    for bad, kind, name in (([(20.0, 0.0)], ValueError, "no later"), ([(5.0, -1.0)], ValueError, "abs_tol"),
+                            ([(0.0, 0.0)], ValueError, "max_time"), ([(5.0,)], TypeError, "earlier"),
+                            (5.0, TypeError, "earlier"), ([("a", 0.0)], TypeError, "max_time")):
+        with pytest.raises(kind, match=name):
+            models.relu.check_earlier_stops(bad, 10.0, 0.0)

@@ -11,6 +11,7 @@ from ..models.relu import (
     MeanFieldInfo,
     Teacher,
     ablate,
+    check_earlier_stops,
     feature_gram,
     make_teachers,
     random_sphere,
@@ -905,16 +906,10 @@ def _fig3_results(earlier, d: int, m: int, m_star: int, mus, ns, teachers: int =
     settings = dict(readout_init=float(readout_init), lr=float(lr), tol=float(tol),
                     max_time=float(max_time), max_step=float(max_step), abs_tol=abs_tol,
                     fixed_step=fixed_step)
-    # the earlier stopping rules: (max_time', abs_tol') from dicts of either or both
-    rules = []
-    for rule in earlier:
-        t_e = check_positive("max_time", rule.get("max_time", max_time))
-        a_e = check_positive("abs_tol", rule.get("abs_tol", abs_tol), allow_zero=True)
-        if t_e > float(max_time) or a_e < abs_tol:
-            raise ValueError("an earlier stopping rule must stop no later than the run: "
-                             f"max_time <= {max_time} and abs_tol >= {abs_tol} "
-                             f"(got {rule!r})")
-        rules.append((t_e, a_e))
+    # the earlier stopping rules: (max_time', abs_tol') from dicts of either or both, checked
+    # here (before any training) by the trainers' own check
+    rules = check_earlier_stops([(rule.get("max_time", max_time), rule.get("abs_tol", abs_tol))
+                                 for rule in earlier], float(max_time), abs_tol)
     also = dict(earlier=np.array(rules, dtype=float).reshape(-1, 2)) if rules else {}
     pre = run(fig3_pretrain_cell, Grid(seed=[int(seed)], teacher=np.arange(teachers)),
               fixed=dict(d=d, m=m, m_star=m_star, mus=mus, teachers=teachers,
@@ -961,9 +956,9 @@ def _fig3_results(earlier, d: int, m: int, m_star: int, mus, ns, teachers: int =
         results.append(Fig3Result(
             d=d, m=m, m_star=m_star, mus=mus, ns=ns, teacher_norm=tn, target=T, source=source,
             seed=seed, readout_init=readout_init, lr=lr, tol=tol,
-            abs_tol=abs_tol if tag == "" else a_r, fixed_step=fixed_step,
+            abs_tol=a_r, fixed_step=fixed_step,
             target_norm=target_norm, pretrain_steps=pretrain_steps,
-            max_time=max_time if tag == "" else t_r, max_step=max_step, pretrain=pinfo,
+            max_time=t_r, max_step=max_step, pretrain=pinfo,
             pretrain_rel=(pinfo.loss / pinfo.teacher_norm).reshape(shape),
             perp_sim=out_sim.reshape(shape) / tn, perp_theory=out_th.reshape(shape) / tn,
             perp_source=out_src.reshape(shape) / pinfo.teacher_norm.reshape(shape),

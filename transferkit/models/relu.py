@@ -21,13 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._validate import check_bool, check_fraction, check_int, check_positive, check_rows
+from .._validate import (InputTypeError, check_bool, check_fraction, check_int,
+                         check_positive, check_rows)
 from ..streams import keyed_rng, unit_rows
 from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
 from .descent import Descent, bold_driver, keep_where
 from .device import as_tensor, default_device
 
-__all__ = ["InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "init_ntk", "train_ntk", "NTKTrainInfo", "MeanFieldInfo", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "sample_loss_grad", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "hidden_representation", "loss_and_grads"]
+__all__ = ["check_earlier_stops", "InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "init_ntk", "train_ntk", "NTKTrainInfo", "MeanFieldInfo", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "sample_loss_grad", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "hidden_representation", "loss_and_grads"]
 
 
 TEACHER_STREAM, INIT_STREAM, DATA_STREAM, SCRATCH_STREAM, TEST_STREAM = 10, 11, 12, 13, 14
@@ -764,8 +765,28 @@ class _EarlierStop:
     def take(self, stopped, *state) -> None:
         """Keep the current ``state`` (W, c, loss, h, time, steps) of the runs ``stopped``."""
         if bool(stopped.any()):
-            self.state = [torch.where(stopped.view(-1, *([1] * (new.dim() - 1))), new, old)
-                          for new, old in zip(state, self.state)]
+            self.state = [keep_where(stopped, new, old) for new, old in zip(state, self.state)]
+
+
+def check_earlier_stops(earlier, max_time: float, abs_tol: float) -> list:
+    """``earlier`` (pairs ``(max_time', abs_tol')``) as a list of float pairs, each a rule
+    that stops no later than ``(max_time, abs_tol)``: ``max_time' <= max_time`` (``inf``
+    allowed) and ``abs_tol' >= abs_tol``; else a ``ValueError`` naming the parameter."""
+    try:
+        pairs = [tuple(rule) for rule in earlier]
+    except TypeError:
+        pairs = None
+    if pairs is None or any(len(rule) != 2 for rule in pairs):
+        raise InputTypeError("earlier must be a sequence of (max_time, abs_tol) pairs "
+                             f"(got {earlier!r})")
+    rules = [(t_e if t_e == math.inf else check_positive("max_time", t_e),
+              check_positive("abs_tol", a_e, allow_zero=True)) for t_e, a_e in pairs]
+    for t_e, a_e in rules:
+        if t_e > max_time or a_e < abs_tol:
+            raise ValueError("an earlier stopping rule must stop no later than the run: "
+                             f"max_time <= {max_time} and abs_tol >= {abs_tol} "
+                             f"(got max_time = {t_e}, abs_tol = {a_e})")
+    return rules
 
 
 def _earlier_info(rule: _EarlierStop, loss0, history, times, record_every):
@@ -825,13 +846,7 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     if fixed_step and not math.isfinite(min(float(lr), float(max_step))):
         raise ValueError("fixed_step needs a finite step: lr or max_step must be finite "
                          f"(got lr = {lr!r}, max_step = {max_step!r})")
-    earlier = [(t_e if t_e == math.inf else check_positive("max_time", t_e),
-                check_positive("abs_tol", a_e, allow_zero=True)) for t_e, a_e in earlier]
-    for t_e, a_e in earlier:
-        if t_e > max_time or a_e < abs_tol:
-            raise ValueError("an earlier stopping rule must stop no later than the run: "
-                             f"max_time <= {max_time} and abs_tol >= {abs_tol} "
-                             f"(got max_time = {t_e}, abs_tol = {a_e})")
+    earlier = check_earlier_stops(earlier, max_time, abs_tol)
     S = W.shape[0]
     h = torch.full((S,), min(float(lr), float(max_step)), dtype=W.dtype, device=W.device)
     loss, gc, gW = loss_grad(W, c)
