@@ -81,3 +81,38 @@ def test_cli_restores_the_thread_count(monkeypatch, capsys):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(start)
+
+
+# ---------------------------------------------------------------- TRANSFERKIT_DEVICE
+
+def test_device_default_is_auto_and_auto_follows_cuda(monkeypatch):
+    monkeypatch.delenv("TRANSFERKIT_DEVICE", raising=False)
+    assert config.device() == "auto"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert device.default_device() == torch.device("cpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert device.default_device() == torch.device("cuda")
+
+
+def test_device_cpu_wins_over_a_gpu(monkeypatch):
+    monkeypatch.setenv("TRANSFERKIT_DEVICE", " CPU ")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert config.device() == "cpu"
+    assert device.default_device() == torch.device("cpu")
+    assert device.as_tensor([1.0]).device == torch.device("cpu")
+
+
+def test_device_cuda_without_a_gpu_is_refused_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("TRANSFERKIT_DEVICE", "cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="TRANSFERKIT_DEVICE is 'cuda' but torch sees no CUDA"):
+        device.default_device()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert device.default_device() == torch.device("cuda")
+
+
+@pytest.mark.parametrize("raw", ["gpu", "", "cuda:0", "mps"])
+def test_device_refuses_a_bad_variable_naming_it(monkeypatch, raw):
+    monkeypatch.setenv("TRANSFERKIT_DEVICE", raw)
+    with pytest.raises(ValueError, match=r"TRANSFERKIT_DEVICE must be one of \('auto', 'cpu', 'cuda'\)"):
+        device.default_device()

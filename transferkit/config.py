@@ -1,9 +1,11 @@
-"""Run-time configuration: the scale at which notebooks run, their progress bars and CPU threads.
+"""Run-time configuration: the scale at which notebooks run, their progress bars, CPU threads
+and the device.
 
 ``TRANSFERKIT_SCALE=paper`` (the default of ``make book``) uses each paper's own
 parameters wherever a CPU can run them; ``smoke`` shrinks every notebook to about a
 minute for the tests.  ``TRANSFERKIT_THREADS`` (default 1) is the number of torch CPU
-threads a chapter uses (:func:`threads`).
+threads a chapter uses (:func:`threads`).  ``TRANSFERKIT_DEVICE`` (``auto``, the default,
+``cpu`` or ``cuda``) is where torch computes (:func:`device`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import os
 from ._validate import check_int
 
 SCALES = ("paper", "smoke")
+
+#: The values :func:`device` accepts.
+DEVICES = ("auto", "cpu", "cuda")
 
 #: The most torch CPU threads :func:`threads` accepts.
 MAX_THREADS = 1024
@@ -72,3 +77,25 @@ def threads(value=None) -> int:
         raise ValueError(f"TRANSFERKIT_THREADS must be an integer >= 1 and <= {MAX_THREADS} "
                          f"(got {raw!r})") from None
     return check_int("TRANSFERKIT_THREADS", parsed, 1, MAX_THREADS)
+
+
+def device() -> str:
+    """The value of ``TRANSFERKIT_DEVICE`` (default ``"auto"``), validated.
+
+    ``auto`` computes on a CUDA GPU when one is present, else on the CPU; ``cpu`` and
+    ``cuda`` force one (:func:`transferkit.models.device.default_device`).  The choice
+    matters for speed, not for the printed numbers: on an H100 the smoke chapters printed
+    the same text as on that machine's CPU except the LeNet accuracies (third digit) and
+    one number of the ReLU chapter (fourth digit), but most ran slower on the GPU at that
+    scale (fine-tuning grid 0.09 s per cell on the CPU against 2.96 s on the GPU;
+    DEVELOPERS.md, "Determinism, CPU and GPU").
+
+    Raises
+    ------
+    ValueError
+        If the variable is not one of :data:`DEVICES`.
+    """
+    value = os.environ.get("TRANSFERKIT_DEVICE", "auto").strip().lower()
+    if value not in DEVICES:
+        raise ValueError(f"TRANSFERKIT_DEVICE must be one of {DEVICES} (got {value!r})")
+    return value

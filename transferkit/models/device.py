@@ -1,4 +1,5 @@
-r"""Device, dtype and CPU threads: CUDA when present, float64 kept, one torch thread by default."""
+r"""Device, dtype and CPU threads: CUDA when present (``TRANSFERKIT_DEVICE`` chooses), float64
+kept, one torch thread by default."""
 
 from __future__ import annotations
 
@@ -12,8 +13,26 @@ __all__ = ["default_device", "as_tensor", "use_threads"]
 
 
 def default_device() -> torch.device:
-    """The GPU when one is present, else the CPU."""
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """Where torch computes: :func:`transferkit.config.device` (``TRANSFERKIT_DEVICE``).
+
+    ``auto`` (the default) is the GPU when one is present, else the CPU; ``cpu`` and
+    ``cuda`` force one.
+
+    Raises
+    ------
+    ValueError
+        If ``TRANSFERKIT_DEVICE`` is not ``auto``, ``cpu`` or ``cuda``, or is ``cuda`` on a
+        machine without a CUDA device.
+    """
+    choice = config.device()
+    if choice == "cpu":
+        return torch.device("cpu")
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if choice == "cuda":
+        raise ValueError("TRANSFERKIT_DEVICE is 'cuda' but torch sees no CUDA device "
+                         "(use 'auto' or 'cpu')")
+    return torch.device("cpu")
 
 
 def as_tensor(x, device=None, dtype=torch.float64) -> torch.Tensor:
