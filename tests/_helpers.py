@@ -1,8 +1,12 @@
 """Helpers shared by several test modules (imported as ``from _helpers import ...``)."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import os
+import signal
+import warnings
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -133,3 +137,36 @@ def check_presets(presets, cls, tuples, frozen_field):
             assert isinstance(getattr(p, name), tuple), name
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(presets["paper"], frozen_field, getattr(presets["paper"], frozen_field))
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Fail with a TimeoutError (instead of hanging) when the body runs longer than ``seconds``
+    (``signal.alarm``; a guard against hangs, not a timing assertion)."""
+    def _raise(signum, frame):
+        raise TimeoutError(f"no result within {seconds} s")
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def run_cli_in_process(argv, seconds=30):
+    """``transferkit.cli.main(argv)`` with stdout and stderr captured and warnings silenced:
+    ``(exit status, stdout, stderr)``.  The same code as ``python -m transferkit`` without a
+    fresh interpreter (``tests/test_cli.py`` runs the real entry points)."""
+    from transferkit import cli
+
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with time_limit(seconds):
+            try:
+                code = cli.main(list(argv))
+            except SystemExit as exc:  # --help / --version
+                code = exc.code
+    return code, out.getvalue(), err.getvalue()

@@ -22,18 +22,15 @@ exceptions to the contract in :data:`KNOWN_LIMITS`, each with its reason.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import inspect
-import io
 import math
 import os
-import signal
 import warnings
 
 import numpy as np
 import pytest
-from _helpers import cfg
+from _helpers import cfg, run_cli_in_process, time_limit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -148,19 +145,6 @@ def call_strategy(func):
 
 # ---------------------------------------------------------------- checks
 
-@contextlib.contextmanager
-def time_limit(seconds=CALL_LIMIT_S):
-    def _raise(signum, frame):
-        raise TimeoutError(f"no result within {seconds} s")
-    old = signal.signal(signal.SIGALRM, _raise)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def _innermost_file(exc: BaseException) -> str:
     tb = exc.__traceback__
     while tb.tb_next is not None:
@@ -200,7 +184,7 @@ def check_call(qualname, func, args, kwargs):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            with time_limit():
+            with time_limit(CALL_LIMIT_S):
                 out = func(*args, **kwargs)
     except TimeoutError:
         pytest.fail(f"{qualname}{args!r}: no result within {CALL_LIMIT_S} s")
@@ -286,16 +270,8 @@ def test_every_subcommand_has_a_base_command():
 
 
 def run_cli(argv):
-    err, out = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), \
-            warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with time_limit(30):
-            try:
-                code = cli.main(argv)
-            except SystemExit as exc:  # --help / --version
-                code = exc.code
-    return code, err.getvalue()
+    code, _, err = run_cli_in_process(argv, seconds=30)
+    return code, err
 
 
 @pytest.mark.parametrize("command", sorted(BASE))

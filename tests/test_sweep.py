@@ -7,7 +7,6 @@ stable name; calls are counted to tell computed cells from cached ones.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import subprocess
@@ -481,9 +480,10 @@ def test_dask_backend_gives_the_local_numbers(tmp_path):
     distributed = pytest.importorskip("distributed")
     grid = sweep.Grid(gamma=GAMMAS, theta=THETAS)
     local = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=LT, vectorize="theta", cache=False)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
-            distributed.Client(cluster) as client:
+    # the cluster that TRANSFERKIT_SCHEDULER=local:2 starts (once per process: the test below
+    # and the relu chapter's cluster test reuse it instead of starting worker processes again)
+    cluster = sweep._local_cluster(distributed, 2)
+    with distributed.Client(cluster) as client:
         remote = sweep.run(experiments.linear_transfer.linear_transfer_cell, grid, fixed=LT, vectorize="theta",
                            scheduler=client)
         assert remote.computed == 2

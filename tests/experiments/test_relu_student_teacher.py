@@ -1,12 +1,12 @@
 """Paper 000, Sec. 4, Figs. 3 and 9 through transferkit.sweep: cache, resumption, same numbers."""
 import dataclasses
-import logging
 
 import numpy as np
 import pytest
 
 from _helpers import assert_same, check_presets, trained_again
 
+from transferkit import sweep
 from transferkit.experiments import relu_student_teacher as rst
 from transferkit.models.relu import random_sphere
 
@@ -140,9 +140,9 @@ def test_fig3_on_a_local_dask_cluster_gives_the_local_numbers(fig3, one_thread):
     """The cluster path of the full protocol: every sweep of fig3_experiment on Dask
     workers (other processes) gives the numbers of the local run, bit for bit."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
-            distributed.Client(cluster) as client:
+    # worker processes as TRANSFERKIT_SCHEDULER=local:2 starts them (one torch thread each),
+    # shared with the sweep tests when they run in this process
+    with distributed.Client(sweep._local_cluster(distributed, 2)) as client:
         remote = rst.fig3_experiment(**P, cache=False, scheduler=client)
     assert_same(remote, fig3)
 
