@@ -183,7 +183,9 @@ endef
 #  - pytest tests: unit/property tests, and the built smoke book offline
 #    (test_book_offline.py) and in headless Chromium (test_browser.py), on $(JOBS)
 #    processes (pytest-xdist, --dist loadfile: the tests of one file in one process, so a
-#    module's fixtures are built once).
+#    module's fixtures are built once; --no-loadscope-reorder: the files in collection
+#    order, where tests/conftest.py puts the slowest first, so that no process waits
+#    alone at the end for the browser test).
 # (nbval used to execute every notebook a second time, from jupytext .ipynb twins, to
 # check the same asserts: dropped.)
 test:
@@ -199,7 +201,7 @@ test:
 	$(call stage,executed notebooks (jupyter-cache records of that build),\
 	  $(PY) benchmarks/book_times.py $(SMOKE_JCACHE) --check --since $$(cat $(SMOKE_OUT)/.test-start) $(NOTEBOOKS))
 	$(call stage,pytest tests (incl. offline HTML + Chromium on the smoke book),\
-	  TRANSFERKIT_BOOK_HTML=$(SMOKE_HTML) $(PY) -m pytest -n $(JOBS) --dist loadfile tests)
+	  TRANSFERKIT_BOOK_HTML=$(SMOKE_HTML) $(PY) -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder tests)
 	@echo "Stage durations:"; cat $(TIMES)
 
 # ---------------------------------------------------------------- other

@@ -6,6 +6,20 @@ import torch
 
 from transferkit import data
 
+#: Test files that take longest (seconds of one process in `make test`, 2026-11-27), run
+#: first.  `make test` gives each process a whole file at a time in collection order
+#: (pytest-xdist ``--dist loadfile --no-loadscope-reorder``); xdist's default order, the
+#: files with most tests first, left the browser test (5 tests, about 150 s) for last, and
+#: one process waited alone for it for about 100 s.  Only the order changes.
+SLOW_FIRST = ("test_browser.py", "test_cli.py", "test_sweep.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Move the tests of :data:`SLOW_FIRST` to the front (a stable sort: the order within a
+    file, and of the other files, is kept)."""
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
 
 @pytest.fixture(scope="module")
 def one_thread():
