@@ -789,6 +789,16 @@ def check_earlier_stops(earlier, max_time: float, abs_tol: float) -> list:
     return rules
 
 
+def _stalls(active, flat, h, min_step):
+    """The stall rule of ``_descend``: the ``active`` runs whose loss fell by at most ``tol``
+    relative over the window (``flat``) stop; ``(stop, stalled, stuck)``, where a stall
+    counts as convergence (``stalled``) only if the step is at least ``min_step`` (else the
+    run is ``stuck``)."""
+    stop = active & flat
+    stuck = stop & (h < min_step)
+    return stop, stop & ~stuck, stuck
+
+
 def _earlier_info(rule: _EarlierStop, loss0, history, times, record_every):
     """The :class:`MeanFieldInfo` of a run stopped by ``rule`` (``_descend``'s ``earlier``):
     the iterates and history of the longer run up to where the rule stopped each seed."""
@@ -911,15 +921,13 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
                     old = window.pop(0)
                     flat = (old - loss) <= tol * old
                     for e in rules:
-                        stall_e = e.active & flat
-                        collapsed_e = stall_e & (h < min_step)
-                        e.stalled |= stall_e & ~collapsed_e
-                        e.stuck |= collapsed_e
+                        stall_e, stalled_e, stuck_e = _stalls(e.active, flat, h, min_step)
+                        e.stalled |= stalled_e
+                        e.stuck |= stuck_e
                         e.active &= ~stall_e
-                    stall = active & flat
-                    collapsed = stall & (h < min_step)
-                    stalled |= stall & ~collapsed
-                    stuck |= collapsed
+                    stall, stalled_now, stuck_now = _stalls(active, flat, h, min_step)
+                    stalled |= stalled_now
+                    stuck |= stuck_now
                     rule.retire(stall)
         for e, before in zip(rules, active_e):     # stopped in this iteration by a rule
             e.take(before & ~e.active, W, c, loss, h, time_, rule.steps)
