@@ -84,9 +84,9 @@ def device() -> str:
 
     ``auto`` computes on a CUDA GPU when one is present, else on the CPU; ``cpu`` and
     ``cuda`` force one (:func:`transferkit.models.device.default_device`).  The choice
-    matters for speed, not for the printed numbers: on an H100 the smoke chapters printed
-    the same text as on that machine's CPU except the LeNet accuracies (third digit) and
-    one number of the ReLU chapter (fourth digit), but most ran slower on the GPU at that
+    changes speed more than printed numbers: on an H100 the smoke chapters printed the
+    same text as on that machine's CPU except the LeNet accuracies (third digit) and one
+    number of the ReLU chapter (fourth digit), but most ran slower on the GPU at that
     scale (fine-tuning grid 0.09 s per cell on the CPU against 2.96 s on the GPU;
     DEVELOPERS.md, "Determinism, CPU and GPU").
 

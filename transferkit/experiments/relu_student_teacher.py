@@ -699,9 +699,17 @@ def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init,
         fixed_step=fixed_step, earlier=earlier)
     out = {"W": Wp, "c": cp, **_padded_info_arrays(info, pretrain_steps)}
     for k, (W_k, c_k, info_k) in enumerate(runs[0] if runs else ()):
-        out.update({f"W_e{k}": W_k, f"c_e{k}": c_k,
-                    **_padded_info_arrays(info_k, pretrain_steps, f"e{k}_info_")})
+        tag, prefix = _rule_names(k)
+        out.update({"W" + tag: W_k, "c" + tag: c_k,
+                    **_padded_info_arrays(info_k, pretrain_steps, prefix)})
     return out
+
+
+def _rule_names(k):
+    """The suffix of a cell's outputs under earlier stopping rule ``k`` (of
+    :func:`fig3_earlier_stops`) and the prefix of its diagnostics: ``("_e<k>", "e<k>_info_")``,
+    or ``("", "info_")`` for the run's own rule (``k = None``)."""
+    return ("", "info_") if k is None else (f"_e{k}", f"e{k}_info_")
 
 
 def _fig3_draws_per_n(n, rows, teachers, draws, scratch_seeds, m, d):
@@ -785,8 +793,8 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
                                         earlier=earlier)
     out = {}
     for k, (Ws_k, cs_k, info_k) in enumerate([(Ws, cs, info)] + (runs[0] if runs else [])):
-        tag = f"_e{k - 1}" if k else ""
-        out.update(_padded_info_arrays(info_k, scratch_steps, f"e{k - 1}_info_" if k else "info_"))
+        tag, prefix = _rule_names(k - 1 if k else None)
+        out.update(_padded_info_arrays(info_k, scratch_steps, prefix))
         out["R_lt" + tag] = R_lt[k]
         out["R_sc" + tag] = risk_np(Ws_k, cs_k / m, Ts)
         out["loss_rel" + tag] = info_k.loss / np.mean(ys ** 2, axis=1)
@@ -917,8 +925,7 @@ def _fig3_results(earlier, d: int, m: int, m_star: int, mus, ns, teachers: int =
                          **settings, **also),
               desc="pretraining (per teacher, all mus)", **kw)
     # rows mu-major (index i_mu * teachers + t), as the sources; one set per rule
-    tags = [""] + [f"_e{k}" for k in range(len(rules))]
-    prefixes = ["info_"] + [f"e{k}_info_" for k in range(len(rules))]
+    tags, prefixes = zip(*[_rule_names(k) for k in [None, *range(len(rules))]])
     Wps = [np.ascontiguousarray(np.swapaxes(pre["W" + tag][0], 0, 1).reshape((-1,) + W0.shape[1:]))
            for tag in tags]
     TT = tile_teacher(T, len(mus))
