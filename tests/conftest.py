@@ -6,8 +6,8 @@ import torch
 
 from transferkit import data
 
-#: Test files that take longest (seconds of one process in `make test`, 2026-11-27), run
-#: first.  `make test` gives each process a whole file at a time in collection order
+#: Test files that take longest in `make test` (about 150, 60 and 40 s of one process,
+#: 2026-11-27), run first.  `make test` gives each process a whole file at a time in collection order
 #: (pytest-xdist ``--dist loadfile --no-loadscope-reorder``); xdist's default order, the
 #: files with most tests first, left the browser test (5 tests, about 150 s) for last, and
 #: one process waited alone for it for about 100 s.  Only the order changes.
