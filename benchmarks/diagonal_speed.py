@@ -14,9 +14,12 @@ of an idle core):
 * network-steps per second (networks x steps / s) of one MTL batch, for
   :func:`transferkit.models.diagonal.train_diagonal` (one matrix-vector product per network and
   task) and :func:`transferkit.models.diagonal.train_diagonal_gram` (the sample moments shared
-  by the networks of one draw), at the chapter's MTL sizes (``D``, ``n_aux``, every ``n`` and
-  draw of the preset, one alpha) and at the section's D = 1000 with ``--n`` main-task samples
-  (default 1024) and every alpha of one draw;
+  by the networks of one draw), each as the chapter runs it (``engine="auto"``) and on each
+  engine (``[kernel]``: the compiled kernel, one network at a time; ``[torch]``: the batched
+  loop), at the chapter's MTL sizes (``D``, ``n_aux``, every ``n`` and draw of the preset, one
+  alpha) and at the section's D = 1000 with ``--n`` main-task samples (default 1024) and every
+  alpha of one draw (where the Gram trainer's batched loop shares each matrix read among the
+  networks of a draw: ``KERNEL_MAX_D``);
 * steps to converge of one MTL batch of the chapter's sizes at alpha = 0.1 under the fixed
   step rule of ``train_diagonal`` and under the accept-and-grow step of ``train_diagonal_gram``
   (the largest stable step under the same relative cap; ``--scale paper`` only, about a minute);
@@ -75,24 +78,34 @@ def _batch(D, k, ns, draws, n_aux, alphas, seed=0):
     return (np.tile(X, (A, 1, 1, 1)), np.tile(y, (A, 1, 1)), np.tile(n, (A, 1))), (mom, index), a
 
 
+#: The trainers timed: each as the chapter runs it (``engine="auto"``), then on each engine.
+KINDS = tuple(f"{kind}{eng}" for kind in ("train_diagonal", "gram, fixed step", "gram, grown step")
+              for eng in ("", " [kernel]", " [torch]"))
+
+
 def _rates(xform, gform, a, steps, D):
-    """Network-steps per second (wall, CPU) of the three trainers, setup cancelled by timing
-    ``steps`` and ``2 * steps`` steps; nothing converges (tolerance 1e-300)."""
+    """Network-steps per second (wall, CPU) of the three trainers, each with
+    ``engine="auto"`` (as the chapter runs it: the compiled kernel, or for
+    ``train_diagonal_gram`` at D > ``KERNEL_MAX_D`` the torch loop) and with each engine,
+    setup cancelled by timing ``steps`` and ``2 * steps`` steps; nothing converges
+    (tolerance 1e-300)."""
     B = len(a)
     X, y, n = xform
     mom, index = gform
 
     def run(kind, k):
         st = init_state(B, 2, D, a[:, None], a[:, None, None])
+        engine = kind.split("[")[1].rstrip("]") if "[" in kind else "auto"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if kind == "train_diagonal":
-                return train_diagonal(st, X, y, n, loss_tol=1e-300, max_steps=k)
+            if kind.startswith("train_diagonal"):
+                return train_diagonal(st, X, y, n, loss_tol=1e-300, max_steps=k, engine=engine)
             return train_diagonal_gram(st, mom, index, loss_tol=1e-300, max_steps=k,
-                                       grow=None if kind == "gram, fixed step" else 1.1)
+                                       grow=None if "fixed" in kind else 1.1, engine=engine)
 
     out = {}
-    for kind in ("train_diagonal", "gram, fixed step", "gram, grown step"):
+    for kind in KINDS:
+        run(kind, 2)                                   # compiles the kernels once
         _, w1, c1 = _timed(lambda: run(kind, steps))
         _, w2, c2 = _timed(lambda: run(kind, 2 * steps))
         # the difference cancels the setup; where timer noise makes it vanish, the whole run
@@ -126,7 +139,7 @@ def main(argv=None):
     print(f"\nchapter MTL batch: D = {p.D}, n_aux = {p.n_aux}, n = {list(p.ns)}, {p.draws} draws "
           f"({len(a)} networks); network-steps per second (wall | CPU):")
     for kind, (w, c) in r.items():
-        print(f"  {kind:18s} {w:10.0f} | {c:10.0f}")
+        print(f"  {kind:27s} {w:10.0f} | {c:10.0f}")
     res["chapter"] = {k: {"wall": w, "cpu": c} for k, (w, c) in r.items()}
 
     # the section's D = 1000 batch with n = args.n: every alpha, one draw
@@ -135,7 +148,7 @@ def main(argv=None):
     print(f"\nD = {L.D} batch: k = {L.k}, n_aux = {L.n_aux}, n = {args.n}, alphas {list(L.alphas)} "
           f"({len(a)} networks); network-steps per second (wall | CPU):")
     for kind, (w, c) in r.items():
-        print(f"  {kind:18s} {w:10.0f} | {c:10.0f}")
+        print(f"  {kind:27s} {w:10.0f} | {c:10.0f}")
     res["large"] = {k: {"wall": w, "cpu": c} for k, (w, c) in r.items()}
     res.update(D_large=L.D, n_large=args.n, n_aux_large=L.n_aux)
 

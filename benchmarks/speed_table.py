@@ -97,12 +97,17 @@ def rows(res: dict, chapter_seconds: float | None) -> list[str]:
                f"CPU (estimated from one draw cell)" if "section_estimate_cpu_s" in dg else "")
         steps = (f"; steps to converge at the chapter's D = 50: {dg['steps_grown']:,} (grown step) "
                  f"against {dg['steps_fixed']:,} (fixed rule)" if "steps_grown" in dg else "")
+        ch = dg.get("chapter", {})
+        kern = (f"the chapter's D = 50 batch {ch['train_diagonal']['cpu']:,.0f} network-steps per "
+                f"CPU second (`train_diagonal`, compiled kernel) against "
+                f"{ch['train_diagonal [torch]']['cpu']:,.0f} (its batched torch loop); "
+                if "train_diagonal [torch]" in ch else "")
         out.append(
             f"| diagonal networks of paper 004 at D = {dg['D_large']}, n = {dg['n_large']}, "
-            f"n_aux = {dg['n_aux_large']} (`diagonal_speed.py`){_reduced(dg)} | "
-            f"{lg['gram, grown step']['cpu']:,.0f} network-steps per CPU second "
-            f"(`train_diagonal_gram`){steps}{sec} | {lg['train_diagonal']['cpu']:,.0f} "
-            f"network-steps per CPU second (`train_diagonal`, the chapter's D = 50 trainer) |")
+            f"n_aux = {dg['n_aux_large']} (`diagonal_speed.py`){_reduced(dg)} | {kern}"
+            f"{lg['gram, grown step']['cpu']:,.0f} network-steps per CPU second at D = "
+            f"{dg['D_large']} (`train_diagonal_gram`){steps}{sec} | - (paper 004 states neither "
+            f"its step nor its stopping rule) |")
     bk = res.get("book_time")
     if bk is not None:
         ch = bk["chapters_s"]

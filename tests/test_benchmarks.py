@@ -213,13 +213,16 @@ def test_speed_table_optional_rows(tmp_path):
         full_estimated_s=5200.0)))
     (tmp_path / "diagonal_speed.json").write_text(json.dumps(dict(
         scale="paper", D_large=1000, n_large=1024, n_aux_large=2000,
+        chapter={"train_diagonal": {"wall": 1.0, "cpu": 612345.0},
+                 "train_diagonal [torch]": {"wall": 1.0, "cpu": 43787.0}},
         large={"train_diagonal": {"wall": 1.0, "cpu": 259.0},
                "gram, grown step": {"wall": 1.0, "cpu": 4450.0}},
         steps_grown=2548, steps_fixed=148492, section_estimate_cpu_s=246.0)))
     assert st.main([str(tmp_path), str(readme)]) == 0
     text = readme.read_text()
     assert "12,345 images/s" in text and "4.9 s per epoch" in text and "86.7 min" in text
-    assert "4,450 network-steps" in text and "148,492" in text and "| 259 network-steps" in text
+    assert "4,450 network-steps" in text and "148,492" in text
+    assert "612,345 network-steps" in text and "against 43,787" in text
     (tmp_path / "lenet_speed.json").write_text(json.dumps(dict(
         scale="smoke", images_s={"1": 1.0}, s_per_epoch_60k=1.0, reduced_estimated_s=1.0,
         full_estimated_s=1.0)))

@@ -7,9 +7,10 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
 from transferkit import experiments, models, stats, theory
-from transferkit.models.descent import ConvergenceWarning
+from transferkit.models.descent import ConvergenceWarning, DivergenceError
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +87,80 @@ def test_linear_probe_keeps_the_first_layer(problem, one_thread):
     np.testing.assert_array_equal(st.w1.cpu().numpy(), np.stack([w1, w1], 1))
 
 
+def _padded_mtl_batch():
+    """Two-task networks with different sample counts (rows of X and y padded with zeros):
+    some converge at different steps, others stop at the step budget."""
+    rng = np.random.default_rng(7)
+    B, O, N, D = 6, 2, 14, 9
+    n = np.array([[14, 3], [14, 6], [10, 9], [14, 14], [5, 2], [12, 7]], float)
+    X = np.zeros((B, O, N, D))
+    y = np.zeros((B, O, N))
+    bt = np.zeros((O, D))
+    bt[:, :3] = [[1.0, -0.5, 0.8], [1.0, 0.0, -0.7]]
+    for b in range(B):
+        for o in range(O):
+            m = int(n[b, o])
+            X[b, o, :m] = rng.standard_normal((m, D))
+            y[b, o, :m] = X[b, o, :m] @ bt[o]
+    return X, y, n
+
+
+@pytest.mark.parametrize("train_first", [True, False])
+def test_kernel_engine_takes_the_steps_of_the_torch_loop(train_first, one_thread):
+    """The compiled kernel (each network to its own stop) and the batched torch loop: the same
+    step counts, convergence flags and weights up to rounding, padded rows and networks
+    stopped at the budget included; the kernel's result does not depend on its threads."""
+    X, y, n = _padded_mtl_batch()
+    B, O, _, D = X.shape
+    out = {}
+    w1_0 = 0.1 if train_first else 0.3        # a frozen first layer of 0.1 converges too slowly
+    for engine, threads in (("torch", 1), ("kernel", 1), ("kernel", 2)):
+        torch.set_num_threads(threads)
+        st = models.diagonal.init_state(B, O, D, w1_0, 0.1)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            res = models.diagonal.train_diagonal(st, X, y, n, train_first=train_first,
+                                                 rel_step=0.05, loss_tol=1e-5, max_steps=5_000,
+                                                 engine=engine)
+        out[engine, threads] = res, [str(w.message) for w in caught], st
+    torch.set_num_threads(1)
+    (ref, wref, sref), (ker, wker, sker) = out["torch", 1], out["kernel", 1]
+    assert 0 < ref.converged.sum() < B                 # both stopping reasons occur
+    if train_first:                                    # networks stop at different steps
+        assert len(set(ref.steps[ref.converged])) > 1
+    np.testing.assert_array_equal(ker.steps, ref.steps)
+    np.testing.assert_array_equal(ker.converged, ref.converged)
+    assert wker == wref and len(wref) == 1             # the same ConvergenceWarning
+    np.testing.assert_allclose(ker.beta, ref.beta, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ker.loss, ref.loss, rtol=1e-8, atol=1e-300)
+    np.testing.assert_allclose(sker.w1.numpy(), sref.w1.numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sker.w2.numpy(), sref.w2.numpy(), rtol=0, atol=1e-12)
+    two = out["kernel", 2][0]
+    np.testing.assert_array_equal(two.beta, ker.beta)
+    np.testing.assert_array_equal(two.steps, ker.steps)
+    if not train_first:
+        np.testing.assert_array_equal(sker.w1.numpy(), np.full((B, 2, D), w1_0))
+
+
+def test_train_diagonal_engines_refuse_and_diverge_alike(problem):
+    X, y, _ = problem
+    B, n, D = X.shape
+    st = models.diagonal.init_state(B, 1, D, 0.1, 0.1)
+    with pytest.raises(ValueError, match="engine"):
+        models.diagonal.train_diagonal(st, X[:, None], y[:, None], np.full((B, 1), n),
+                                       engine="numba")
+    for engine in ("torch", "kernel"):
+        # an overflowing loss is a DivergenceError on both engines, not a NaN result
+        st = models.diagonal.init_state(B, 1, D, 0.1, 0.1)
+        with pytest.raises(DivergenceError, match="non-finite loss at step 0"):
+            models.diagonal.train_diagonal(st, X[:, None], 1e160 * y[:, None],
+                                           np.full((B, 1), n), engine=engine)
+        # inputs whose second moments overflow are refused, naming X (not a LinAlgError)
+        with pytest.raises(ValueError, match="X"):
+            models.diagonal.train_diagonal(st, 1e200 * X[:, None], y[:, None],
+                                           np.full((B, 1), n), engine=engine)
+
+
 def test_run_tasks_shapes_and_determinism(one_thread):
     kw = dict(draws=2, n_aux=20, alpha=0.1, gamma=0.1, seed=3, max_steps=1_000)
     with warnings.catch_warnings():
@@ -152,7 +227,7 @@ def test_gram_trainer_with_the_fixed_rule_is_train_diagonal(one_thread):
     ref = experiments.diagonal_networks._train_mtl(data, ns, draws, 24, 0.1, 0.01, 1e-4, 50_000)
     st = models.diagonal.init_state(len(index), 2, D, 0.1, 0.1)
     res = models.diagonal.train_diagonal_gram(st, mom, index, rel_step=0.01, loss_tol=1e-4,
-                                              max_steps=50_000, grow=None)
+                                              max_steps=50_000, grow=None, engine="torch")
     assert ref.converged.all() and res.converged.all()
     assert mom.gram == (True, True, False, False, True, True)
     last, second = np.sort(ref.steps)[-2:][::-1]
@@ -175,7 +250,7 @@ def test_gram_trainer_grown_step_follows_the_fixed_rule(one_thread):
         st = models.diagonal.init_state(len(index), 2, 12, 0.1, 0.1)
         out[grow, compact] = models.diagonal.train_diagonal_gram(
             st, mom, index, rel_step=0.01, loss_tol=1e-6, max_steps=50_000, grow=grow,
-            compact=compact)
+            compact=compact, engine="torch")
     fixed, grown = out[None, 0.5], out[1.1, 0.5]
     assert fixed.converged.all() and grown.converged.all()
     assert grown.steps.max() < fixed.steps.max() / 2
@@ -183,6 +258,65 @@ def test_gram_trainer_grown_step_follows_the_fixed_rule(one_thread):
     assert (d < 1e-3 * np.linalg.norm(fixed.beta.reshape(len(index), -1), axis=1)).all()
     np.testing.assert_array_equal(out[1.1, 0.0].steps, grown.steps)
     np.testing.assert_allclose(out[1.1, 0.0].beta, grown.beta, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("grow", [None, 1.1])
+def test_gram_kernel_engine_takes_the_steps_of_the_torch_loop(grow, one_thread):
+    """train_diagonal_gram's compiled kernel (each network to its own stop) and its batched
+    torch loop, fixed and grown step: the same accepted steps and convergence flags, weights
+    and losses up to rounding, over both kinds of moments (Gram matrices and samples), with
+    networks stopped at the budget; the kernel's result does not depend on its threads."""
+    _, mom, index = _moment_problem()
+    assert mom.gram == (True, True, False, False, True, True)
+    budget = 2_500 if grow is None else 400      # two of the four networks converge by then
+    out = {}
+    for engine, threads in (("torch", 1), ("kernel", 1), ("kernel", 2)):
+        torch.set_num_threads(threads)
+        st = models.diagonal.init_state(len(index), 2, 12, 0.1, 0.1)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            res = models.diagonal.train_diagonal_gram(st, mom, index, rel_step=0.01,
+                                                      loss_tol=1e-4, max_steps=budget,
+                                                      grow=grow, engine=engine)
+        out[engine, threads] = res, [str(w.message) for w in caught]
+    torch.set_num_threads(1)
+    (ref, wref), (ker, wker) = out["torch", 1], out["kernel", 1]
+    assert 0 < ref.converged.sum() < len(index)       # both stopping reasons occur
+    np.testing.assert_array_equal(ker.steps, ref.steps)
+    np.testing.assert_array_equal(ker.converged, ref.converged)
+    assert wker == wref and len(wref) == 1
+    atol = 1e-12
+    if grow is not None:
+        # the grown step accepts a trial step whose loss is not above the current one: on a
+        # plateau the two can be equal to rounding, and rounding then picks the branch.  The
+        # yardstick is the torch loop's own spread under a perturbation of 1e-15 of the
+        # initial weights (2.4e-10 here); the engines must agree to ten times it.
+        st = models.diagonal.init_state(len(index), 2, 12, 0.1 * (1 + 1e-15), 0.1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)     # as above: one stops
+            pert = models.diagonal.train_diagonal_gram(st, mom, index, rel_step=0.01,
+                                                       loss_tol=1e-4, max_steps=budget,
+                                                       grow=grow, engine="torch")
+        atol = max(atol, 10 * np.abs(pert.beta - ref.beta).max())
+        assert atol < 1e-8
+    np.testing.assert_allclose(ker.beta, ref.beta, rtol=0, atol=atol)
+    np.testing.assert_allclose(ker.loss, ref.loss, rtol=1e-7, atol=1e-18)
+    np.testing.assert_array_equal(out["kernel", 2][0].beta, ker.beta)
+
+
+def test_gram_engines_refuse_alike():
+    _, mom, index = _moment_problem()
+    st = models.diagonal.init_state(len(index), 2, 12, 0.1, 0.1)
+    with pytest.raises(ValueError, match="engine"):
+        models.diagonal.train_diagonal_gram(st, mom, index, engine="numba")
+
+
+def test_sample_moments_refuse_overflowing_inputs():
+    rng = np.random.default_rng(0)
+    for n in (3, 30):                     # held as X (2n < D) and as the Gram matrix
+        x = 1e200 * rng.standard_normal((n, 10))
+        with pytest.raises(ValueError, match=r"Xs\[0\] is too large"):
+            models.diagonal.sample_moments([x], [np.zeros(n)])
 
 
 def test_gram_trainer_refuses_bad_input():

@@ -1,0 +1,260 @@
+r"""Compiled CPU kernel of :func:`transferkit.models.diagonal.train_diagonal`.
+
+A diagonal network of the chapter's size (paper 004 reduced: :math:`D = 50`, tens to a hundred
+samples per task) costs a few thousand multiply-adds per gradient step, so the batched torch
+loop of ``train_diagonal`` is bound by Python's and torch's per-operation overhead (about
+0.5 ms a step for the whole batch), and every network waits for the slowest of its batch.
+The networks are independent: this kernel runs each to its own stop with the same
+floating-point operations (the same step rule, the same stopping rule of
+:class:`~transferkit.models.descent.Descent`, checked at every step), its weights and samples
+in the CPU cache for all of its steps.  Its sums run in sequence (vectorised by the compiler),
+torch's matrix products in BLAS order, so the iterates agree to rounding and the steps taken
+are the same unless a loss lands within rounding of its tolerance
+(``tests/models/test_diagonal.py`` holds the two against each other).  Compiled by numba
+(``cache=True``: once per machine; ``nogil``: threads of one process run disjoint networks
+side by side).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = ["diagonal_descent"]
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True, fastmath={"reassoc", "contract"})
+def diagonal_descent(w1, w2, X, y, n, rows, lam, tol, train_first, rel_step, max_steps, lo, hi):
+    r"""Gradient descent of networks ``lo, ..., hi-1`` (paper 004, Eq. 8), in place on ``w1``
+    and ``w2``.
+
+    Network :math:`b` runs, with :math:`\beta_o = w^{(2)}_{+,o}w^{(1)}_+ - w^{(2)}_{-,o}w^{(1)}_-`,
+    :math:`r_o = X_o\beta_o - y_o`, :math:`L = \sum_o \|r_o\|^2/(2n_o)` and
+    :math:`g_o = X_o^\top r_o/n_o`,
+
+    .. math::
+        w^{(1)}_\pm \leftarrow w^{(1)}_\pm \mp \eta\textstyle\sum_o g_o w^{(2)}_{\pm,o},
+        \qquad w^{(2)}_{\pm,o} \leftarrow w^{(2)}_{\pm,o} \mp \eta\, g_o w^{(1)}_\pm,
+
+    (the first only if ``train_first``) with
+    :math:`\eta = \min(\min(1, 50\rho)/\kappa,\ \rho/\max|g|)`,
+    :math:`\kappa = \lambda\max_d\sum w_d^2\cdot(1 + \text{train\_first}) + \max|g|`,
+    :math:`\rho` = ``rel_step``, until :math:`L \le` ``tol[b]`` or ``max_steps`` steps.
+
+    Parameters
+    ----------
+    w1 : float64 array ``(B, 2, D)``; w2 : float64 array ``(B, 2, O, D)`` (updated in place).
+    X : float64 array ``(B, O, N, D)``; y : float64 array ``(B, O, N)``.
+    n : float64 array ``(B, O)``, the divisors :math:`n_o`.
+    rows : int64 array ``(B, O)``, rows of ``X`` and ``y`` that enter (the rest are zero and
+        contribute exact zeros).
+    lam, tol : float64 arrays ``(B,)``, curvature constant and loss tolerance.
+    train_first : bool; rel_step : float; max_steps : int; lo, hi : the networks to run.
+
+    Returns
+    -------
+    steps : int64 array ``(hi - lo,)``; loss : float64 array ``(hi - lo,)`` at the final
+    iterate; diverged : int, ``-1`` or the first network whose loss was not finite (its
+    ``steps`` entry holds the step; later networks are not run).
+    """
+    O = w2.shape[2]
+    D = w2.shape[3]
+    steps = np.zeros(hi - lo, np.int64)
+    losses = np.zeros(hi - lo)
+    beta = np.empty((O, D))
+    g = np.empty((O, D))
+    curv_frac = min(1.0, 50.0 * rel_step)
+    layers = 2.0 if train_first else 1.0
+    for b in range(lo, hi):
+        t = 0
+        while True:
+            for o in range(O):
+                for d in range(D):
+                    beta[o, d] = w2[b, 0, o, d] * w1[b, 0, d] - w2[b, 1, o, d] * w1[b, 1, d]
+            loss = 0.0
+            for o in range(O):
+                for d in range(D):
+                    g[o, d] = 0.0
+                s = 0.0
+                for i in range(rows[b, o]):
+                    r = 0.0
+                    for d in range(D):
+                        r += X[b, o, i, d] * beta[o, d]
+                    r -= y[b, o, i]
+                    s += r * r
+                    for d in range(D):
+                        g[o, d] += r * X[b, o, i, d]
+                loss += s / n[b, o]
+                for d in range(D):
+                    g[o, d] /= n[b, o]
+            loss *= 0.5
+            if not math.isfinite(loss):
+                steps[b - lo] = t
+                losses[b - lo] = loss
+                return steps, losses, b
+            if loss <= tol[b] or t >= max_steps:
+                break
+            gmax = 0.0
+            for o in range(O):
+                for d in range(D):
+                    gmax = max(gmax, abs(g[o, d]))
+            wmax = 0.0
+            for d in range(D):
+                q = w1[b, 0, d] * w1[b, 0, d] + w1[b, 1, d] * w1[b, 1, d]
+                for o in range(O):
+                    q += w2[b, 0, o, d] * w2[b, 0, o, d] + w2[b, 1, o, d] * w2[b, 1, o, d]
+                wmax = max(wmax, q)
+            eta = min(curv_frac / (lam[b] * wmax * layers + gmax),
+                      rel_step / max(gmax, 1e-300))
+            for d in range(D):
+                u0 = w1[b, 0, d]
+                u1 = w1[b, 1, d]
+                a0 = 0.0
+                a1 = 0.0
+                for o in range(O):
+                    a0 += g[o, d] * w2[b, 0, o, d]
+                    a1 += g[o, d] * w2[b, 1, o, d]
+                    w2[b, 0, o, d] -= eta * (g[o, d] * u0)
+                    w2[b, 1, o, d] += eta * (g[o, d] * u1)
+                if train_first:
+                    w1[b, 0, d] = u0 - eta * a0
+                    w1[b, 1, d] = u1 + eta * a1
+            t += 1
+        steps[b - lo] = t
+        losses[b - lo] = loss
+    return steps, losses, -1
+
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True, fastmath={"reassoc", "contract"})
+def _moment_grad(u1, u2, sets, mats, offset, rows, is_gram, xty, half_yy, beta, g):
+    r"""Gradient :math:`g_o = G_k\beta_o - b_k` (``k = sets[o]``) into ``g`` ``(O, D)`` and
+    the loss :math:`\sum_o \tfrac12(g_o - b_k)^\top\beta_o` + ``half_yy`` of one network
+    with weights ``u1`` ``(2, D)``, ``u2`` ``(2, O, D)`` (its :math:`\beta` into ``beta``).
+    Set ``k`` is held in ``mats[offset[k]:]``: the Gram matrix ``(D, D)`` if ``is_gram[k]``,
+    else its ``rows[k]`` samples ``(rows[k], D)``, with
+    :math:`G_k\beta = X_k^\top(X_k\beta)/n_k`."""
+    O = u2.shape[1]
+    D = u2.shape[2]
+    for o in range(O):
+        for d in range(D):
+            beta[o, d] = u2[0, o, d] * u1[0, d] - u2[1, o, d] * u1[1, d]
+    loss = 0.0
+    for o in range(O):
+        k = sets[o]
+        base = offset[k]
+        for d in range(D):
+            g[o, d] = 0.0
+        if is_gram[k]:
+            for e in range(D):
+                be = beta[o, e]
+                row = base + e * D
+                for d in range(D):
+                    g[o, d] += be * mats[row + d]
+        else:
+            for i in range(rows[k]):
+                row = base + i * D
+                r = 0.0
+                for d in range(D):
+                    r += mats[row + d] * beta[o, d]
+                for d in range(D):
+                    g[o, d] += r * mats[row + d]
+            for d in range(D):
+                g[o, d] /= rows[k]
+        s = 0.0
+        for d in range(D):
+            g[o, d] -= xty[k, d]
+            s += (g[o, d] - xty[k, d]) * beta[o, d]
+        loss += s
+    return 0.5 * loss + half_yy
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True, fastmath={"reassoc", "contract"})
+def diagonal_gram_descent(w1, w2, sets, mats, offset, rows, is_gram, xty, half_yy, lam, tol,
+                          rel_step, grow, max_steps, lo, hi):
+    r"""Gradient descent of :func:`transferkit.models.diagonal.train_diagonal_gram` for
+    networks ``lo, ..., hi-1``, each to its own stop, in place on ``w1`` ``(B, 2, D)`` and
+    ``w2`` ``(B, 2, O, D)``; task ``o`` of network ``b`` uses set ``sets[b, o]``.
+
+    The loss and gradient from the sample moments (:func:`_moment_grad`); the step
+    :math:`\eta = \min(\min(1, 50\rho)/\kappa, \rho/\max|g|)` at the first iteration (and
+    at every one if ``grow <= 0``: the fixed rule, every step taken), else
+    :math:`\min(\eta, \rho/\max|g|)`; with ``grow > 0`` a step is kept if it does not
+    raise the loss, and :math:`\eta` is then multiplied by ``grow``, else halved
+    (:func:`~transferkit.models.descent.bold_driver`).  Stops when the loss is at most
+    ``tol[b]`` or after ``max_steps`` iterations.
+
+    Returns
+    -------
+    steps : int64 array ``(hi - lo,)``, steps taken (accepted ones with ``grow > 0``);
+    loss : float64 array ``(hi - lo,)``; diverged : int, ``-1`` or the first network whose
+    loss was not finite (its ``steps`` entry holds the iteration).
+    """
+    O = w2.shape[2]
+    D = w2.shape[3]
+    steps = np.zeros(hi - lo, np.int64)
+    losses = np.zeros(hi - lo)
+    beta = np.empty((O, D))
+    g = np.empty((O, D))
+    gn = np.empty((O, D))
+    n1 = np.empty((2, D))
+    n2 = np.empty((2, O, D))
+    curv_frac = min(1.0, 50.0 * rel_step)
+    for b in range(lo, hi):
+        loss = _moment_grad(w1[b], w2[b], sets[b], mats, offset, rows, is_gram, xty,
+                            half_yy[b], beta, g)
+        eta = -1.0
+        t = 0
+        acc = 0
+        while True:
+            if not math.isfinite(loss):
+                steps[b - lo] = t
+                losses[b - lo] = loss
+                return steps, losses, b
+            if loss <= tol[b] or t >= max_steps:
+                break
+            gmax = 0.0
+            for o in range(O):
+                for d in range(D):
+                    gmax = max(gmax, abs(g[o, d]))
+            cap = rel_step / max(gmax, 1e-300)
+            if eta < 0.0 or grow <= 0.0:
+                wmax = 0.0
+                for d in range(D):
+                    q = w1[b, 0, d] * w1[b, 0, d] + w1[b, 1, d] * w1[b, 1, d]
+                    for o in range(O):
+                        q += w2[b, 0, o, d] * w2[b, 0, o, d] + w2[b, 1, o, d] * w2[b, 1, o, d]
+                    wmax = max(wmax, q)
+                eta = min(curv_frac / (lam[b] * wmax * 2.0 + gmax), cap)
+            else:
+                eta = min(eta, cap)
+            for d in range(D):
+                u0 = w1[b, 0, d]
+                u1 = w1[b, 1, d]
+                a0 = 0.0
+                a1 = 0.0
+                for o in range(O):
+                    a0 += g[o, d] * w2[b, 0, o, d]
+                    a1 += g[o, d] * w2[b, 1, o, d]
+                    n2[0, o, d] = w2[b, 0, o, d] - eta * (g[o, d] * u0)
+                    n2[1, o, d] = w2[b, 1, o, d] + eta * (g[o, d] * u1)
+                n1[0, d] = u0 - eta * a0
+                n1[1, d] = u1 + eta * a1
+            lossn = _moment_grad(n1, n2, sets[b], mats, offset, rows, is_gram, xty,
+                                 half_yy[b], beta, gn)
+            t += 1
+            if grow <= 0.0 or lossn <= loss:
+                w1[b] = n1
+                w2[b] = n2
+                g, gn = gn, g
+                loss = lossn
+                acc += 1
+                if grow > 0.0:
+                    eta = eta * grow
+            else:
+                eta = eta * 0.5
+        steps[b - lo] = acc
+        losses[b - lo] = loss
+    return steps, losses, -1
