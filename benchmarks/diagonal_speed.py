@@ -15,8 +15,9 @@ of an idle core):
   :func:`transferkit.models.diagonal.train_diagonal` (one matrix-vector product per network and
   task) and :func:`transferkit.models.diagonal.train_diagonal_gram` (the sample moments shared
   by the networks of one draw), each as the chapter runs it (``engine="auto"``) and on each
-  engine (``[kernel]``: the compiled kernel, one network at a time; ``[torch]``: the batched
-  loop), at the chapter's MTL sizes (``D``, ``n_aux``, every ``n`` and draw of the preset, one
+  engine (``[kernel]``: the compiled kernel, one network at a time; ``[lockstep]``: torch's
+  products with compiled element-wise work; ``[torch]``: the batched loop), at the chapter's
+  MTL sizes (``D``, ``n_aux``, every ``n`` and draw of the preset, one
   alpha) and at the section's D = 1000 with ``--n`` main-task samples (default 1024) and every
   alpha of one draw (where the Gram trainer's batched loop shares each matrix read among the
   networks of a draw: ``KERNEL_MAX_D``);
@@ -79,14 +80,15 @@ def _batch(D, k, ns, draws, n_aux, alphas, seed=0):
 
 
 #: The trainers timed: each as the chapter runs it (``engine="auto"``), then on each engine.
-KINDS = tuple(f"{kind}{eng}" for kind in ("train_diagonal", "gram, fixed step", "gram, grown step")
-              for eng in ("", " [kernel]", " [torch]"))
+KINDS = (("train_diagonal", "train_diagonal [kernel]", "train_diagonal [torch]")
+         + tuple(f"{kind}{eng}" for kind in ("gram, fixed step", "gram, grown step")
+                 for eng in ("", " [kernel]", " [lockstep]", " [torch]")))
 
 
 def _rates(xform, gform, a, steps, D):
     """Network-steps per second (wall, CPU) of the three trainers, each with
     ``engine="auto"`` (as the chapter runs it: the compiled kernel, or for
-    ``train_diagonal_gram`` at D > ``KERNEL_MAX_D`` the torch loop) and with each engine,
+    ``train_diagonal_gram`` at D > ``KERNEL_MAX_D`` the lockstep engine) and with each engine,
     setup cancelled by timing ``steps`` and ``2 * steps`` steps; nothing converges
     (tolerance 1e-300)."""
     B = len(a)

@@ -280,8 +280,9 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # grown step under the chapter's 1 % relative cap (see the next section; on this batch at
 # $\alpha = 0.1$ it lands within $3.5\times10^{-4}$ (relative) of the fixed rule's
 # solutions). Every one of the 144 runs converged, in at most 2,548, 10,609 and 21,510
-# accepted steps at $\alpha = 0.1, 0.03, 0.01$; the section took 150 s wall (117 s of CPU)
-# at low priority on two shared cores. The minimum-$\ell_{1,2}$ interpolant is the ground
+# accepted steps at $\alpha = 0.1, 0.03, 0.01$; the section took 4 s on one core (the
+# compiled kernel of `train_diagonal_gram`, each network to its own stop; 79-90 s with its
+# batched torch loop, same printed numbers). The minimum-$\ell_{1,2}$ interpolant is the ground
 # truth for $n \ge 20$ and lies below it for fewer samples (ratio about 0.93, 0.97, 1.00 at
 # $n = 5, 10, 15$). The MTL networks' $\ell_{1,2}$ norm exceeds the interpolant's by 8-13 %
 # at $\alpha = 0.1$, 1.6-6.5 % at $\alpha = 0.03$ and 0.4-4.5 % at $\alpha = 0.01$ (mean
@@ -411,8 +412,12 @@ if L12L == experiments.diagonal_networks.DIAGONAL_L12_LARGE["paper"]:
 #
 # **Result** (the section's paper-scale preset: $D = 1000$, $k = 40$, $n_{\rm aux} = 2000$,
 # $n = 16, \dots, 256$, 2 draws, $\alpha = 0.1, \dots, 0.001$; this build's numbers are
-# printed above; the section took 4.6 min of CPU, 272 s wall at the lowest priority on two
-# shared cores). Every network converged (relative loss $\le 10^{-8}$, at most 47,179 steps).
+# printed above; the section took 455 s on one core with the lockstep engine of
+# `train_diagonal_gram`, 793-862 s with its batched torch loop). Every network converged
+# (relative loss $\le 10^{-8}$, at most about 47,200 steps: the grown step's counts move by a
+# few in ten thousand with rounding, e.g. between those two engines, since it accepts a step
+# whose loss is not above the current one and the two can agree to rounding; no other
+# printed number moved).
 # The minimum-$\ell_{1,2}$ interpolant lies below the ground truth where the samples are too
 # few to recover the teachers (ratio 0.78, 0.88, 0.93 at $n = 16, 32, 64$ with overlapping
 # supports; 0.60 to 0.86 at $n = 16, \dots, 128$ with disjoint ones) and is the ground truth

@@ -3,6 +3,8 @@ minimiser of paper 004's Eq. 22 as the step goes to zero; the convex solver; the
 experiment runner; participation ratio and ENSD (App. G)."""
 from __future__ import annotations
 
+import dataclasses
+import math
 import warnings
 
 import numpy as np
@@ -262,15 +264,16 @@ def test_gram_trainer_grown_step_follows_the_fixed_rule(one_thread):
 
 @pytest.mark.parametrize("grow", [None, 1.1])
 def test_gram_kernel_engine_takes_the_steps_of_the_torch_loop(grow, one_thread):
-    """train_diagonal_gram's compiled kernel (each network to its own stop) and its batched
-    torch loop, fixed and grown step: the same accepted steps and convergence flags, weights
-    and losses up to rounding, over both kinds of moments (Gram matrices and samples), with
-    networks stopped at the budget; the kernel's result does not depend on its threads."""
+    """train_diagonal_gram's compiled kernel (each network to its own stop), its lockstep
+    engine (compiled element-wise work around torch's products) and its batched torch loop,
+    fixed and grown step: the same accepted steps and convergence flags, weights and losses
+    up to rounding, over both kinds of moments (Gram matrices and samples), with networks
+    stopped at the budget; the kernel's result does not depend on its threads."""
     _, mom, index = _moment_problem()
     assert mom.gram == (True, True, False, False, True, True)
     budget = 2_500 if grow is None else 400      # two of the four networks converge by then
     out = {}
-    for engine, threads in (("torch", 1), ("kernel", 1), ("kernel", 2)):
+    for engine, threads in (("torch", 1), ("kernel", 1), ("kernel", 2), ("lockstep", 1)):
         torch.set_num_threads(threads)
         st = models.diagonal.init_state(len(index), 2, 12, 0.1, 0.1)
         with warnings.catch_warnings(record=True) as caught:
@@ -299,8 +302,12 @@ def test_gram_kernel_engine_takes_the_steps_of_the_torch_loop(grow, one_thread):
                                                        grow=grow, engine="torch")
         atol = max(atol, 10 * np.abs(pert.beta - ref.beta).max())
         assert atol < 1e-8
-    np.testing.assert_allclose(ker.beta, ref.beta, rtol=0, atol=atol)
-    np.testing.assert_allclose(ker.loss, ref.loss, rtol=1e-7, atol=1e-18)
+    for res, warned in ((ker, wker), out["lockstep", 1]):
+        np.testing.assert_array_equal(res.steps, ref.steps)
+        np.testing.assert_array_equal(res.converged, ref.converged)
+        assert warned == wref
+        np.testing.assert_allclose(res.beta, ref.beta, rtol=0, atol=atol)
+        np.testing.assert_allclose(res.loss, ref.loss, rtol=1e-7, atol=1e-18)
     np.testing.assert_array_equal(out["kernel", 2][0].beta, ker.beta)
 
 
@@ -309,6 +316,15 @@ def test_gram_engines_refuse_alike():
     st = models.diagonal.init_state(len(index), 2, 12, 0.1, 0.1)
     with pytest.raises(ValueError, match="engine"):
         models.diagonal.train_diagonal_gram(st, mom, index, engine="numba")
+    # a non-finite loss under the fixed rule is a DivergenceError on every engine (moments
+    # written by hand: sample_moments refuses targets whose mean square overflows)
+    one = models.diagonal.sample_moments([np.eye(12)], [np.ones(12)])
+    big = dataclasses.replace(one, yy=torch.tensor([math.inf], dtype=torch.float64))
+    for engine in ("torch", "kernel", "lockstep"):
+        st = models.diagonal.init_state(1, 1, 12, 0.1, 0.1)
+        with pytest.raises(DivergenceError, match="non-finite loss at step 0"):
+            models.diagonal.train_diagonal_gram(st, big, np.zeros((1, 1), int), grow=None,
+                                                engine=engine)
 
 
 def test_sample_moments_refuse_overflowing_inputs():
@@ -317,6 +333,8 @@ def test_sample_moments_refuse_overflowing_inputs():
         x = 1e200 * rng.standard_normal((n, 10))
         with pytest.raises(ValueError, match=r"Xs\[0\] is too large"):
             models.diagonal.sample_moments([x], [np.zeros(n)])
+        with pytest.raises(ValueError, match="ys is too large"):
+            models.diagonal.sample_moments([x / 1e200], [1e160 * np.ones(n)])
 
 
 def test_gram_trainer_refuses_bad_input():

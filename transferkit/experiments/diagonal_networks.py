@@ -293,7 +293,7 @@ class DiagonalPreset:
 #: squared target (1e-8 for MTL, whose over-determined auxiliary task converges
 #: sublinearly); seed 0; the MTL section at alpha = 0.1, 0.03, 0.01 with a budget of 4e5
 #: steps (trained with the grown step of ``train_diagonal_gram``: every run converges, in
-#: at most 21,510 accepted steps; about 2.5 min on 2 shared cores).  The paper's sizes are run only by the MTL comparison at D = 1000 (field
+#: at most 21,510 accepted steps; 4 s on one core with the compiled kernel).  The paper's sizes are run only by the MTL comparison at D = 1000 (field
 #: ``l12_large``, :data:`DIAGONAL_L12_LARGE`).  ``smoke``: D = 16, k = 2, 2 draws, n = 4, 8,
 #: the MTL section at alpha = 0.1, 0.03, relative step 0.05 (half the smoke notebook's time;
 #: the chapter's checks scale with the step).
@@ -317,7 +317,7 @@ class DiagonalPreset:
 #: between them), 1 (no rescaling, the reference) and 2 (ours: one factor on the lazy side;
 #: the paper's 10 needs more than the chapter's 1e5 steps to converge here); a main task on
 #: k_main = 2 of the k = 5 auxiliary features (ours), at n = 2, ..., 10 (ours: below and just
-#: above k), 16 draws (ours; about 1 min on one core), the squared l2 norm in Fig. 5b's
+#: above k), 16 draws (ours; about 10 s on one core), the squared l2 norm in Fig. 5b's
 #: fraction (ours).  The paper's D = 1000, 40 auxiliary features are not run.  ``smoke``:
 #: k_main = 1, n = 2, 4, 2 draws, factors 0.1, 0.25, 1 (0.5 and 2 are left out to keep the
 #: smoke notebook near its earlier time).

@@ -258,3 +258,140 @@ def diagonal_gram_descent(w1, w2, sets, mats, offset, rows, is_gram, xty, half_y
         steps[b - lo] = acc
         losses[b - lo] = loss
     return steps, losses, -1
+
+
+# ---------------------------------------------------------------------------------------
+# the Gram trainer in lockstep (large D): compiled element-wise work around torch's matrix
+# products, one product per sample set for all the networks that use it
+# ---------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def lockstep_beta(w1, w2, act, nact, bt):
+    r""":math:`\beta = w^{(2)}_+w^{(1)}_+ - w^{(2)}_-w^{(1)}_-` of the networks ``act[:nact]``
+    into ``bt`` ``(B, O, D)``."""
+    O = w2.shape[2]
+    D = w2.shape[3]
+    for j in range(nact):
+        b = act[j]
+        for o in range(O):
+            for d in range(D):
+                bt[b, o, d] = w2[b, 0, o, d] * w1[b, 0, d] - w2[b, 1, o, d] * w1[b, 1, d]
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def lockstep_gather(bt, act, nact, sets, K, buf, ptr, rowidx):
+    r"""Rows of ``bt`` of the active networks grouped by sample set: set ``k``'s rows are
+    ``buf[ptr[k]:ptr[k + 1]]``; ``rowidx[b, o]`` is the row of task ``o`` of network ``b``."""
+    O = sets.shape[1]
+    pos = 0
+    for k in range(K):
+        ptr[k] = pos
+        for j in range(nact):
+            b = act[j]
+            for o in range(O):
+                if sets[b, o] == k:
+                    buf[pos, :] = bt[b, o, :]
+                    rowidx[b, o] = pos
+                    pos += 1
+    ptr[K] = pos
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True, fastmath={"reassoc", "contract"})
+def lockstep_grad_loss(prod, rowidx, act, nact, sets, div, xty, half_yy, bt, g, loss):
+    r"""From the products :math:`n_k G_k\beta_o` or :math:`G_k\beta_o` (rows of ``prod``,
+    divided here by ``div[k]``: :math:`n_k` for a set held as samples, 1 for a Gram matrix):
+    the gradient :math:`g_o = G_k\beta_o - b_k` into ``g`` and the loss
+    :math:`\sum_o\tfrac12(g_o - b_k)^\top\beta_o` + ``half_yy`` into ``loss``, for the active
+    networks (:func:`_moment_grad`)."""
+    O = sets.shape[1]
+    D = bt.shape[2]
+    for j in range(nact):
+        b = act[j]
+        s = 0.0
+        for o in range(O):
+            k = sets[b, o]
+            r = rowidx[b, o]
+            dk = div[k]
+            for d in range(D):
+                gi = (prod[r, d] if dk == 1.0 else prod[r, d] / dk) - xty[k, d]
+                g[b, o, d] = gi
+                s += (gi - xty[k, d]) * bt[b, o, d]
+        loss[b] = 0.5 * s + half_yy[b]
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def lockstep_trial(w1, w2, g, eta, lam, act, nact, rel_step, grow, n1, n2, bt):
+    r"""The step of :func:`diagonal_gram_descent` for the active networks (``eta[b] < 0``:
+    not yet set, the curvature rule): trial weights into ``n1``, ``n2`` and their
+    :math:`\beta` into ``bt``."""
+    O = w2.shape[2]
+    D = w2.shape[3]
+    curv_frac = min(1.0, 50.0 * rel_step)
+    for j in range(nact):
+        b = act[j]
+        gmax = 0.0
+        for o in range(O):
+            for d in range(D):
+                gmax = max(gmax, abs(g[b, o, d]))
+        cap = rel_step / max(gmax, 1e-300)
+        if eta[b] < 0.0 or grow <= 0.0:
+            wmax = 0.0
+            for d in range(D):
+                q = w1[b, 0, d] * w1[b, 0, d] + w1[b, 1, d] * w1[b, 1, d]
+                for o in range(O):
+                    q += w2[b, 0, o, d] * w2[b, 0, o, d] + w2[b, 1, o, d] * w2[b, 1, o, d]
+                wmax = max(wmax, q)
+            eta[b] = min(curv_frac / (lam[b] * wmax * 2.0 + gmax), cap)
+        else:
+            eta[b] = min(eta[b], cap)
+        e = eta[b]
+        for d in range(D):
+            u0 = w1[b, 0, d]
+            u1 = w1[b, 1, d]
+            a0 = 0.0
+            a1 = 0.0
+            for o in range(O):
+                a0 += g[b, o, d] * w2[b, 0, o, d]
+                a1 += g[b, o, d] * w2[b, 1, o, d]
+                n2[b, 0, o, d] = w2[b, 0, o, d] - e * (g[b, o, d] * u0)
+                n2[b, 1, o, d] = w2[b, 1, o, d] + e * (g[b, o, d] * u1)
+            n1[b, 0, d] = u0 - e * a0
+            n1[b, 1, d] = u1 + e * a1
+            for o in range(O):
+                bt[b, o, d] = n2[b, 0, o, d] * n1[b, 0, d] - n2[b, 1, o, d] * n1[b, 1, d]
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def lockstep_accept(w1, w2, g, loss, eta, acc, n1, n2, gn, lossn, act, nact, grow):
+    r"""Keep the trial step of each active network if ``grow <= 0`` (the fixed rule) or its
+    loss is not above the current one (then :math:`\eta` grows by ``grow``), else halve
+    :math:`\eta` (:func:`diagonal_gram_descent`)."""
+    for j in range(nact):
+        b = act[j]
+        if grow <= 0.0 or lossn[b] <= loss[b]:
+            w1[b] = n1[b]
+            w2[b] = n2[b]
+            g[b] = gn[b]
+            loss[b] = lossn[b]
+            acc[b] += 1
+            if grow > 0.0:
+                eta[b] = eta[b] * grow
+        else:
+            eta[b] = eta[b] * 0.5
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def lockstep_stop(loss, tol, act, nact, t, max_steps):
+    r"""The stopping rule at iteration ``t`` (:class:`~transferkit.models.descent.Descent`):
+    drop from ``act[:nact]`` the networks at their tolerance, or all at ``max_steps``.
+    Returns the new count and ``-1``, or the first network whose loss is not finite."""
+    m = 0
+    for j in range(nact):
+        b = act[j]
+        if not math.isfinite(loss[b]):
+            return nact, b
+        if loss[b] > tol[b] and t < max_steps:
+            act[m] = b
+            m += 1
+    return m, -1

@@ -34,7 +34,9 @@ import numpy as np
 import torch
 
 from .._validate import check_fraction, check_int, check_positive
-from ._diagonal_kernel import diagonal_descent, diagonal_gram_descent
+from ._diagonal_kernel import (diagonal_descent, diagonal_gram_descent, lockstep_accept,
+                               lockstep_beta, lockstep_gather, lockstep_grad_loss, lockstep_stop,
+                               lockstep_trial)
 from .descent import Descent, DivergenceError, bold_driver, keep_where
 from .device import default_device
 
@@ -43,13 +45,15 @@ __all__ = ["DiagonalState", "init_state", "effective_weights", "train_diagonal",
 
 
 #: Largest input dimension at which ``train_diagonal_gram(engine="auto")`` runs the compiled
-#: kernel (one network at a time) instead of the batched torch loop (one matrix product
-#: per sample set for all its networks).  Measured on one thread (2026-11-27, 15 MTL networks
-#: of one draw, n_aux = 2D, grown step): network-steps per second, kernel against torch loop,
-#: 275,831 vs 18,790 at D = 50; 292,395 vs 42,724 at D = 100; 25,025 vs 21,654 at D = 200;
-#: 7,350 vs 9,073 at D = 400; 2,202 vs 2,505 at D = 1000 (``benchmarks/diagonal_speed.py``
-#: prints both at the chapter's D = 50 and at D = 1000).
-KERNEL_MAX_D = 200
+#: kernel (one network at a time, its moments read by that network alone) instead of the
+#: lockstep engine (one torch matrix product per sample set for all its networks).
+#: Measured on one idle thread (2026-11-27; 15 MTL networks of one draw, n_aux = 2D, grown
+#: step), network-steps per second, kernel / lockstep / torch loop: 233,358 / 117,204 /
+#: 18,648 at D = 100; 31,604 / 67,657 / 25,018 at D = 200; 8,706 / 25,225 / 11,391 at
+#: D = 400.  On one D = 1000 draw cell of the diagonal chapter (25 networks run to
+#: convergence): 144 s lockstep, 210 s torch loop; 345 s of CPU kernel (beside another job)
+#: (``benchmarks/diagonal_speed.py`` prints the rates at the chapter's D = 50 and at 1000).
+KERNEL_MAX_D = 128
 
 
 @dataclass
@@ -235,6 +239,66 @@ def _gram_on_kernel(state, moments, index, lam, const, rule, rel_step, grow):
     return loss
 
 
+def _gram_lockstep(state, moments, index, lam, const, rule, rel_step, grow):
+    """:func:`train_diagonal_gram` in lockstep (CPU): torch's matrix products, one per
+    sample set for the active networks that use it, with the element-wise work in the
+    compiled ``lockstep_*`` loops of ``transferkit.models._diagonal_kernel``.  Updates
+    ``state`` and ``rule.steps``; returns the final losses ``(B,)``."""
+    w1 = state.w1.detach().numpy().astype(np.float64, copy=True)
+    w2 = state.w2.detach().numpy().astype(np.float64, copy=True)
+    B, _, O, D = w2.shape
+    K = len(moments.mats)
+    mats = [m.cpu() for m in moments.mats]
+    mats_t = [None if g else m.T for m, g in zip(mats, moments.gram)]
+    div = np.array([1.0 if g else float(m.shape[0]) for m, g in zip(mats, moments.gram)])
+    sets = np.ascontiguousarray(index, np.int64)
+    xty = np.ascontiguousarray(moments.xty.cpu().numpy())
+    half_yy = np.ascontiguousarray(const.cpu().numpy())
+    lam_ = np.ascontiguousarray(lam.cpu().numpy())
+    tol = np.broadcast_to(np.asarray(rule.tol.cpu().numpy(), float), (B,)).copy()
+    grow_ = -1.0 if grow is None else float(grow)
+    bt, g, gn = (np.empty((B, O, D)) for _ in range(3))
+    loss, lossn = np.empty(B), np.empty(B)
+    n1, n2 = np.empty_like(w1), np.empty_like(w2)
+    eta, acc = np.full(B, -1.0), np.zeros(B, np.int64)
+    act, nact = np.arange(B, dtype=np.int64), B
+    buf, prod = np.empty((B * O, D)), np.empty((B * O, D))
+    tbuf, tprod = torch.from_numpy(buf), torch.from_numpy(prod)
+    ptr, rowidx = np.empty(K + 1, np.int64), np.empty((B, O), np.int64)
+
+    def grad_loss(g_out, loss_out):
+        """Products of the rows in ``bt`` of the active networks, then gradient and loss."""
+        lockstep_gather(bt, act, nact, sets, K, buf, ptr, rowidx)
+        for k in range(K):
+            lo, hi = int(ptr[k]), int(ptr[k + 1])
+            if hi > lo:
+                a, out = tbuf[lo:hi], tprod[lo:hi]
+                if mats_t[k] is None:
+                    torch.mm(a, mats[k], out=out)                 # G symmetric: beta G
+                else:                                             # (beta X^T) X, / n below
+                    torch.mm(torch.mm(a, mats_t[k]), mats[k], out=out)
+        lockstep_grad_loss(prod, rowidx, act, nact, sets, div, xty, half_yy, bt, g_out,
+                           loss_out)
+
+    lockstep_beta(w1, w2, act, nact, bt)
+    grad_loss(g, loss)
+    t = 0
+    nact, bad = lockstep_stop(loss, tol, act, nact, t, rule.max_steps)
+    while nact and bad < 0:
+        lockstep_trial(w1, w2, g, eta, lam_, act, nact, float(rel_step), grow_, n1, n2, bt)
+        grad_loss(gn, lossn)
+        lockstep_accept(w1, w2, g, loss, eta, acc, n1, n2, gn, lossn, act, nact, grow_)
+        t += 1
+        nact, bad = lockstep_stop(loss, tol, act, nact, t, rule.max_steps)
+    if bad >= 0:
+        rule.bar.close()
+        raise DivergenceError(f"{rule.desc} diverged (non-finite loss at step {t}): {rule.hint}")
+    state.w1, state.w2 = torch.from_numpy(w1), torch.from_numpy(w2)
+    rule.steps = torch.from_numpy(acc)
+    rule.t = t
+    return torch.from_numpy(loss)
+
+
 def _run_chunks(kernel, args, B, rule):
     """Run a compiled kernel (``kernel(*args, lo, hi)`` -> ``(steps, loss, diverged)``) on
     networks ``0..B-1`` in chunks, on a pool of ``torch.get_num_threads()`` threads (the
@@ -332,7 +396,7 @@ def sample_moments(Xs, ys, device=None) -> SampleMoments:
     ------
     ValueError
         Naming ``Xs`` or ``ys``: different lengths, no set, shapes that do not match,
-        non-finite entries, or inputs whose second moments overflow.
+        non-finite entries, or inputs or targets whose moments overflow.
     """
     if len(Xs) != len(ys) or not len(Xs):
         raise ValueError(f"Xs and ys must list the same number (>= 1) of sample sets "
@@ -357,10 +421,13 @@ def sample_moments(Xs, ys, device=None) -> SampleMoments:
             raise ValueError(f"set {k}: Xs[{k}] is too large: its second moments overflow")
         lam.append(np.linalg.eigvalsh(sec)[-1])
         mats.append(torch.as_tensor(m, device=dev))
-    return SampleMoments(mats=tuple(mats), gram=gram,
-                         xty=torch.as_tensor(np.stack([x.T @ v / len(v) for x, v in zip(Xs, ys)]),
-                                             device=dev),
-                         yy=torch.as_tensor(np.array([v @ v / len(v) for v in ys]), device=dev),
+    with np.errstate(over="ignore", invalid="ignore"):        # overflow: refused below
+        xty = np.stack([x.T @ v / len(v) for x, v in zip(Xs, ys)])
+        yy = np.array([v @ v / len(v) for v in ys])
+    if not (np.isfinite(xty).all() and np.isfinite(yy).all()):
+        raise ValueError("ys is too large: X^T y / n or y^T y / n of a set overflows")
+    return SampleMoments(mats=tuple(mats), gram=gram, xty=torch.as_tensor(xty, device=dev),
+                         yy=torch.as_tensor(yy, device=dev),
                          n=torch.as_tensor(np.array([len(v) for v in ys], float), device=dev),
                          lam=torch.as_tensor(np.array(lam), device=dev))
 
@@ -421,17 +488,20 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
         Compaction threshold (``0``: never).
     desc : str
         Name of the run in the progress bar and warnings.
-    engine : {"auto", "torch", "kernel"}
+    engine : {"auto", "torch", "kernel", "lockstep"}
         ``"torch"``: the batched loop above (every device).  ``"kernel"``: the compiled CPU
         kernel (``transferkit.models._diagonal_kernel``), each network to its own stop with
-        the same operations, on ``torch.get_num_threads()`` threads (weights equal to
-        rounding; the same steps unless a loss lands within rounding of its tolerance or a
-        trial step's loss within rounding of the current one).  Each network then reads its
-        sets' moments alone, where the torch loop multiplies all networks of a set in one
-        matrix product: the kernel is the faster for small :math:`D` (about 10 times at the
-        chapter's :math:`D = 50`), the torch loop for large (at :math:`D = 1000` its products
-        run at the speed of BLAS).  ``"auto"``: the kernel for weights on the CPU and
-        :math:`D \le` ``KERNEL_MAX_D`` (200), else torch.
+        the same operations, on ``torch.get_num_threads()`` threads.  Each network then
+        reads its sets' moments alone: the faster for small :math:`D` (about 10 times the
+        torch loop at the chapter's :math:`D = 50`).  ``"lockstep"``: the torch loop's
+        iterations and matrix products (one per sample set, for all the networks that use
+        it) with the element-wise work (steps, trial weights, losses, acceptance, stopping)
+        in compiled loops, which removes the torch loop's per-operation overhead (a draw
+        cell of the chapter at :math:`D = 1000`: 144 s against 210 s); CPU only.  Either compiled engine
+        gives weights equal to the torch loop's up to rounding, and the same steps unless a
+        loss lands within rounding of its tolerance or a trial step's loss within rounding
+        of the current one.  ``"auto"``: on the CPU the kernel for
+        :math:`D \le` ``KERNEL_MAX_D`` (128), else lockstep; torch on other devices.
 
     Raises
     ------
@@ -454,12 +524,15 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
         raise ValueError(f"index must be an integer array of shape {(B, O)} (got {index.shape})")
     if index.size and (index.min() < 0 or index.max() >= K):
         raise ValueError(f"index must lie in [0, {K}) (got {index.min()}..{index.max()})")
-    if engine not in ("auto", "torch", "kernel"):
-        raise ValueError(f"engine must be 'auto', 'torch' or 'kernel' (got {engine!r})")
+    if engine not in ("auto", "torch", "kernel", "lockstep"):
+        raise ValueError(f"engine must be 'auto', 'torch', 'kernel' or 'lockstep' "
+                         f"(got {engine!r})")
     dev = w1.device
-    if engine == "kernel" and dev.type != "cpu":
-        raise ValueError("engine='kernel' needs the weights on the CPU (use engine='torch' or "
-                         "'auto' on other devices)")
+    if engine in ("kernel", "lockstep") and dev.type != "cpu":
+        raise ValueError(f"engine={engine!r} needs the weights on the CPU (use engine='torch' "
+                         f"or 'auto' on other devices)")
+    if engine == "auto" and dev.type == "cpu":
+        engine = "kernel" if D <= KERNEL_MAX_D else "lockstep"
     idx = torch.as_tensor(index, device=dev)
     bv, yy, nn = moments.xty, moments.yy, moments.n
     lam = moments.lam[idx].amax(-1)                                        # (B,)
@@ -468,8 +541,9 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
     curv_frac = min(1.0, 50 * rel_step)
     rule = Descent(B, tol=loss_tol * scale, max_steps=max_steps, device=dev, desc=desc,
                    hint=f"rel_step={rel_step!r} is too large")
-    if engine == "kernel" or (engine == "auto" and dev.type == "cpu" and D <= KERNEL_MAX_D):
-        loss = _gram_on_kernel(state, moments, index, lam, const, rule, rel_step, grow)
+    if engine in ("kernel", "lockstep"):
+        run_on = _gram_on_kernel if engine == "kernel" else _gram_lockstep
+        loss = run_on(state, moments, index, lam, const, rule, rel_step, grow)
         info = rule.finish(loss)
         beta = effective_weights(state)
         return TrainResult(beta.numpy(), info.excess_loss, info.steps, info.converged, state)
