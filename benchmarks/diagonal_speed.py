@@ -89,8 +89,8 @@ def _rates(xform, gform, a, steps, D):
     """Network-steps per second (wall, CPU) of the three trainers, each with
     ``engine="auto"`` (as the chapter runs it: the compiled kernel, or for
     ``train_diagonal_gram`` at D > ``KERNEL_MAX_D`` the lockstep engine) and with each engine,
-    setup cancelled by timing ``steps`` and ``2 * steps`` steps; nothing converges
-    (tolerance 1e-300)."""
+    setup cancelled by timing ``k`` and ``2 * k`` steps (``k = steps``, times 4 until a
+    run takes half a second); nothing converges (tolerance 1e-300)."""
     B = len(a)
     X, y, n = xform
     mom, index = gform
@@ -108,11 +108,16 @@ def _rates(xform, gform, a, steps, D):
     out = {}
     for kind in KINDS:
         run(kind, 2)                                   # compiles the kernels once
-        _, w1, c1 = _timed(lambda: run(kind, steps))
-        _, w2, c2 = _timed(lambda: run(kind, 2 * steps))
+        k = steps
+        while True:                                    # at least 0.5 s per timed run: the
+            _, w1, c1 = _timed(lambda: run(kind, k))   # compiled engines take ~1 us a step
+            _, w2, c2 = _timed(lambda: run(kind, 2 * k))
+            if w2 >= 0.5 or k >= 64 * steps:
+                break
+            k *= 4
         # the difference cancels the setup; where timer noise makes it vanish, the whole run
-        out[kind] = (B * steps / (w2 - w1) if w2 > 1.05 * w1 else 2 * B * steps / w2,
-                     B * steps / (c2 - c1) if c2 > 1.05 * c1 else 2 * B * steps / c2)
+        out[kind] = (B * k / (w2 - w1) if w2 > 1.05 * w1 else 2 * B * k / w2,
+                     B * k / (c2 - c1) if c2 > 1.05 * c1 else 2 * B * k / c2)
     return out
 
 
