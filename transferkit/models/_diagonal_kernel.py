@@ -1,18 +1,27 @@
-r"""Compiled CPU kernel of :func:`transferkit.models.diagonal.train_diagonal`.
+r"""Compiled CPU kernels of the diagonal-network trainers of :mod:`transferkit.models.diagonal`.
 
 A diagonal network of the chapter's size (paper 004 reduced: :math:`D = 50`, tens to a hundred
-samples per task) costs a few thousand multiply-adds per gradient step, so the batched torch
-loop of ``train_diagonal`` is bound by Python's and torch's per-operation overhead (about
-0.5 ms a step for the whole batch), and every network waits for the slowest of its batch.
-The networks are independent: this kernel runs each to its own stop with the same
-floating-point operations (the same step rule, the same stopping rule of
-:class:`~transferkit.models.descent.Descent`, checked at every step), its weights and samples
-in the CPU cache for all of its steps.  Its sums run in sequence (vectorised by the compiler),
-torch's matrix products in BLAS order, so the iterates agree to rounding and the steps taken
-are the same unless a loss lands within rounding of its tolerance
-(``tests/models/test_diagonal.py`` holds the two against each other).  Compiled by numba
-(``cache=True``: once per machine; ``nogil``: threads of one process run disjoint networks
-side by side).
+samples per task) costs a few thousand multiply-adds per gradient step, so a batched torch
+loop is bound by Python's and torch's per-operation overhead (about 0.5 ms a step for the
+whole batch), and every network waits for the slowest of its batch.
+
+* :func:`diagonal_descent` (``train_diagonal``) and :func:`diagonal_gram_descent`
+  (``train_diagonal_gram``) run each network to its own stop, its weights and samples in the
+  CPU cache for all of its steps;
+* the ``lockstep_*`` loops do the element-wise work of ``train_diagonal_gram`` around
+  torch's matrix products (one per sample set for all the networks that use it), for large
+  :math:`D`, where sharing the read of a :math:`D\times D` matrix matters more than the
+  per-operation overhead.
+
+All perform the torch loops' floating-point operations: the same step rule and update,
+written once here (:func:`_step_size`, :func:`_trial`), and the stopping rule of
+:class:`~transferkit.models.descent.Descent`, checked at every step.  Their sums run in
+sequence (vectorised by the compiler), torch's matrix products in BLAS order, so the iterates
+agree to rounding, and the steps taken are the same unless a loss lands within rounding of
+its tolerance or, under the grown step, a trial step's loss within rounding of the current
+one (``tests/models/test_diagonal.py`` holds them against the torch loops).  Compiled by
+numba (``cache=True``: once per machine; ``nogil``: threads of one process run disjoint
+networks side by side).
 """
 
 from __future__ import annotations
@@ -22,7 +31,54 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["diagonal_descent"]
+__all__ = ["diagonal_descent", "diagonal_gram_descent", "lockstep_beta", "lockstep_gather",
+           "lockstep_grad_loss", "lockstep_trial", "lockstep_accept", "lockstep_stop"]
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def _step_size(u1, u2, g, lam, layers, rel_step, eta):
+    r"""The step for one network's weights ``u1`` ``(2, D)``, ``u2`` ``(2, O, D)`` and
+    gradient ``g`` ``(O, D)``: if ``eta < 0`` (not yet set, or the fixed rule)
+    :math:`\min(\min(1, 50\rho)/\kappa,\ \rho/\max|g|)` with the curvature bound
+    :math:`\kappa = \lambda\max_d\sum w_d^2\cdot\text{layers} + \max|g|`, else
+    :math:`\min(\eta, \rho/\max|g|)`, the relative cap :math:`\rho` = ``rel_step`` on a
+    grown step (``models.diagonal.train_diagonal``, ``train_diagonal_gram``)."""
+    O = u2.shape[1]
+    D = u2.shape[2]
+    gmax = 0.0
+    for o in range(O):
+        for d in range(D):
+            gmax = max(gmax, abs(g[o, d]))
+    cap = rel_step / max(gmax, 1e-300)
+    if eta >= 0.0:
+        return min(eta, cap)
+    wmax = 0.0
+    for d in range(D):
+        q = u1[0, d] * u1[0, d] + u1[1, d] * u1[1, d]
+        for o in range(O):
+            q += u2[0, o, d] * u2[0, o, d] + u2[1, o, d] * u2[1, o, d]
+        wmax = max(wmax, q)
+    return min(min(1.0, 50.0 * rel_step) / (lam * wmax * layers + gmax), cap)
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def _trial(u1, u2, g, eta, n1, n2):
+    r"""One gradient step (paper 004, Eq. 20) from ``u1`` ``(2, D)``, ``u2`` ``(2, O, D)``
+    into ``n1``, ``n2``: :math:`w^{(1)}_\pm \mp \eta\sum_o g_o w^{(2)}_{\pm,o}` and
+    :math:`w^{(2)}_{\pm,o} \mp \eta\, g_o w^{(1)}_\pm` (the torch loops' operations, in
+    their order)."""
+    O = u2.shape[1]
+    D = u2.shape[2]
+    for d in range(D):
+        a0 = 0.0
+        a1 = 0.0
+        for o in range(O):
+            a0 += g[o, d] * u2[0, o, d]
+            a1 += g[o, d] * u2[1, o, d]
+            n2[0, o, d] = u2[0, o, d] - eta * (g[o, d] * u1[0, d])
+            n2[1, o, d] = u2[1, o, d] + eta * (g[o, d] * u1[1, d])
+        n1[0, d] = u1[0, d] - eta * a0
+        n1[1, d] = u1[1, d] + eta * a1
 
 
 @numba.njit(cache=True, error_model="numpy", nogil=True, fastmath={"reassoc", "contract"})
@@ -65,7 +121,8 @@ def diagonal_descent(w1, w2, X, y, n, rows, lam, tol, train_first, rel_step, max
     losses = np.zeros(hi - lo)
     beta = np.empty((O, D))
     g = np.empty((O, D))
-    curv_frac = min(1.0, 50.0 * rel_step)
+    n1 = np.empty((2, D))
+    n2 = np.empty((2, O, D))
     layers = 2.0 if train_first else 1.0
     for b in range(lo, hi):
         t = 0
@@ -96,31 +153,11 @@ def diagonal_descent(w1, w2, X, y, n, rows, lam, tol, train_first, rel_step, max
                 return steps, losses, b
             if loss <= tol[b] or t >= max_steps:
                 break
-            gmax = 0.0
-            for o in range(O):
-                for d in range(D):
-                    gmax = max(gmax, abs(g[o, d]))
-            wmax = 0.0
-            for d in range(D):
-                q = w1[b, 0, d] * w1[b, 0, d] + w1[b, 1, d] * w1[b, 1, d]
-                for o in range(O):
-                    q += w2[b, 0, o, d] * w2[b, 0, o, d] + w2[b, 1, o, d] * w2[b, 1, o, d]
-                wmax = max(wmax, q)
-            eta = min(curv_frac / (lam[b] * wmax * layers + gmax),
-                      rel_step / max(gmax, 1e-300))
-            for d in range(D):
-                u0 = w1[b, 0, d]
-                u1 = w1[b, 1, d]
-                a0 = 0.0
-                a1 = 0.0
-                for o in range(O):
-                    a0 += g[o, d] * w2[b, 0, o, d]
-                    a1 += g[o, d] * w2[b, 1, o, d]
-                    w2[b, 0, o, d] -= eta * (g[o, d] * u0)
-                    w2[b, 1, o, d] += eta * (g[o, d] * u1)
-                if train_first:
-                    w1[b, 0, d] = u0 - eta * a0
-                    w1[b, 1, d] = u1 + eta * a1
+            eta = _step_size(w1[b], w2[b], g, lam[b], layers, rel_step, -1.0)
+            _trial(w1[b], w2[b], g, eta, n1, n2)
+            if train_first:
+                w1[b] = n1
+            w2[b] = n2
             t += 1
         steps[b - lo] = t
         losses[b - lo] = loss
@@ -201,7 +238,6 @@ def diagonal_gram_descent(w1, w2, sets, mats, offset, rows, is_gram, xty, half_y
     gn = np.empty((O, D))
     n1 = np.empty((2, D))
     n2 = np.empty((2, O, D))
-    curv_frac = min(1.0, 50.0 * rel_step)
     for b in range(lo, hi):
         loss = _moment_grad(w1[b], w2[b], sets[b], mats, offset, rows, is_gram, xty,
                             half_yy[b], beta, g)
@@ -215,33 +251,9 @@ def diagonal_gram_descent(w1, w2, sets, mats, offset, rows, is_gram, xty, half_y
                 return steps, losses, b
             if loss <= tol[b] or t >= max_steps:
                 break
-            gmax = 0.0
-            for o in range(O):
-                for d in range(D):
-                    gmax = max(gmax, abs(g[o, d]))
-            cap = rel_step / max(gmax, 1e-300)
-            if eta < 0.0 or grow <= 0.0:
-                wmax = 0.0
-                for d in range(D):
-                    q = w1[b, 0, d] * w1[b, 0, d] + w1[b, 1, d] * w1[b, 1, d]
-                    for o in range(O):
-                        q += w2[b, 0, o, d] * w2[b, 0, o, d] + w2[b, 1, o, d] * w2[b, 1, o, d]
-                    wmax = max(wmax, q)
-                eta = min(curv_frac / (lam[b] * wmax * 2.0 + gmax), cap)
-            else:
-                eta = min(eta, cap)
-            for d in range(D):
-                u0 = w1[b, 0, d]
-                u1 = w1[b, 1, d]
-                a0 = 0.0
-                a1 = 0.0
-                for o in range(O):
-                    a0 += g[o, d] * w2[b, 0, o, d]
-                    a1 += g[o, d] * w2[b, 1, o, d]
-                    n2[0, o, d] = w2[b, 0, o, d] - eta * (g[o, d] * u0)
-                    n2[1, o, d] = w2[b, 1, o, d] + eta * (g[o, d] * u1)
-                n1[0, d] = u0 - eta * a0
-                n1[1, d] = u1 + eta * a1
+            eta = _step_size(w1[b], w2[b], g, lam[b], 2.0, rel_step,
+                             -1.0 if grow <= 0.0 else eta)
+            _trial(w1[b], w2[b], g, eta, n1, n2)
             lossn = _moment_grad(n1, n2, sets[b], mats, offset, rows, is_gram, xty,
                                  half_yy[b], beta, gn)
             t += 1
@@ -327,38 +339,13 @@ def lockstep_trial(w1, w2, g, eta, lam, act, nact, rel_step, grow, n1, n2, bt):
     :math:`\beta` into ``bt``."""
     O = w2.shape[2]
     D = w2.shape[3]
-    curv_frac = min(1.0, 50.0 * rel_step)
     for j in range(nact):
         b = act[j]
-        gmax = 0.0
+        eta[b] = _step_size(w1[b], w2[b], g[b], lam[b], 2.0, rel_step,
+                            -1.0 if grow <= 0.0 else eta[b])
+        _trial(w1[b], w2[b], g[b], eta[b], n1[b], n2[b])
         for o in range(O):
             for d in range(D):
-                gmax = max(gmax, abs(g[b, o, d]))
-        cap = rel_step / max(gmax, 1e-300)
-        if eta[b] < 0.0 or grow <= 0.0:
-            wmax = 0.0
-            for d in range(D):
-                q = w1[b, 0, d] * w1[b, 0, d] + w1[b, 1, d] * w1[b, 1, d]
-                for o in range(O):
-                    q += w2[b, 0, o, d] * w2[b, 0, o, d] + w2[b, 1, o, d] * w2[b, 1, o, d]
-                wmax = max(wmax, q)
-            eta[b] = min(curv_frac / (lam[b] * wmax * 2.0 + gmax), cap)
-        else:
-            eta[b] = min(eta[b], cap)
-        e = eta[b]
-        for d in range(D):
-            u0 = w1[b, 0, d]
-            u1 = w1[b, 1, d]
-            a0 = 0.0
-            a1 = 0.0
-            for o in range(O):
-                a0 += g[b, o, d] * w2[b, 0, o, d]
-                a1 += g[b, o, d] * w2[b, 1, o, d]
-                n2[b, 0, o, d] = w2[b, 0, o, d] - e * (g[b, o, d] * u0)
-                n2[b, 1, o, d] = w2[b, 1, o, d] + e * (g[b, o, d] * u1)
-            n1[b, 0, d] = u0 - e * a0
-            n1[b, 1, d] = u1 + e * a1
-            for o in range(O):
                 bt[b, o, d] = n2[b, 0, o, d] * n1[b, 0, d] - n2[b, 1, o, d] * n1[b, 1, d]
 
 
