@@ -36,6 +36,15 @@ __all__ = ["diagonal_descent", "diagonal_gram_descent", "lockstep_beta", "lockst
 
 
 @numba.njit(cache=True, error_model="numpy", nogil=True)
+def _beta(u1, u2, out):
+    r""":math:`\beta_o = w^{(2)}_{+,o}w^{(1)}_+ - w^{(2)}_{-,o}w^{(1)}_-` (paper 004, Eq. 25)
+    of one network's weights ``u1`` ``(2, D)``, ``u2`` ``(2, O, D)`` into ``out`` ``(O, D)``."""
+    for o in range(u2.shape[1]):
+        for d in range(u2.shape[2]):
+            out[o, d] = u2[0, o, d] * u1[0, d] - u2[1, o, d] * u1[1, d]
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
 def _step_size(u1, u2, g, lam, layers, rel_step, eta):
     r"""The step for one network's weights ``u1`` ``(2, D)``, ``u2`` ``(2, O, D)`` and
     gradient ``g`` ``(O, D)``: if ``eta < 0`` (not yet set, or the fixed rule)
@@ -127,9 +136,7 @@ def diagonal_descent(w1, w2, X, y, n, rows, lam, tol, train_first, rel_step, max
     for b in range(lo, hi):
         t = 0
         while True:
-            for o in range(O):
-                for d in range(D):
-                    beta[o, d] = w2[b, 0, o, d] * w1[b, 0, d] - w2[b, 1, o, d] * w1[b, 1, d]
+            _beta(w1[b], w2[b], beta)
             loss = 0.0
             for o in range(O):
                 for d in range(D):
@@ -175,9 +182,7 @@ def _moment_grad(u1, u2, sets, mats, offset, rows, is_gram, xty, half_yy, beta, 
     :math:`G_k\beta = X_k^\top(X_k\beta)/n_k`."""
     O = u2.shape[1]
     D = u2.shape[2]
-    for o in range(O):
-        for d in range(D):
-            beta[o, d] = u2[0, o, d] * u1[0, d] - u2[1, o, d] * u1[1, d]
+    _beta(u1, u2, beta)
     loss = 0.0
     for o in range(O):
         k = sets[o]
@@ -282,6 +287,9 @@ def diagonal_gram_descent(w1, w2, sets, mats, offset, rows, is_gram, xty, half_y
 def lockstep_beta(w1, w2, act, nact, bt):
     r""":math:`\beta = w^{(2)}_+w^{(1)}_+ - w^{(2)}_-w^{(1)}_-` of the networks ``act[:nact]``
     into ``bt`` ``(B, O, D)``."""
+    # written out, not _beta: through the helper numba contracts this product to a fused
+    # multiply-add here, which changes the lockstep engine's rounding (and with it the grown
+    # step's printed step counts) against the runs the chapter's prose reports
     O = w2.shape[2]
     D = w2.shape[3]
     for j in range(nact):
@@ -337,15 +345,13 @@ def lockstep_trial(w1, w2, g, eta, lam, act, nact, rel_step, grow, n1, n2, bt):
     r"""The step of :func:`diagonal_gram_descent` for the active networks (``eta[b] < 0``:
     not yet set, the curvature rule): trial weights into ``n1``, ``n2`` and their
     :math:`\beta` into ``bt``."""
-    O = w2.shape[2]
-    D = w2.shape[3]
     for j in range(nact):
         b = act[j]
         eta[b] = _step_size(w1[b], w2[b], g[b], lam[b], 2.0, rel_step,
                             -1.0 if grow <= 0.0 else eta[b])
         _trial(w1[b], w2[b], g[b], eta[b], n1[b], n2[b])
-        for o in range(O):
-            for d in range(D):
+        for o in range(w2.shape[2]):                 # not _beta: see lockstep_beta
+            for d in range(w2.shape[3]):
                 bt[b, o, d] = n2[b, 0, o, d] * n1[b, 0, d] - n2[b, 1, o, d] * n1[b, 1, d]
 
 

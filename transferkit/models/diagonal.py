@@ -147,13 +147,8 @@ def train_diagonal(state: DiagonalState, X, y, n, *, train_first: bool = True, r
     rel_step = check_positive("rel_step", rel_step)
     loss_tol = check_positive("loss_tol", loss_tol)
     max_steps = check_int("max_steps", max_steps, 1)
-    if engine not in ("auto", "torch", "kernel"):
-        raise ValueError(f"engine must be 'auto', 'torch' or 'kernel' (got {engine!r})")
-    on_cpu = state.w1.device.type == "cpu"
-    if engine == "kernel" and not on_cpu:
-        raise ValueError("engine='kernel' needs the weights on the CPU (use engine='torch' or "
-                         "'auto' on other devices)")
     dev = state.w1.device
+    engine = _check_engine(engine, ("auto", "torch", "kernel"), dev)
     X = torch.as_tensor(np.asarray(X, float), device=dev)
     y = torch.as_tensor(np.asarray(y, float), device=dev)
     n = torch.as_tensor(np.asarray(n, float), device=dev)
@@ -172,11 +167,9 @@ def train_diagonal(state: DiagonalState, X, y, n, *, train_first: bool = True, r
     curv_frac = min(1.0, 50 * rel_step)
     rule = Descent(B, tol=loss_tol * scale, max_steps=max_steps, device=dev,
                    desc="diagonal networks", hint=f"rel_step={rel_step!r} is too large")
-    if engine == "kernel" or (engine == "auto" and on_cpu):
+    if engine == "kernel" or (engine == "auto" and dev.type == "cpu"):
         loss = _on_kernel(state, X, y, n, lam, rule, train_first, rel_step)
-        info = rule.finish(loss)
-        beta = effective_weights(state)
-        return TrainResult(beta.numpy(), info.excess_loss, info.steps, info.converged, state)
+        return _result(state, rule, loss)
     while True:
         beta = w2[:, 0] * w1[:, 0, None] - w2[:, 1] * w1[:, 1, None]    # (B, O, D)
         r = (X @ beta[..., None])[..., 0] - y                            # (B, O, N)
@@ -193,22 +186,48 @@ def train_diagonal(state: DiagonalState, X, y, n, *, train_first: bool = True, r
         w2 = w2 - eta[:, None, None, None] * g2
         rule.advance()
     state.w1, state.w2 = w1, w2
-    info = rule.finish(loss)                       # warns about unconverged networks
+    return _result(state, rule, loss)
+
+
+def _check_engine(engine, choices, device) -> str:
+    """``engine`` if it is one of ``choices`` and, for a compiled one, the weights are on
+    the CPU; else a ``ValueError`` naming it."""
+    if engine not in choices:
+        names = [repr(c) for c in choices]
+        raise ValueError(f"engine must be {', '.join(names[:-1])} or {names[-1]} "
+                         f"(got {engine!r})")
+    if engine not in ("auto", "torch") and device.type != "cpu":
+        raise ValueError(f"engine={engine!r} needs the weights on the CPU (use engine='torch' "
+                         f"or 'auto' on other devices)")
+    return engine
+
+
+def _result(state, rule, loss) -> TrainResult:
+    """The :class:`TrainResult` of a finished run (``loss``: the final losses ``(B,)``),
+    warning about unconverged networks on behalf of the trainer's caller."""
+    info = rule.finish(loss, stacklevel=4)
     beta = effective_weights(state)
     return TrainResult(beta.cpu().numpy(), info.excess_loss, info.steps, info.converged, state)
+
+
+def _host_copy(state, rule):
+    """Float64 numpy copies of the weights ``state.w1``, ``state.w2`` for a compiled
+    engine, and the per-network loss tolerance of ``rule`` ``(B,)``."""
+    w1 = state.w1.detach().cpu().numpy().astype(np.float64, copy=True)
+    w2 = state.w2.detach().cpu().numpy().astype(np.float64, copy=True)
+    tol = np.broadcast_to(np.asarray(rule.tol.cpu().numpy(), float), (w1.shape[0],)).copy()
+    return w1, w2, tol
 
 
 def _on_kernel(state, X, y, n, lam, rule, train_first, rel_step):
     """:func:`train_diagonal` on the compiled kernel (CPU): updates ``state`` and
     ``rule.steps``; returns the final losses ``(B,)``."""
-    w1 = state.w1.detach().numpy().astype(np.float64, copy=True)
-    w2 = state.w2.detach().numpy().astype(np.float64, copy=True)
+    w1, w2, tol = _host_copy(state, rule)
     Xn, yn = np.ascontiguousarray(X.numpy()), np.ascontiguousarray(y.numpy())
     # rows that enter: up to the last row of X or y that is not zero (padding contributes
     # exact zeros to the loss and the gradient in either engine)
     nz = (Xn != 0).any(-1) | (yn != 0)                                   # (B, O, N)
     rows = np.where(nz.any(-1), nz.shape[-1] - np.argmax(nz[..., ::-1], -1), 0).astype(np.int64)
-    tol = np.broadcast_to(np.asarray(rule.tol.cpu().numpy(), float), (X.shape[0],)).copy()
     loss = _run_chunks(diagonal_descent, (w1, w2, Xn, yn, np.ascontiguousarray(n.numpy()), rows,
                                           np.ascontiguousarray(lam.numpy()), tol,
                                           bool(train_first), float(rel_step),
@@ -226,10 +245,8 @@ def _gram_on_kernel(state, moments, index, lam, const, rule, rel_step, grow):
     offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     flat = np.concatenate([m.ravel() for m in mats])
     rows = np.array([m.shape[0] for m in mats], np.int64)
-    w1 = state.w1.detach().numpy().astype(np.float64, copy=True)
-    w2 = state.w2.detach().numpy().astype(np.float64, copy=True)
+    w1, w2, tol = _host_copy(state, rule)
     B = w1.shape[0]
-    tol = np.broadcast_to(np.asarray(rule.tol.cpu().numpy(), float), (B,)).copy()
     args = (w1, w2, np.ascontiguousarray(index, np.int64), flat, offset, rows,
             np.array(moments.gram, np.bool_), np.ascontiguousarray(moments.xty.cpu().numpy()),
             np.ascontiguousarray(const.cpu().numpy()), np.ascontiguousarray(lam.cpu().numpy()),
@@ -244,8 +261,7 @@ def _gram_lockstep(state, moments, index, lam, const, rule, rel_step, grow):
     sample set for the active networks that use it, with the element-wise work in the
     compiled ``lockstep_*`` loops of ``transferkit.models._diagonal_kernel``.  Updates
     ``state`` and ``rule.steps``; returns the final losses ``(B,)``."""
-    w1 = state.w1.detach().numpy().astype(np.float64, copy=True)
-    w2 = state.w2.detach().numpy().astype(np.float64, copy=True)
+    w1, w2, tol = _host_copy(state, rule)
     B, _, O, D = w2.shape
     K = len(moments.mats)
     mats = [m.cpu() for m in moments.mats]
@@ -255,7 +271,6 @@ def _gram_lockstep(state, moments, index, lam, const, rule, rel_step, grow):
     xty = np.ascontiguousarray(moments.xty.cpu().numpy())
     half_yy = np.ascontiguousarray(const.cpu().numpy())
     lam_ = np.ascontiguousarray(lam.cpu().numpy())
-    tol = np.broadcast_to(np.asarray(rule.tol.cpu().numpy(), float), (B,)).copy()
     grow_ = -1.0 if grow is None else float(grow)
     bt, g, gn = (np.empty((B, O, D)) for _ in range(3))
     loss, lossn = np.empty(B), np.empty(B)
@@ -497,10 +512,10 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
         iterations and matrix products (one per sample set, for all the networks that use
         it) with the element-wise work (steps, trial weights, losses, acceptance, stopping)
         in compiled loops, which removes the torch loop's per-operation overhead (a draw
-        cell of the chapter at :math:`D = 1000`: 144 s against 210 s); CPU only.  Either compiled engine
-        gives weights equal to the torch loop's up to rounding, and the same steps unless a
-        loss lands within rounding of its tolerance or a trial step's loss within rounding
-        of the current one.  ``"auto"``: on the CPU the kernel for
+        cell of the chapter at :math:`D = 1000`: 144 s against 210 s); CPU only.  Either
+        compiled engine gives weights equal to the torch loop's up to rounding, and the same
+        steps unless a loss lands within rounding of its tolerance or a trial step's loss
+        within rounding of the current one.  ``"auto"``: on the CPU the kernel for
         :math:`D \le` ``KERNEL_MAX_D`` (128), else lockstep; torch on other devices.
 
     Raises
@@ -524,13 +539,8 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
         raise ValueError(f"index must be an integer array of shape {(B, O)} (got {index.shape})")
     if index.size and (index.min() < 0 or index.max() >= K):
         raise ValueError(f"index must lie in [0, {K}) (got {index.min()}..{index.max()})")
-    if engine not in ("auto", "torch", "kernel", "lockstep"):
-        raise ValueError(f"engine must be 'auto', 'torch', 'kernel' or 'lockstep' "
-                         f"(got {engine!r})")
     dev = w1.device
-    if engine in ("kernel", "lockstep") and dev.type != "cpu":
-        raise ValueError(f"engine={engine!r} needs the weights on the CPU (use engine='torch' "
-                         f"or 'auto' on other devices)")
+    engine = _check_engine(engine, ("auto", "torch", "kernel", "lockstep"), dev)
     if engine == "auto" and dev.type == "cpu":
         engine = "kernel" if D <= KERNEL_MAX_D else "lockstep"
     idx = torch.as_tensor(index, device=dev)
@@ -544,9 +554,7 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
     if engine in ("kernel", "lockstep"):
         run_on = _gram_on_kernel if engine == "kernel" else _gram_lockstep
         loss = run_on(state, moments, index, lam, const, rule, rel_step, grow)
-        info = rule.finish(loss)
-        beta = effective_weights(state)
-        return TrainResult(beta.numpy(), info.excess_loss, info.steps, info.converged, state)
+        return _result(state, rule, loss)
     w1_out, w2_out = w1.clone(), w2.clone()
     loss_out = torch.zeros(B, dtype=w1.dtype, device=dev)
 
@@ -610,9 +618,7 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
     else:
         w1_out[rule.idx], w2_out[rule.idx], loss_out[rule.idx] = w1, w2, loss
     state.w1, state.w2 = w1_out, w2_out
-    info = rule.finish(loss_out)
-    beta = effective_weights(state)
-    return TrainResult(beta.cpu().numpy(), info.excess_loss, info.steps, info.converged, state)
+    return _result(state, rule, loss_out)
 
 
 def q_min_interpolant(X, y, w1_0, w2_0, *, tol: float = 1e-12, max_iter: int = 200):
