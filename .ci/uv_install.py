@@ -10,7 +10,8 @@ reads neither pip's configuration files nor ``PIP_*`` variables, so this script 
 its configuration (``pip config list``, which shows the files and the environment alike) and
 passes the settings that change what gets installed to ``uv pip install`` as options:
 
-- ``index-url``, ``extra-index-url``, ``find-links``, ``constraint`` (same meaning), with
+- ``index-url``, ``extra-index-url``, ``find-links``, ``constraint``, ``no-index`` (same
+  meaning) and ``trusted-host`` (``--allow-insecure-host``), with
   ``--index-strategy unsafe-best-match``: like pip, take the best version from all indexes
   (uv's default takes the first index that has the package);
 - ``cert`` as ``SSL_CERT_FILE`` and ``timeout`` (``PIP_DEFAULT_TIMEOUT``) as ``UV_HTTP_TIMEOUT``.
@@ -31,7 +32,12 @@ from pathlib import Path
 
 #: pip option -> uv option, for the options that take one or more values.
 LIST_OPTIONS = {"index-url": "--index-url", "extra-index-url": "--extra-index-url",
-                "find-links": "--find-links", "constraint": "--constraint"}
+                "find-links": "--find-links", "constraint": "--constraints",
+                "trusted-host": "--allow-insecure-host"}
+#: pip switch -> uv switch.
+FLAG_OPTIONS = {"no-index": "--no-index"}
+#: how pip's configuration writes a switch that is on.
+TRUE = ("1", "true", "yes", "on")
 #: pip option -> environment variable of uv.
 ENV_OPTIONS = {"cert": "SSL_CERT_FILE", "timeout": "UV_HTTP_TIMEOUT",
                "default-timeout": "UV_HTTP_TIMEOUT"}   # PIP_DEFAULT_TIMEOUT
@@ -59,6 +65,7 @@ def uv_options(settings: dict[str, str]) -> tuple[list[str], dict[str, str]]:
     for key, option in LIST_OPTIONS.items():
         for value in settings.get(key, "").split():
             args += [option, value]
+    args += [flag for key, flag in FLAG_OPTIONS.items() if settings.get(key, "").lower() in TRUE]
     env = {var: settings[key] for key, var in ENV_OPTIONS.items() if settings.get(key)}
     return args, env
 

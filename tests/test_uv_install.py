@@ -28,7 +28,7 @@ def test_the_machines_configuration_becomes_uv_options():
                     "--extra-index-url", "file:///opt/pypi/simple",
                     "--extra-index-url", "file:///opt/pypi-more/simple",
                     "--find-links", "/opt/wheels",          # PIP_FIND_LINKS wins over the file
-                    "--constraint", "/etc/xdg/pip/constraints.txt"]
+                    "--constraints", "/etc/xdg/pip/constraints.txt"]
     assert env == {"SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt", "UV_HTTP_TIMEOUT": "180"}
 
 
@@ -50,3 +50,12 @@ def test_settings_of_other_sections_and_odd_lines_are_ignored():
     listing = "freeze.find-links='/x'\nnot a setting\nglobal.no-cache-dir='1'\n"
     assert uv_install.uv_options(uv_install.pip_settings(listing)) == (
         ["--index-strategy", "unsafe-best-match"], {})
+
+
+def test_offline_switch_and_trusted_hosts():
+    listing = ":env:.no-index='1'\nglobal.no-index='false'\nglobal.trusted-host='a.local b.local'\n"
+    args, _ = uv_install.uv_options(uv_install.pip_settings(listing))
+    assert args == ["--index-strategy", "unsafe-best-match", "--allow-insecure-host", "a.local",
+                    "--allow-insecure-host", "b.local", "--no-index"]
+    args, _ = uv_install.uv_options(uv_install.pip_settings("global.no-index='false'\n"))
+    assert "--no-index" not in args
