@@ -98,6 +98,17 @@ def test_non_finite_loss_raises_divergence_error_naming_the_fix():
     assert issubclass(DivergenceError, ValueError) and issubclass(DivergenceError, FloatingPointError)
 
 
+def test_diverged_is_the_error_of_stop_for_a_compiled_engine():
+    """``diverged(step)``: what a compiled engine raises for a non-finite loss it found, the
+    same message as :meth:`Descent.stop`'s."""
+    rule = Descent(2, tol=1e-8, max_steps=10, device="cpu", desc="toy", hint="lower eta")
+    err = rule.diverged(7)
+    assert isinstance(err, DivergenceError)
+    assert str(err) == "toy diverged (non-finite loss at step 7): lower eta"
+    assert str(Descent(1, tol=1.0, max_steps=1, device="cpu", desc="toy").diverged(0)) == \
+        "toy diverged (non-finite loss at step 0)"
+
+
 def test_per_instance_false_keeps_every_instance_stepping():
     rule = Descent(2, tol=0.5, max_steps=10, device="cpu", per_instance=False)
     assert not rule.stop(torch.tensor([0.1, 1.0]))

@@ -34,7 +34,7 @@ from .. import config
 from .._validate import check_array, check_int, check_positive
 from ..streams import keyed_rng, unit_rows
 from ._chain_kernel import chain_descent
-from .descent import Descent, DivergenceError
+from .descent import Descent
 from .device import as_tensor
 
 __all__ = ["init_deep_linear", "right_products", "end_to_end", "layer_gradients", "feature_map", "curvature_bound", "balanced_weights", "pretrain_gd", "deep_finetune_sim", "frozen_first_layer_gd", "Quadratic", "population_objective", "empirical_objective", "gradient_descent", "feature_subspace", "linear_transfer", "ridge_linear_transfer", "train_scratch", "finetune", "weight_decay_minimiser", "RankOneChain", "rank_one_chain", "finetune_chain"]
@@ -949,8 +949,7 @@ def _chain_on_kernel(z0, c0, lam, target, loss_tol, max_steps, step_scale, flow_
                                         -1.0 if flow_tol is None else float(flow_tol),
                                         int(check_every))
             if bad >= 0:
-                raise DivergenceError(f"{desc} diverged (non-finite loss at step {int(st[bad])})"
-                                      f": {hint}")
+                raise rule.diverged(int(st[bad]))
             steps[lo:hi], excess[lo:hi] = st, ex
             bar.update(hi - lo)
     rule.steps = torch.from_numpy(steps)

@@ -169,9 +169,7 @@ class Descent:
         Raises :class:`DivergenceError` if any loss is not finite.
         """
         if not bool(torch.isfinite(loss).all()):
-            self.bar.close()
-            raise DivergenceError(f"{self.desc} diverged (non-finite loss at step {self.t})"
-                                  + (f": {self.hint}" if self.hint else ""))
+            raise self.diverged(self.t)
         if self.per_instance:
             self.active &= loss > self._tol_work
         else:
@@ -183,6 +181,13 @@ class Descent:
         if self.bar.disable is False:
             self.bar.set_postfix(converged=f"{int((~self.active).sum())}/{self.active.numel()}")
         return False
+
+    def diverged(self, step: int) -> DivergenceError:
+        """The :class:`DivergenceError` of a non-finite loss at ``step`` (the progress bar
+        closed): ``raise rule.diverged(step)``, also where a compiled engine found it."""
+        self.bar.close()
+        return DivergenceError(f"{self.desc} diverged (non-finite loss at step {step})"
+                               + (f": {self.hint}" if self.hint else ""))
 
     def retire(self, mask: torch.Tensor) -> None:
         """Stop the instances in ``mask`` for a reason of the trainer's own (a stall, a horizon)."""

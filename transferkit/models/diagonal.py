@@ -37,7 +37,7 @@ from .._validate import check_fraction, check_int, check_positive
 from ._diagonal_kernel import (diagonal_descent, diagonal_gram_descent, lockstep_accept,
                                lockstep_beta, lockstep_gather, lockstep_grad_loss, lockstep_stop,
                                lockstep_trial)
-from .descent import Descent, DivergenceError, bold_driver, keep_where
+from .descent import Descent, bold_driver, keep_where
 from .device import default_device
 
 __all__ = ["DiagonalState", "init_state", "effective_weights", "train_diagonal", "SampleMoments",
@@ -306,8 +306,7 @@ def _gram_lockstep(state, moments, index, lam, const, rule, rel_step, grow):
         t += 1
         nact, bad = lockstep_stop(loss, tol, act, nact, t, rule.max_steps)
     if bad >= 0:
-        rule.bar.close()
-        raise DivergenceError(f"{rule.desc} diverged (non-finite loss at step {t}): {rule.hint}")
+        raise rule.diverged(t)
     state.w1, state.w2 = torch.from_numpy(w1), torch.from_numpy(w2)
     rule.steps = torch.from_numpy(acc)
     rule.t = t
@@ -331,9 +330,7 @@ def _run_chunks(kernel, args, B, rule):
             out = list(pool.map(lambda lh: kernel(*args, *lh), bounds))
     for (lo, _), (st, _, bad) in zip(bounds, out):
         if bad >= 0:
-            rule.bar.close()
-            raise DivergenceError(f"{rule.desc} diverged (non-finite loss at step "
-                                  f"{int(st[bad - lo])}): {rule.hint}")
+            raise rule.diverged(int(st[bad - lo]))
     steps = np.concatenate([o[0] for o in out])
     rule.steps = torch.from_numpy(steps)
     rule.t = int(steps.max(initial=0))
