@@ -105,3 +105,73 @@ def test_kmeans_inertia_and_alignment_on_planted_clusters():
     a0 = a.copy()
     a0[:8] = 0
     assert stats.kmeans_inertia(W, a0, 2)[0] < 1e-6
+
+
+def _mtl_problem(seed=3, B=4, d=4, H=8, sizes=(12, 7), small=0.05, init=0.3):
+    """Two tasks on one shared first layer: inputs zero-padded per network, labels of two
+    ReLU teachers (the second of small magnitude), small initial weights."""
+    rng = np.random.default_rng(seed)
+    t = lambda x: torch.as_tensor(x, dtype=torch.float64)  # noqa: E731
+    Xs, ys, ns = [], [], []
+    for o, (N, mag) in enumerate(zip(sizes, (1.0, small))):
+        X = rng.standard_normal((B, N, d))
+        n = np.array([N - (b % 3) for b in range(B)], float)
+        for b in range(B):
+            X[b, int(n[b]):] = 0
+        y = mag * np.maximum(X @ rng.standard_normal(d), 0)
+        Xs.append(t(X))
+        ys.append(t(y))
+        ns.append(n)
+    W0, A0 = init * rng.standard_normal((B, H, d)), init * rng.standard_normal((B, H, 2))
+    return t(W0), t(A0), Xs, ys, ns
+
+
+def test_mtl_gradient_matches_autograd(one_thread):
+    """Eq. 31's network on the sum of the tasks' mean losses: loss terms and gradients of
+    mtl_loss_and_grads against autograd of the loss written out."""
+    W0, A0, Xs, ys, ns = _mtl_problem()
+    W, A = W0.clone().requires_grad_(True), A0.clone().requires_grad_(True)
+    terms = [0.5 * ((models.relu.forward(W, A[..., o], X) - y) ** 2).sum(1) / torch.as_tensor(n)
+             for o, (X, y, n) in enumerate(zip(Xs, ys, ns))]
+    sum(terms).sum().backward()
+    losses, gW, gA = models.relu.mtl_loss_and_grads(W0, A0, Xs, ys,
+                                                    [torch.as_tensor(n) for n in ns])
+    torch.testing.assert_close(losses, torch.stack(terms, 1).detach())
+    torch.testing.assert_close(gW, W.grad)
+    torch.testing.assert_close(gA, A.grad)
+
+
+def test_mtl_with_one_task_is_train_units(one_thread):
+    """With one task the multi-task trainer takes train_units' steps: the same weights bit
+    for bit at a common step cap (neither converged)."""
+    W0, A0, Xs, ys, ns = _mtl_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        W1, a1, _, s1, c1 = models.relu.train_units(W0, A0[..., 0], Xs[0], ys[0], ns[0],
+                                                    loss_tol=1e-14, max_steps=200)
+        W2, A2, _, s2, c2 = models.relu.train_units_mtl(W0, A0[..., :1], Xs[:1], ys[:1], ns[:1],
+                                                        loss_tol=1e-14, max_steps=200)
+    assert not c1.any() and not c2.any() and (s1 == 200).all() and (s2 == 200).all()
+    torch.testing.assert_close(W2, W1, rtol=0, atol=0)
+    torch.testing.assert_close(A2[..., 0], a1, rtol=0, atol=0)
+
+
+def test_mtl_fits_every_task_to_its_own_tolerance(one_thread):
+    """A network stops only when each task's loss is below loss_tol times that task's mean
+    squared label (the second task's labels are 5 times smaller); the returned losses are
+    those of the returned weights; compaction is bookkeeping (the same results bit for bit);
+    bad shapes are refused."""
+    W0, A0, Xs, ys, ns = _mtl_problem(seed=4, small=0.2)
+    runs = {c: models.relu.train_units_mtl(W0, A0, Xs, ys, ns, loss_tol=1e-3, max_steps=4000,
+                                           compact=c) for c in (0.0, 0.9)}
+    W, A, losses, steps, conv = runs[0.0]
+    assert conv.all() and len(set(steps.tolist())) > 1
+    nt = [torch.as_tensor(n) for n in ns]
+    scale = torch.stack([(y ** 2).sum(1) / n for y, n in zip(ys, nt)], 1)
+    assert ((losses / scale) <= 1e-3).all()
+    torch.testing.assert_close(losses, models.relu.mtl_loss_and_grads(W, A, Xs, ys, nt)[0],
+                               rtol=0, atol=0)
+    for k in range(5):
+        torch.testing.assert_close(runs[0.9][k], runs[0.0][k], rtol=0, atol=0)
+    with pytest.raises(ValueError, match="one entry per column of A"):
+        models.relu.train_units_mtl(W0, A0, Xs[:1], ys[:1], ns[:1])

@@ -28,7 +28,7 @@ from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
 from .descent import Descent, bold_driver, keep_where
 from .device import as_tensor, default_device
 
-__all__ = ["check_earlier_stops", "InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "init_ntk", "train_ntk", "NTKTrainInfo", "MeanFieldInfo", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "sample_loss_grad", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "hidden_representation", "loss_and_grads"]
+__all__ = ["check_earlier_stops", "InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "init_ntk", "train_ntk", "NTKTrainInfo", "MeanFieldInfo", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "sample_loss_grad", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "train_units_mtl", "mtl_loss_and_grads", "hidden_representation", "loss_and_grads"]
 
 
 TEACHER_STREAM, INIT_STREAM, DATA_STREAM, SCRATCH_STREAM, TEST_STREAM = 10, 11, 12, 13, 14
@@ -1203,3 +1203,110 @@ def train_units(W, a, X, y, n, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
         W_out[rule.idx], a_out[rule.idx], loss_out[rule.idx] = W, a, loss
     rule.finish(loss_out)                              # warns about unconverged networks
     return W_out, a_out, loss_out, rule.steps, loss_out <= rule.tol
+
+
+def mtl_loss_and_grads(W, A, Xs, ys, ns):
+    r"""Multi-task loss of a shared first layer and its gradients (paper 004, Eq. 31).
+
+    The network of Eq. 31 with :math:`O` outputs, :math:`f_o(x) = \sum_h A_{ho}
+    (\langle w_h, x\rangle)_+`, each output trained on its own task's samples; the loss is the
+    sum of the tasks' mean losses, as for the multi-task diagonal networks (paper 004, Eq. 8),
+
+    .. math:: L = \sum_{o=1}^{O} \frac{1}{2 n_o}\,\|f_o(X_o) - y_o\|^2 .
+
+    Parameters
+    ----------
+    W : tensor ``(B, H, d)``
+        Shared first layer.
+    A : tensor ``(B, H, O)``
+        Readouts, one column per task.
+    Xs, ys, ns : sequences of length ``O``
+        Per task: inputs ``(B, N_o, d)`` and labels ``(B, N_o)``, zero beyond ``ns[o][b]``
+        samples, and the sample counts (tensors ``(B,)``).
+
+    Returns
+    -------
+    losses : tensor ``(B, O)``
+        The terms :math:`\frac{1}{2n_o}\|f_o(X_o)-y_o\|^2`.
+    gW : tensor ``(B, H, d)``
+        :math:`\partial L/\partial W`, the sum over tasks.
+    gA : tensor ``(B, H, O)``
+        :math:`\partial L/\partial A`.
+    """
+    parts = [loss_and_grads(W, A[..., o], X, y, n) for o, (X, y, n) in enumerate(zip(Xs, ys, ns))]
+    gW = parts[0][1]
+    for part in parts[1:]:
+        gW = gW + part[1]
+    return (torch.stack([p[0] for p in parts], 1), gW, torch.stack([p[2] for p in parts], -1))
+
+
+def train_units_mtl(W, A, Xs, ys, ns, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
+                    max_steps: int = 100_000, compact: float = 0.5):
+    r"""Multi-task learning (MTL): full-batch gradient descent on both layers of Eq. 31's
+    network with a shared first layer, on the loss of :func:`mtl_loss_and_grads` (paper 004,
+    App. B.2; its implicit bias is the :math:`\ell_{1,2}` norm of Eq. 35 over the units'
+    readout vectors).
+
+    The step is ``lr_scale`` over a bound on the curvature, the sum over tasks of the bound
+    of :func:`train_units`,
+    :math:`\sum_o\lambda_{\max}(X_o^\top X_o/n_o)\,(\|A_{:,o}\|^2+\max_h\|w_h\|^2)+\|\nabla\|`,
+    recomputed every step.  A network stops when *every* task's loss is below ``loss_tol``
+    times that task's mean :math:`y_o^2` (so that a task of small labels is fitted as
+    closely, relative to its scale, as a task of large ones).  Stopped networks leave the
+    working tensors as in :func:`train_units` (``compact``).
+
+    Parameters
+    ----------
+    W, A, Xs, ys, ns
+        As in :func:`mtl_loss_and_grads`; ``ns`` may be numpy arrays.
+
+    Returns
+    -------
+    W, A : tensors
+        The trained weights.
+    losses : tensor ``(B, O)``
+        The final per-task loss terms.
+    steps : tensor ``(B,)``
+    converged : tensor of bool ``(B,)``
+    """
+    lr_scale, loss_tol = check_positive("lr_scale", lr_scale), check_positive("loss_tol", loss_tol)
+    max_steps = check_int("max_steps", max_steps, 1)
+    compact = check_fraction("compact", compact)
+    Xs, ys = list(Xs), list(ys)
+    if not (len(Xs) == len(ys) == len(ns) == A.shape[-1]) or A.ndim != 3:
+        raise ValueError(f"Xs, ys and ns must have one entry per column of A (B, H, O) "
+                         f"(got {len(Xs)}, {len(ys)}, {len(ns)} and A of shape {tuple(A.shape)})")
+    ns = [torch.as_tensor(np.asarray(n, float), device=W.device) for n in ns]
+    lams = [torch.linalg.eigvalsh(X.transpose(1, 2) @ X / n[:, None, None])[:, -1]
+            for X, n in zip(Xs, ns)]
+    scale = scale_all = torch.stack([((y ** 2).sum(1) / n).clamp_min(1e-300)
+                                     for y, n in zip(ys, ns)], 1)
+    rule = Descent(len(W), tol=loss_tol, max_steps=max_steps, device=W.device,
+                   desc="multi-task ReLU networks", hint=f"lr_scale={lr_scale!r} is too large")
+    W_out, A_out = W.clone(), A.clone()
+    loss_out = torch.zeros(len(W), A.shape[-1], dtype=W.dtype, device=W.device)
+    while True:
+        losses, gW, gA = mtl_loss_and_grads(W, A, Xs, ys, ns)
+        if rule.stop((losses / scale).amax(1)):
+            break
+        keep = rule.compact(compact)
+        if keep is not None:
+            done = ~keep
+            W_out[rule.dropped], A_out[rule.dropped], loss_out[rule.dropped] = W[done], A[done], losses[done]
+            W, A, scale, losses, gW, gA = W[keep], A[keep], scale[keep], losses[keep], gW[keep], gA[keep]
+            Xs, ys = [X[keep] for X in Xs], [y[keep] for y in ys]
+            ns, lams = [n[keep] for n in ns], [lam[keep] for lam in lams]
+        gnorm = torch.sqrt((gA ** 2).sum((1, 2)) + (gW ** 2).sum((1, 2)))
+        wmax = (W ** 2).sum(-1).amax(-1)
+        kappa = sum(lam * ((A[..., o] ** 2).sum(1) + wmax) for o, lam in enumerate(lams)) + gnorm
+        eta = rule.masked(lr_scale / kappa)
+        A = A - eta[:, None, None] * gA
+        W = W - eta[:, None, None] * gW
+        rule.advance()
+    if rule.idx is None:
+        W_out, A_out, loss_out = W, A, losses
+    else:
+        W_out[rule.idx], A_out[rule.idx], loss_out[rule.idx] = W, A, losses
+    relative = (loss_out / scale_all).amax(1)        # the stopping quantity of every network
+    rule.finish(relative)                              # warns about unconverged networks
+    return W_out, A_out, loss_out, rule.steps, relative <= rule.tol
