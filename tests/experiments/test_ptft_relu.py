@@ -5,12 +5,14 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from _helpers import assert_same, trained_again
 
-from transferkit import theory
+from transferkit import models, theory
 from transferkit.experiments import ptft_relu
 from transferkit.models.relu import teacher_pair
+from transferkit.streams import keyed_rng
 
 P = dict(d=6, rho=0.5, magnitude=1.0, ns=[4, 8], draws=2, width=5, units=2, n_aux=16, n_test=30,
          seed=1, max_steps=200, pre_max_steps=300, progress=False)
@@ -104,6 +106,9 @@ def test_relu_features_preset_is_valid(scale):
     assert 1 <= p.align_k <= width
     assert len(p.rescale_factors) > 0 and all(s > 0 for s in p.rescale_factors)
     assert p.nested_magnitude > 0
+    # the MTL students are the first draws of Fig. 1c at some of its n
+    grid = ptft_relu.SAMPLE_EFFICIENCY[scale]
+    assert set(p.mtl_ns) <= set(grid.ns) and 1 <= p.mtl_draws <= grid.draws
 
 
 def test_paper_presets_state_the_papers_values():
@@ -334,3 +339,61 @@ def test_nested_refuses_wrong_types():
         ptft_relu.run_nested_rescaling(dataclasses.asdict(NESTED_PRESET), (1.0,), cache=False)
     with pytest.raises(TypeError, match="result"):
         ptft_relu.nested_statistics({"W": 1})
+
+
+# ------------------------------------------------------------------- multi-task students
+
+
+def test_mtl_students_beside_stl_and_ptft(se, one_thread):
+    """mtl=True adds the MTL students (paper 004, App. B.2) and leaves the STL and PT+FT
+    students bit for bit as without them; each MTL network is the one trained alone on its
+    draw's auxiliary samples and its main samples, from the STL initialisation and an
+    auxiliary readout of stream (seed, draw, 0)."""
+    r = ptft_relu.run_sample_efficiency(**P, mtl=True, cache=False)
+    assert list(r.methods) == ["stl", "ptft", "mtl"]
+    for name in ("stl", "ptft"):
+        assert_same(getattr(r, name), getattr(se, name))
+    assert se.mtl is None and se.stl.a_aux is None and r.mtl.a_aux.shape == r.mtl.a.shape
+    np.testing.assert_array_equal(r.mtl.unit_readout, np.hypot(r.mtl.a, r.mtl.a_aux))
+    np.testing.assert_array_equal(r.stl.unit_readout, np.abs(r.stl.a))
+    # one network written out: n = 8, draw 1
+    i, j, n = 1, 1, 8
+    rng = np.random.default_rng([P["seed"], j])
+    th, a_t, mt, m_t = teacher_pair(P["d"], P["units"], P["rho"], P["magnitude"], rng)
+    xa = rng.standard_normal((P["n_aux"], P["d"]))
+    W0 = P.get("alpha", 1e-2) * rng.standard_normal((P["width"], P["d"])) / np.sqrt(P["d"])
+    a0 = P.get("alpha", 1e-2) * rng.standard_normal(P["width"])
+    x = np.random.default_rng([P["seed"], j, n]).standard_normal((n, P["d"]))
+    a_aux = 1e-2 * keyed_rng(P["seed"], j, 0).standard_normal(P["width"])
+    t = lambda v: torch.as_tensor(np.asarray(v)[None], dtype=torch.float64)  # noqa: E731
+    W, A, _, _, conv = models.relu.train_units_mtl(
+        t(W0), t(np.stack([a_aux, a0], -1)), (t(xa), t(x)),
+        (t(np.maximum(xa @ th.T, 0) @ a_t), t(np.maximum(x @ mt.T, 0) @ m_t)),
+        (np.array([P["n_aux"]], float), np.array([n], float)), loss_tol=1e-6,
+        max_steps=P["pre_max_steps"])
+    np.testing.assert_array_equal(r.mtl.W[i, j], W[0].numpy())
+    np.testing.assert_array_equal(r.mtl.a[i, j], A[0, :, 1].numpy())
+    np.testing.assert_array_equal(r.mtl.a_aux[i, j], A[0, :, 0].numpy())
+    assert r.mtl.converged[i, j] == bool(conv[0])
+    with pytest.raises(TypeError, match="mtl"):
+        ptft_relu.run_sample_efficiency(**P, mtl=1, cache=False)
+
+
+def test_run_mtl_students_is_the_grid_at_its_draws_and_n(grid, one_thread):
+    """The MTL run's STL and PT+FT students are the Fig. 1c grid's at the chosen n and first
+    draws (same streams; each network trained as if alone: the weights bit for bit, the
+    test error to rounding, its batched product depending on the batch)."""
+    feats = dataclasses.replace(ptft_relu.RELU_FEATURES["smoke"], mtl_ns=(8,), mtl_draws=1)
+    r = ptft_relu.run_mtl_students(GP, feats, cache=False, progress=False)
+    assert list(r.methods) == ["stl", "ptft", "mtl"] and r.mtl.error.shape == (1, 1)
+    g = grid[1.0, 1.0]
+    for name in ("stl", "ptft"):
+        for f in ("W", "a"):
+            np.testing.assert_array_equal(getattr(getattr(r, name), f)[0, 0],
+                                          getattr(getattr(g, name), f)[1, 0])
+        np.testing.assert_allclose(getattr(r, name).error[0, 0], getattr(g, name).error[1, 0],
+                                   rtol=1e-12)
+    with pytest.raises(TypeError, match="features"):
+        ptft_relu.run_mtl_students(GP, GP)
+    with pytest.raises(TypeError, match="preset"):
+        ptft_relu.run_mtl_students(feats, feats)

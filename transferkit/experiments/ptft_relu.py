@@ -7,16 +7,18 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from .._validate import InputTypeError, check_int, check_positive, check_values
+from .._validate import InputTypeError, check_bool, check_int, check_positive, check_values
 from ..models.device import as_tensor, default_device
-from ..models.relu import forward, teacher_pair, train_units
+from ..models.relu import forward, teacher_pair, train_units, train_units_mtl
 from ..stats import alignment_score, direction_spread, ensd, participation_ratio
+from ..streams import keyed_rng
 from ..sweep import Grid, run
 from ..theory.penalties import relu_ptft_penalty
 
 __all__ = ["PENALTY", "SAMPLE_EFFICIENCY", "SAMPLE_EFFICIENCY_FULL", "RELU_FEATURES",
            "PenaltyPreset", "SampleEfficiencyPreset", "ReluFeaturesPreset",
            "run_sample_efficiency", "run_sample_efficiency_grid", "sample_efficiency_cell",
+           "run_mtl_students",
            "penalty_ratio", "StudentRun", "SampleEfficiencyResult", "run_stl_init_scale",
            "stl_init_scale_cell", "StlInitScaleResult", "NESTED_TASKS",
            "NestedRescalingResult", "run_nested_rescaling", "nested_rescaling_cell",
@@ -135,6 +137,11 @@ class SampleEfficiencyPreset:
         small value"); the chapter prints it as equal to ``alpha``.
     seed : int
         Base seed of the random streams (ours).
+    mtl : bool
+        Also train multi-task students (paper 004 trains MTL beside STL and PT+FT in Figs.
+        4b, 5a and 6d-e; paper 003's Fig. 1c does not).  The loss weighting of the two tasks
+        (the sum of their mean losses) and the stopping rule (every task to ``loss_tol``)
+        are ours: paper 004 states neither.
     """
 
     rhos: tuple                     # ours (values not stated)
@@ -152,6 +159,7 @@ class SampleEfficiencyPreset:
     alpha: float = 1e-2             # ours (not stated)
     gamma: float = 1e-2             # ours (paper 003, Sec. 1.1: "a small value")
     seed: int = 0                   # ours
+    mtl: bool = False               # ours (paper 004 trains MTL in Figs. 4b, 5a, 6d-e)
 
 
 #: The parameters of Fig. 1c of paper 003 at each ``TRANSFERKIT_SCALE``.
@@ -225,6 +233,13 @@ class ReluFeaturesPreset:
         Readout of the one-unit main teacher of those tasks, the auxiliary readout being 1
         (ours; the ratio of main-task coefficient to pretrained weight scale that App. E.2.3
         says sets the regime is not stated, nor the coefficient).
+    mtl_ns, mtl_draws : tuple of int, int
+        Main-task sample sizes and draws of the multi-task students of the reduced Figs.
+        6d-e (:func:`run_mtl_students`; ours: an MTL network learns the auxiliary task from
+        the small initialisation, about 65,000 steps on 1024 + n samples at the ``paper``
+        preset, so only the smallest and largest ``n`` of Fig. 1c and 4 of its draws fit
+        the book's CPU budget: 742 s of one core for the call; the paper's Figs. 6d-e use
+        the tasks of its Fig. 2).
     """
 
     ks: tuple = (1, 2, 4, 6, 8)     # ours
@@ -232,6 +247,8 @@ class ReluFeaturesPreset:
     pr_alphas: tuple = (1e-2, 1.0)  # ours (paper 004, Fig. 8a: small against large init)
     rescale_factors: tuple = (0.1, 1.0, 10.0)   # paper 004, App. E.2.3, Figs. 6f-g, 8b
     nested_magnitude: float = 1.0               # ours (not stated)
+    mtl_ns: tuple = (8, 64)                     # ours (a subset of Fig. 1c's n)
+    mtl_draws: int = 4                          # ours (the first draws of Fig. 1c)
 
 
 #: The parameters of the ReLU-feature analysis (paper 004, App. E.2 and G) at each
@@ -243,16 +260,17 @@ class ReluFeaturesPreset:
 #: number of teacher units.  Paper 004's Figs. 6 and 8 use larger networks and more samples
 #: (the students here are those of :data:`SAMPLE_EFFICIENCY`).  The rescaling factors of the
 #: nested-feature-selection tasks are the paper's (App. E.2.3: 0.1, 1.0, 10.0); the main
-#: teacher's readout 1 is ours.  ``smoke``: the same.
+#: teacher's readout 1 is ours; so are the sizes of the multi-task students (``mtl_ns``,
+#: ``mtl_draws``: n = 8 and 64, 4 draws).  ``smoke``: the same, with MTL at n = 32, 1 draw.
 RELU_FEATURES = {
     "paper": ReluFeaturesPreset(),
-    "smoke": ReluFeaturesPreset(),
+    "smoke": ReluFeaturesPreset(mtl_ns=(32,), mtl_draws=1),
 }
 
 
 @dataclass(frozen=True)
 class StudentRun:
-    r"""The trained students of one method (STL or PT+FT) of paper 003, Fig. 1c.
+    r"""The trained students of one method (STL, PT+FT or MTL) of paper 003, Fig. 1c.
 
     Attributes
     ----------
@@ -263,13 +281,25 @@ class StudentRun:
     W : ndarray, shape (len(ns), draws, width, d)
         First-layer weights :math:`w_h`.
     a : ndarray, shape (len(ns), draws, width)
-        Readout weights :math:`a_h`.
+        Readout weights :math:`a_h` (MTL: the main task's readout).
+    a_aux : ndarray, shape (len(ns), draws, width), or None
+        MTL only: the auxiliary task's readout of the same units.
     """
 
     error: np.ndarray
     converged: np.ndarray
     W: np.ndarray
     a: np.ndarray
+    a_aux: np.ndarray | None = None
+
+    @property
+    def unit_readout(self) -> np.ndarray:
+        r"""Readout magnitude of each unit, :math:`\|A_h\|_2` over the tasks it serves (paper
+        004, Eq. 32: the unit's weight in the :math:`\ell_{1,2}` norm is
+        :math:`\|A_h\|_2\|w_h\|_2`); :math:`|a_h|` for a single-task network."""
+        if self.a_aux is None:
+            return np.abs(self.a)
+        return np.hypot(self.a, self.a_aux)
 
 
 @dataclass(frozen=True)
@@ -290,6 +320,9 @@ class SampleEfficiencyResult:
         The pretrained first-layer weights.
     stl, ptft : StudentRun
         The single-task and the pretrained-then-fine-tuned students.
+    mtl : StudentRun or None
+        The multi-task students (shared first layer trained on both tasks at once), when
+        the run asked for them (``mtl=True``).
     X_test : ndarray, shape (draws, n_test, d)
         The test inputs.
     pre_steps : ndarray of int, shape (draws,), optional
@@ -306,11 +339,15 @@ class SampleEfficiencyResult:
     ptft: StudentRun
     X_test: np.ndarray
     pre_steps: np.ndarray | None = None
+    mtl: StudentRun | None = None
 
     @property
     def methods(self) -> dict[str, StudentRun]:
-        """``{"stl": ..., "ptft": ...}``, in that order."""
-        return {"stl": self.stl, "ptft": self.ptft}
+        """``{"stl": ..., "ptft": ...}`` and ``"mtl"`` when trained, in that order."""
+        runs = {"stl": self.stl, "ptft": self.ptft}
+        if self.mtl is not None:
+            runs["mtl"] = self.mtl
+        return runs
 
 
 #: In-process memory of the last pretraining of :func:`sample_efficiency_cell`, keyed by the
@@ -319,7 +356,7 @@ _PRETRAINED: dict = {}
 
 
 def _checked(d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, gamma, seed,
-             loss_tol, max_steps, pre_max_steps):
+             loss_tol, max_steps, pre_max_steps, mtl=False):
     """The arguments of :func:`run_sample_efficiency`, checked; the integers as ``int``."""
     d, width, units = check_int("d", d, 2), check_int("width", width, 1), check_int("units", units, 1)
     check_values("rho", rho, -1, 1)
@@ -335,6 +372,7 @@ def _checked(d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, g
     max_steps = check_int("max_steps", max_steps, 1)
     if pre_max_steps is not None:
         pre_max_steps = check_int("pre_max_steps", pre_max_steps, 1)
+    check_bool("mtl", mtl)
     if 2 * units > d:
         raise ValueError(f"d must be >= 2 * units (got d={d}, units={units})")
     return d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps
@@ -348,9 +386,9 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
                           width: int = 32, units: int = 6, n_aux: int = 256,
                           n_test: int = 2000, alpha: float = 1e-2, gamma: float = 1e-2,
                           seed: int = 0, loss_tol: float = 1e-6, max_steps: int = 50_000,
-                          pre_max_steps: int | None = None,
+                          pre_max_steps: int | None = None, mtl: bool = False,
                           **run_kwargs) -> SampleEfficiencyResult:
-    r"""STL against PT+FT on a six-unit ReLU teacher (paper 003, Fig. 1c).
+    r"""STL against PT+FT (and MTL) on a six-unit ReLU teacher (paper 003, Fig. 1c).
 
     Per draw ``j`` (generator ``default_rng([seed, j])``): the teachers
     (:func:`transferkit.models.relu.teacher_pair`), ``n_aux`` auxiliary samples, a student
@@ -359,7 +397,12 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
     samples.  **STL** trains from the initialisation on the main task; **PT+FT** pretrains on
     the auxiliary task, resets the readout to ``gamma`` and trains both layers on the main
     task.  Pretraining (one network per draw) may run for ``pre_max_steps`` (default
-    ``5 * max_steps``).
+    ``5 * max_steps``).  With ``mtl``, **MTL** (paper 004, App. B.2) trains the same
+    initialisation, with a second readout for the auxiliary task (scale ``alpha``, from
+    ``keyed_rng(seed, j, 0)``), on both tasks at once
+    (:func:`transferkit.models.relu.train_units_mtl`: the sum of the two tasks' mean
+    losses, every task to ``loss_tol``), for at most the pretraining's cap of steps, since
+    it learns the auxiliary task from the small initialisation as pretraining does.
 
     Returns
     -------
@@ -373,7 +416,8 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
         Naming the parameter, for ``d`` < 2 ``units``, ``rho`` outside [-1, 1], a magnitude,
         ``alpha`` or ``gamma`` not > 0, ``loss_tol`` outside (0, 1], an empty ``ns`` or a
         count (``n``, ``draws``, ``width``, ``units``, ``n_aux``, ``n_test``,
-        ``max_steps``, ``pre_max_steps``, ``seed``) below its minimum.
+        ``max_steps``, ``pre_max_steps``, ``seed``) below its minimum; a ``TypeError`` for
+        an ``mtl`` that is not a bool.
 
     Notes
     -----
@@ -387,12 +431,13 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
     """
     d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
         d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, gamma, seed, loss_tol,
-        max_steps, pre_max_steps)
+        max_steps, pre_max_steps, mtl)
     sw = run(sample_efficiency_cell, Grid(seed=[seed]),
              fixed=dict(d=d, rho=rho, magnitude=magnitude, ns=ns, draws=draws, width=width,
                         units=units, n_aux=n_aux, n_test=n_test, alpha=alpha, gamma=gamma,
-                        loss_tol=loss_tol, max_steps=max_steps, pre_max_steps=pre_max_steps),
-             desc="STL, PT+FT", **run_kwargs)
+                        loss_tol=loss_tol, max_steps=max_steps, pre_max_steps=pre_max_steps,
+                        mtl=mtl),
+             desc="STL, PT+FT, MTL" if mtl else "STL, PT+FT", **run_kwargs)
     return _result(sw, (0,), rho, magnitude, draws, ns)
 
 
@@ -457,6 +502,38 @@ def _train_students(W_start, a_start, seed, d, ns, draws, teachers, Xt, yt, loss
                       a=a.cpu().numpy().reshape(len(ns), draws, width))
 
 
+def _run_arrays(run: StudentRun) -> dict:
+    """The fields of a :class:`StudentRun` that hold arrays (``a_aux`` only for MTL), as a
+    sweep cell returns them."""
+    return {f.name: getattr(run, f.name) for f in fields(run) if getattr(run, f.name) is not None}
+
+
+def _train_mtl(W0, a0, seed, d, ns, draws, teachers, Xa, ya, Xt, yt, alpha, loss_tol, max_steps,
+               dev) -> StudentRun:
+    """MTL students: from the STL initialisation ``(W0, a0)`` plus an auxiliary readout of
+    scale ``alpha`` (``keyed_rng(seed, j, 0)``; the main samples use ``n >= 1``), one network
+    per ``(n, draw)`` trained on the draw's auxiliary samples and the main samples of
+    :func:`_main_samples` at once; scored on the main task's test set."""
+    X, y, nn, jj = _main_samples(seed, d, ns, draws, teachers)
+    width = W0.shape[1]
+    a_aux0 = as_tensor([alpha * keyed_rng(seed, j, 0).standard_normal(width) for j in range(draws)], dev)
+    A0 = torch.stack([a_aux0[jj], a0[jj]], -1)          # outputs: (auxiliary, main)
+    Xt_t, yt_t = as_tensor(Xt, dev), as_tensor(yt, dev)
+    var = yt_t.var(1)
+    Xa_t, ya_t = as_tensor(Xa, dev)[jj], as_tensor(ya, dev)[jj]
+    W, A, _, _, conv = train_units_mtl(W0[jj].clone(), A0, (Xa_t, as_tensor(X, dev)),
+                                       (ya_t, as_tensor(y, dev)),
+                                       (np.full(len(jj), Xa_t.shape[1], float), np.array(nn, float)),
+                                       loss_tol=loss_tol, max_steps=max_steps)
+    err = ((forward(W, A[..., 1], Xt_t[jj]) - yt_t[jj]) ** 2).mean(1) / var[jj]
+    shape = (len(ns), draws)
+    return StudentRun(error=err.cpu().numpy().reshape(shape),
+                      converged=conv.cpu().numpy().reshape(shape),
+                      W=W.cpu().numpy().reshape(*shape, width, d),
+                      a=A[..., 1].cpu().numpy().reshape(*shape, width),
+                      a_aux=A[..., 0].cpu().numpy().reshape(*shape, width))
+
+
 def stl_init_scale_cell(alpha, seed, d, rho, magnitude, ns, draws, width=32, units=6,
                         n_aux=256, n_test=2000, loss_tol=1e-6, max_steps=50_000) -> dict:
     r"""Single-task learning of :func:`sample_efficiency_cell` alone, at initialisation
@@ -472,7 +549,7 @@ def stl_init_scale_cell(alpha, seed, d, rho, magnitude, ns, draws, width=32, uni
     teachers, _, _, W0, a0, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
                                                  n_aux, n_test, alpha, dev)
     run = _train_students(W0, a0, seed, d, ns, draws, teachers, Xt, yt, loss_tol, max_steps, dev)
-    return {**{f.name: getattr(run, f.name) for f in fields(run)},
+    return {**_run_arrays(run),
             "W0": W0.cpu().numpy(), "a0": a0.cpu().numpy(), "X_test": np.array(Xt)}
 
 
@@ -533,7 +610,8 @@ def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draw
              fixed=dict(seed=seed, d=d, rho=rho, magnitude=magnitude, ns=ns, draws=draws,
                         width=width, units=units, n_aux=n_aux, n_test=n_test,
                         loss_tol=loss_tol, max_steps=max_steps), **kw)
-    runs = [StudentRun(**{f.name: np.ascontiguousarray(sw[f.name][k]) for f in fields(StudentRun)})
+    runs = [StudentRun(**{f.name: np.ascontiguousarray(sw[f.name][k]) for f in fields(StudentRun)
+                          if f.name in sw.keys()})
             for k in range(len(alphas))]
     return StlInitScaleResult(alphas=alphas, ns=np.array(ns), runs=runs,
                               W0=np.ascontiguousarray(sw["W0"]),
@@ -558,13 +636,14 @@ def _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol, cap, W0, a
 
 def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6, n_aux=256,
                            n_test=2000, alpha=1e-2, gamma=1e-2, loss_tol=1e-6,
-                           max_steps=50_000, pre_max_steps=None):
+                           max_steps=50_000, pre_max_steps=None, mtl=False):
     r"""The whole of :func:`run_sample_efficiency` for one ``seed``: a cell function for
     :func:`transferkit.sweep.run`.  Returns ``pre_converged``, ``pre_steps``, ``W_pre``,
     ``X_test``, the
     teachers as ``teacher_0`` .. ``teacher_3`` (the four arrays of
     :func:`transferkit.models.relu.teacher_pair`, stacked over the draws) and each
-    method's :class:`StudentRun` as ``stl_<field>``, ``ptft_<field>``."""
+    method's :class:`StudentRun` as ``stl_<field>``, ``ptft_<field>`` (and ``mtl_<field>``
+    with ``mtl``; fields that are ``None`` are left out)."""
     dev = default_device()
     ns = [int(v) for v in ns]
     teachers, Xa, ya, W0, a0, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
@@ -575,11 +654,14 @@ def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6
     runs = {name: _train_students(Ws, as_, seed, d, ns, draws, teachers, Xt, yt, loss_tol,
                                   max_steps, dev)
             for name, (Ws, as_) in starts.items()}
+    if mtl:
+        runs["mtl"] = _train_mtl(W0, a0, seed, d, ns, draws, teachers, Xa, ya, Xt, yt, alpha,
+                                 loss_tol, pre_max_steps or 5 * max_steps, dev)
     out = {"pre_converged": pconv.cpu().numpy(), "pre_steps": np.asarray(torch.as_tensor(psteps).cpu()),
            "W_pre": Wp.cpu().numpy(), "X_test": np.array(Xt)}
     out.update({f"teacher_{i}": np.array([T[i] for T in teachers]) for i in range(4)})
     for name, r in runs.items():
-        out.update({f"{name}_{f.name}": getattr(r, f.name) for f in fields(r)})
+        out.update({f"{name}_{k}": v for k, v in _run_arrays(r).items()})
     return out
 
 
@@ -628,7 +710,32 @@ def _preset_args(preset) -> dict:
                 units=preset.units, n_aux=preset.n_aux, n_test=preset.n_test,
                 alpha=preset.alpha, gamma=preset.gamma, seed=preset.seed,
                 loss_tol=preset.loss_tol, max_steps=preset.max_steps,
-                pre_max_steps=preset.pre_max_steps)
+                pre_max_steps=preset.pre_max_steps, mtl=preset.mtl)
+
+
+def run_mtl_students(preset: SampleEfficiencyPreset, features: ReluFeaturesPreset,
+                     rho: float = 1.0, magnitude: float = 1.0,
+                     **run_kwargs) -> SampleEfficiencyResult:
+    r"""STL, PT+FT and MTL students side by side for the reduced Figs. 6d-e of paper 004.
+
+    :func:`run_sample_efficiency` with the parameters of ``preset`` (the Fig. 1c grid) but
+    ``ns = features.mtl_ns``, ``draws = features.mtl_draws`` and ``mtl=True``: its draws are
+    the first draws of the grid (same teachers, samples and initialisations), and its STL
+    and PT+FT students are the grid's at those ``n`` (each network is trained as if alone).
+
+    Raises
+    ------
+    TypeError
+        For a ``preset`` or ``features`` of the wrong type.
+    ValueError
+        As :func:`run_sample_efficiency`.
+    """
+    if not isinstance(features, ReluFeaturesPreset):
+        raise InputTypeError(f"features must be a ReluFeaturesPreset "
+                             f"(got {type(features).__name__})")
+    args = {**_preset_args(preset), "ns": list(features.mtl_ns), "draws": features.mtl_draws,
+            "mtl": True}
+    return run_sample_efficiency(rho=rho, magnitude=magnitude, **args, **run_kwargs)
 
 
 def run_sample_efficiency_grid(preset: SampleEfficiencyPreset,
@@ -675,12 +782,15 @@ def _result(sw, index, rho, magnitude, draws, ns) -> SampleEfficiencyResult:
     out = {name: np.ascontiguousarray(sw[name][index]) for name in sw.keys()}
     teachers = [tuple(np.ascontiguousarray(out[f"teacher_{i}"][j]) for i in range(4))
                 for j in range(draws)]
-    runs = {name: StudentRun(**{f.name: out[f"{name}_{f.name}"] for f in fields(StudentRun)})
-            for name in ("stl", "ptft")}
+    names = ("stl", "ptft") + (("mtl",) if "mtl_error" in out else ())
+    runs = {name: StudentRun(**{f.name: out[f"{name}_{f.name}"] for f in fields(StudentRun)
+                                if f"{name}_{f.name}" in out})
+            for name in names}
     return SampleEfficiencyResult(ns=np.array(ns), rho=rho, magnitude=magnitude,
                                   pre_converged=out["pre_converged"], teachers=teachers,
                                   W_pre=out["W_pre"], stl=runs["stl"], ptft=runs["ptft"],
-                                  X_test=out["X_test"], pre_steps=out["pre_steps"])
+                                  X_test=out["X_test"], pre_steps=out["pre_steps"],
+                                  mtl=runs.get("mtl"))
 
 
 # ---------------------------------------------------------------------------

@@ -2,7 +2,8 @@ r"""Figures of papers 003 (*the PT+FT penalty of a ReLU unit*) and 004 (*diagona
 
 Paper 003: the penalty and its local exponent (Fig. 1a-b), sample efficiency of STL against
 PT+FT (Fig. 1c) with the penalty's prediction beside the measured benefit, and the
-clustering of the learned ReLU features (paper 004, App. E.2/G).
+clustering of the learned ReLU features and their alignment with the teacher for STL, PT+FT
+and MTL (paper 004, App. E.2/G, Figs. 6d-e).
 Paper 004: generalisation of STL, PT+FT and MTL diagonal networks against the number of
 samples, and the :math:`Q` and :math:`\ell_{1,2}` norms of their solutions (Fig. 5a).
 
@@ -23,7 +24,7 @@ from ..theory.penalties import relu_ptft_penalty
 from .plotting import tight_layout
 
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
-           "paired_log_ratio", "reversal_figure", "relu_features_figure", "participation_ratio_figure", "nested_rescaling_figure",
+           "paired_log_ratio", "reversal_figure", "relu_features_figure", "alignment_figure", "participation_ratio_figure", "nested_rescaling_figure",
            "diagonal_generalisation_figure", "diagonal_norms_figure",
            "diagonal_l12_figure", "diagonal_l12_large_figure", "diagonal_rescaling_figure", "diagonal_sparsity_figure"]
 
@@ -211,7 +212,8 @@ def reversal_figure(results: dict, rhos, magnitudes, gamma: float, m_curve=None)
 
 
 def relu_features_figure(ks, rows):
-    r"""k-means inertia of the learned ReLU features, STL against PT+FT (paper 004, App. E.2/G).
+    r"""k-means inertia of the learned ReLU features, STL, PT+FT and MTL (paper 004, App. E.2/G,
+    Figs. 6a, c, d).
 
     Parameters
     ----------
@@ -219,7 +221,7 @@ def relu_features_figure(ks, rows):
         Numbers of clusters :math:`K`.
     rows : sequence of tuple
         ``(method, inertia, alignment, participation_ratio)`` per method (``"stl"``,
-        ``"ptft"``): the mean inertia for each ``K``
+        ``"ptft"``, ``"mtl"``): the mean inertia for each ``K``
         (:func:`transferkit.stats.kmeans_inertia`), the alignment score
         (:func:`transferkit.stats.alignment_score`) and the participation ratio
         (:func:`transferkit.stats.participation_ratio`, paper 004, App. G).
@@ -236,6 +238,43 @@ def relu_features_figure(ks, rows):
     ax.set_xlabel("clusters $K$")
     ax.set_ylabel("inertia")
     ax.legend(fontsize=7)
+    tight_layout(fig)
+    return fig
+
+
+def alignment_figure(ns, align: dict):
+    r"""Alignment score of the learned ReLU features against :math:`n`, one line per method
+    (paper 004, App. E.2.2, Fig. 6e, reduced).
+
+    Parameters
+    ----------
+    ns : sequence of int
+        Main-task sample sizes.
+    align : dict
+        ``{title: {method: scores}}``, one panel per title (e.g. a :math:`(\rho, m)` cell),
+        ``scores`` of shape ``(len(ns), draws)``: per student the alignment score
+        (:func:`transferkit.stats.alignment_score`) of its k-means centres with the main
+        teacher's units.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Mean and standard error over the draws against :math:`n`.
+    """
+    fig, axes = plt.subplots(1, len(align), figsize=(3.6 * len(align), 3), squeeze=False,
+                             sharey=True)
+    for ax, (title, runs) in zip(axes[0], align.items()):
+        for name, scores in runs.items():
+            m, se = mean_se(np.asarray(scores, float), axis=1, single=0.0)
+            ax.errorbar(ns, m, yerr=se, marker="o", capsize=3, color=METHOD_COLORS[name],
+                        label=METHOD_LABELS[name])
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.minorticks_off()
+        ax.set_xlabel("main-task samples $n$")
+        ax.set_title(title, fontsize=8)
+    axes[0, 0].set_ylabel("alignment score")
+    axes[0, 0].legend(fontsize=7)
     tight_layout(fig)
     return fig
 
