@@ -19,3 +19,12 @@ def test_keyed_rng_is_numpy_default_rng_of_the_key():
 def test_keyed_rng_refuses_non_integers_naming_them(args, name):
     with pytest.raises(ValueError, match=f"^{name} must be an integer >= 0"):
         keyed_rng(*args)
+
+
+def test_trailing_zeros_of_a_key_do_not_change_the_stream():
+    """numpy's SeedSequence ignores trailing zeros (the keyed_rng docstring warns of it):
+    a key extended by 0 is the same stream, extended by a non-zero entry another one."""
+    draw = lambda *key: keyed_rng(5, *key).standard_normal(6)  # noqa: E731
+    np.testing.assert_array_equal(draw(2, 0), draw(2))
+    np.testing.assert_array_equal(draw(2, 0, 0), draw(2))
+    assert not np.any(draw(2, 0, 1) == draw(2)) and not np.any(draw(2, 1) == draw(2))

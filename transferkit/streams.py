@@ -33,6 +33,10 @@ def keyed_rng(seed, *key) -> np.random.Generator:
 
     ``seed`` and every entry of ``key`` must be integers >= 0 (integer-valued floats are
     taken as integers); anything else is a ``ValueError`` naming it, before any draw.
+
+    Trailing zeros of a key do not change the stream (numpy's ``SeedSequence`` ignores
+    them): ``keyed_rng(s, j, 0)`` is ``keyed_rng(s, j)``.  Where a module uses a key and a
+    longer one with the same prefix, end the longer one with a non-zero entry.
     """
     return np.random.default_rng([check_seed("seed", seed),
                                   *[check_int(f"key[{i}]", k, 0) for i, k in enumerate(key)]])

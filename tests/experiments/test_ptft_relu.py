@@ -348,7 +348,11 @@ def test_mtl_students_beside_stl_and_ptft(se, one_thread):
     """mtl=True adds the MTL students (paper 004, App. B.2) and leaves the STL and PT+FT
     students bit for bit as without them; each MTL network is the one trained alone on its
     draw's auxiliary samples and its main samples, from the STL initialisation and an
-    auxiliary readout of stream (seed, draw, 0)."""
+    auxiliary readout of stream (seed, draw, 0, 1), which is not the draw's stream (seed,
+    draw): numpy's SeedSequence ignores trailing zeros, as checked here."""
+    assert ptft_relu.MTL_READOUT_KEY == (0, 1)
+    assert (keyed_rng(3, 1, 0).standard_normal(4) == keyed_rng(3, 1).standard_normal(4)).all()
+    assert not (keyed_rng(3, 1, 0, 1).standard_normal(4) == keyed_rng(3, 1).standard_normal(4)).any()
     r = ptft_relu.run_sample_efficiency(**P, mtl=True, cache=False)
     assert list(r.methods) == ["stl", "ptft", "mtl"]
     for name in ("stl", "ptft"):
@@ -364,7 +368,7 @@ def test_mtl_students_beside_stl_and_ptft(se, one_thread):
     W0 = P.get("alpha", 1e-2) * rng.standard_normal((P["width"], P["d"])) / np.sqrt(P["d"])
     a0 = P.get("alpha", 1e-2) * rng.standard_normal(P["width"])
     x = np.random.default_rng([P["seed"], j, n]).standard_normal((n, P["d"]))
-    a_aux = 1e-2 * keyed_rng(P["seed"], j, 0).standard_normal(P["width"])
+    a_aux = 1e-2 * keyed_rng(P["seed"], j, 0, 1).standard_normal(P["width"])
     t = lambda v: torch.as_tensor(np.asarray(v)[None], dtype=torch.float64)  # noqa: E731
     W, A, _, _, conv = models.relu.train_units_mtl(
         t(W0), t(np.stack([a_aux, a0], -1)), (t(xa), t(x)),

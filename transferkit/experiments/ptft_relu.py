@@ -350,6 +350,12 @@ class SampleEfficiencyResult:
         return runs
 
 
+#: Key of the stream of the MTL students' auxiliary readout after ``(seed, draw)``.  Not
+#: ``(0,)``: numpy's SeedSequence ignores trailing zeros, so ``[seed, j, 0]`` is the stream
+#: ``[seed, j]`` of the draw's teachers; ``(0, 1)`` is used by no other stream of this module
+#: (the main samples are ``[seed, j, n]`` with ``n >= 1``).
+MTL_READOUT_KEY = (0, 1)
+
 #: In-process memory of the last pretraining of :func:`sample_efficiency_cell`, keyed by the
 #: parameters it depends on (it is the same for every ``rho`` and ``magnitude``).
 _PRETRAINED: dict = {}
@@ -399,7 +405,7 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
     task.  Pretraining (one network per draw) may run for ``pre_max_steps`` (default
     ``5 * max_steps``).  With ``mtl``, **MTL** (paper 004, App. B.2) trains the same
     initialisation, with a second readout for the auxiliary task (scale ``alpha``, from
-    ``keyed_rng(seed, j, 0)``), on both tasks at once
+    the stream ``(seed, j, *MTL_READOUT_KEY)``), on both tasks at once
     (:func:`transferkit.models.relu.train_units_mtl`: the sum of the two tasks' mean
     losses, every task to ``loss_tol``), for at most the pretraining's cap of steps, since
     it learns the auxiliary task from the small initialisation as pretraining does.
@@ -511,12 +517,13 @@ def _run_arrays(run: StudentRun) -> dict:
 def _train_mtl(W0, a0, seed, d, ns, draws, teachers, Xa, ya, Xt, yt, alpha, loss_tol, max_steps,
                dev) -> StudentRun:
     """MTL students: from the STL initialisation ``(W0, a0)`` plus an auxiliary readout of
-    scale ``alpha`` (``keyed_rng(seed, j, 0)``; the main samples use ``n >= 1``), one network
+    scale ``alpha`` (stream ``(seed, j, *MTL_READOUT_KEY)``), one network
     per ``(n, draw)`` trained on the draw's auxiliary samples and the main samples of
     :func:`_main_samples` at once; scored on the main task's test set."""
     X, y, nn, jj = _main_samples(seed, d, ns, draws, teachers)
     width = W0.shape[1]
-    a_aux0 = as_tensor([alpha * keyed_rng(seed, j, 0).standard_normal(width) for j in range(draws)], dev)
+    a_aux0 = as_tensor([alpha * keyed_rng(seed, j, *MTL_READOUT_KEY).standard_normal(width)
+                        for j in range(draws)], dev)
     A0 = torch.stack([a_aux0[jj], a0[jj]], -1)          # outputs: (auxiliary, main)
     Xt_t, yt_t = as_tensor(Xt, dev), as_tensor(yt, dev)
     var = yt_t.var(1)
