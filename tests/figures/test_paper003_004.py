@@ -57,8 +57,21 @@ def test_sample_efficiency_figure():
 
 def test_relu_features_figure():
     ks = [1, 2, 4]
-    rows = [("stl", np.array([1.0, 0.6, 0.3]), 0.5, 3.0), ("ptft", np.array([1.0, 0.7, 0.4]), 0.7, 5.0)]
-    check_figure(paper003_004.relu_features_figure(ks, rows), 1)
+    rows = [("stl", np.array([1.0, 0.6, 0.3]), 0.5, 3.0), ("ptft", np.array([1.0, 0.7, 0.4]), 0.7, 5.0),
+            ("mtl", np.array([1.0, 0.8, 0.2]), 0.9, 4.0)]
+    fig = paper003_004.relu_features_figure(ks, rows)
+    check_figure(fig, 1)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert [t.split(":")[0] for t in labels] == ["STL", "PT+FT", "MTL"]
+
+
+def test_alignment_figure():
+    ns = [8, 64]
+    align = {"a": {name: _pos(2, 3) for name in ("stl", "ptft", "mtl")},
+             "b": {"stl": _pos(2, 1)}}      # one draw: no error bar, no warning
+    fig = paper003_004.alignment_figure(ns, align)
+    check_figure(fig, 2)
+    assert [len(ax.lines) > 0 for ax in fig.axes] == [True, True]
 
 def _tasks(overlap, ns=(3, 6), draws=2, D=5):
     shape = (len(ns), draws)

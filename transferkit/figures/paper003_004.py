@@ -234,7 +234,7 @@ def relu_features_figure(ks, rows):
     fig, ax = plt.subplots(figsize=(4, 3))
     for name, inert, align, pr in rows:
         ax.plot(ks, inert, "o-", color=METHOD_COLORS[name],
-                label=f"{name.upper()}: alignment {align:.2f}, PR {pr:.1f}")
+                label=f"{METHOD_LABELS[name]}: alignment {align:.2f}, PR {pr:.1f}")
     ax.set_xlabel("clusters $K$")
     ax.set_ylabel("inertia")
     ax.legend(fontsize=7)
