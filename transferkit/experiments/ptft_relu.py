@@ -238,7 +238,7 @@ class ReluFeaturesPreset:
         6d-e (:func:`run_mtl_students`; ours: an MTL network learns the auxiliary task from
         the small initialisation, about 65,000 steps on 1024 + n samples at the ``paper``
         preset, so only the smallest and largest ``n`` of Fig. 1c and 4 of its draws fit
-        the book's CPU budget: 742 s of one core for the call; the paper's Figs. 6d-e use
+        the book's CPU budget: 422 s of one core for the call in the chapter's paper run; the paper's Figs. 6d-e use
         the tasks of its Fig. 2).
     """
 
