@@ -175,3 +175,12 @@ def test_mtl_fits_every_task_to_its_own_tolerance(one_thread):
         torch.testing.assert_close(runs[0.9][k], runs[0.0][k], rtol=0, atol=0)
     with pytest.raises(ValueError, match="one entry per column of A"):
         models.relu.train_units_mtl(W0, A0, Xs[:1], ys[:1], ns[:1])
+    with pytest.raises(ValueError, match=r"^W must be \(B, H, d\) and A"):
+        models.relu.train_units_mtl(W0, A0[:2], Xs, ys, ns)
+    with pytest.raises(ValueError, match=r"^Xs\[1\] must be"):
+        models.relu.train_units_mtl(W0, A0, [Xs[0], Xs[1][:2]], ys, ns)
+    with pytest.raises(ValueError, match=r"^Xs\[0\] must be"):
+        models.relu.train_units_mtl(W0, A0, Xs, [ys[0][:, :3], ys[1]], ns)
+    for bad in (ns[0][:2], np.zeros(4), ns[0] + 100):
+        with pytest.raises(ValueError, match=r"^ns\[0\] must hold B = 4 sample counts"):
+            models.relu.train_units_mtl(W0, A0, Xs, ys, [bad, ns[1]])

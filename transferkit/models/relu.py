@@ -1268,15 +1268,35 @@ def train_units_mtl(W, A, Xs, ys, ns, *, lr_scale: float = 0.5, loss_tol: float 
         The final per-task loss terms.
     steps : tensor ``(B,)``
     converged : tensor of bool ``(B,)``
+
+    Raises
+    ------
+    ValueError
+        Before any step, naming the argument: shapes that do not match (``W`` and ``A``,
+        one ``Xs``, ``ys``, ``ns`` entry per task, each task's inputs and labels), sample
+        counts outside ``[1, N_o]``, ``lr_scale`` or ``loss_tol`` not > 0, ``max_steps`` < 1,
+        ``compact`` outside ``[0, 1)``.
     """
     lr_scale, loss_tol = check_positive("lr_scale", lr_scale), check_positive("loss_tol", loss_tol)
     max_steps = check_int("max_steps", max_steps, 1)
     compact = check_fraction("compact", compact)
     Xs, ys = list(Xs), list(ys)
-    if not (len(Xs) == len(ys) == len(ns) == A.shape[-1]) or A.ndim != 3:
+    if W.ndim != 3 or A.ndim != 3 or A.shape[:2] != W.shape[:2]:
+        raise ValueError(f"W must be (B, H, d) and A (B, H, O) (got W of shape {tuple(W.shape)} "
+                         f"and A of shape {tuple(A.shape)})")
+    if not (len(Xs) == len(ys) == len(ns) == A.shape[-1]):
         raise ValueError(f"Xs, ys and ns must have one entry per column of A (B, H, O) "
                          f"(got {len(Xs)}, {len(ys)}, {len(ns)} and A of shape {tuple(A.shape)})")
-    ns = [torch.as_tensor(np.asarray(n, float), device=W.device) for n in ns]
+    B, d = W.shape[0], W.shape[2]
+    ns = [np.asarray(n.cpu() if isinstance(n, torch.Tensor) else n, float) for n in ns]
+    for o, (X, y, n) in enumerate(zip(Xs, ys, ns)):
+        if X.ndim != 3 or X.shape[0] != B or X.shape[2] != d or tuple(y.shape) != tuple(X.shape[:2]):
+            raise ValueError(f"Xs[{o}] must be (B, N, d) = ({B}, N, {d}) and ys[{o}] (B, N) "
+                             f"(got {tuple(X.shape)} and {tuple(y.shape)})")
+        if n.shape != (B,) or not np.all((n >= 1) & (n <= X.shape[1])):
+            raise ValueError(f"ns[{o}] must hold B = {B} sample counts in [1, {X.shape[1]}] "
+                             f"(got {n!r})")
+    ns = [torch.as_tensor(n, device=W.device) for n in ns]
     lams = [torch.linalg.eigvalsh(X.transpose(1, 2) @ X / n[:, None, None])[:, -1]
             for X, n in zip(Xs, ns)]
     scale = scale_all = torch.stack([((y ** 2).sum(1) / n).clamp_min(1e-300)
