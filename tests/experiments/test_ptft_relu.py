@@ -109,6 +109,9 @@ def test_relu_features_preset_is_valid(scale):
     # the MTL students are the first draws of Fig. 1c at some of its n
     grid = ptft_relu.SAMPLE_EFFICIENCY[scale]
     assert set(p.mtl_ns) <= set(grid.ns) and 1 <= p.mtl_draws <= grid.draws
+    # the chapter asserts its claims at rho = 1, m = 1, the first cell
+    assert p.mtl_cells[0] == (1.0, 1.0)
+    assert all(-1 <= rho <= 1 and m > 0 for rho, m in p.mtl_cells)
 
 
 def test_paper_presets_state_the_papers_values():

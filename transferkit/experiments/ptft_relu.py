@@ -238,8 +238,14 @@ class ReluFeaturesPreset:
         6d-e (:func:`run_mtl_students`; ours: an MTL network learns the auxiliary task from
         the small initialisation, about 65,000 steps on 1024 + n samples at the ``paper``
         preset, so only the smallest and largest ``n`` of Fig. 1c and 4 of its draws fit
-        the book's CPU budget: 422 s of one core for the call in the chapter's paper run; the paper's Figs. 6d-e use
-        the tasks of its Fig. 2).
+        the book's CPU budget: 422 s (rho = 1, in the chapter's paper run) and 711 s
+        (rho = 0.9, in a script) of one core per cell; the paper's Figs. 6d-e use the tasks
+        of its Fig. 2).
+    mtl_cells : tuple of (float, float)
+        The :math:`(\rho, m)` cells of Fig. 1c at which the MTL students are trained (ours:
+        :math:`(1, 1)`, two tasks with the same features, and :math:`(0.9, 1)`, features at
+        cosine 0.9; paper 004 says "when main task and auxiliary task features are shared"
+        without the tasks).
     """
 
     ks: tuple = (1, 2, 4, 6, 8)     # ours
@@ -249,6 +255,7 @@ class ReluFeaturesPreset:
     nested_magnitude: float = 1.0               # ours (not stated)
     mtl_ns: tuple = (8, 64)                     # ours (a subset of Fig. 1c's n)
     mtl_draws: int = 4                          # ours (the first draws of Fig. 1c)
+    mtl_cells: tuple = ((1.0, 1.0), (0.9, 1.0))  # ours (rho, m)
 
 
 #: The parameters of the ReLU-feature analysis (paper 004, App. E.2 and G) at each
@@ -261,10 +268,11 @@ class ReluFeaturesPreset:
 #: (the students here are those of :data:`SAMPLE_EFFICIENCY`).  The rescaling factors of the
 #: nested-feature-selection tasks are the paper's (App. E.2.3: 0.1, 1.0, 10.0); the main
 #: teacher's readout 1 is ours; so are the sizes of the multi-task students (``mtl_ns``,
-#: ``mtl_draws``: n = 8 and 64, 4 draws).  ``smoke``: the same, with MTL at n = 32, 1 draw.
+#: ``mtl_draws``, ``mtl_cells``: n = 8 and 64, 4 draws, rho = 1 and 0.9 at m = 1).
+#: ``smoke``: the same, with MTL at n = 32, 1 draw, rho = 1.
 RELU_FEATURES = {
     "paper": ReluFeaturesPreset(),
-    "smoke": ReluFeaturesPreset(mtl_ns=(32,), mtl_draws=1),
+    "smoke": ReluFeaturesPreset(mtl_ns=(32,), mtl_draws=1, mtl_cells=((1.0, 1.0),)),
 }
 
 
