@@ -455,10 +455,11 @@ provenance.record(fig, "p004-fig6e-alignment", seeds=SEED,
                           "features with the main teacher against n")
 
 # %% [markdown]
-# *Figs. 6d-e of paper 004, reduced.* Left: weighted k-means inertia against $K$ at the
-# largest $n$ printed, mean over the draws, with the alignment score and the participation
-# ratio in the legend. Right: alignment score against $n$, mean and standard error over
-# the draws. Descriptive, as the panels above.
+# *Figs. 6d-e of paper 004, reduced.* First figure (Fig. 6d): weighted k-means inertia
+# against $K$ at the largest $n$ printed, cell $\rho = 1$, mean over the draws, with the
+# alignment score and the participation ratio in the legend. Second figure (Fig. 6e): the
+# alignment score with the main teacher against $n$, one panel per cell, mean and
+# standard error over the draws. Descriptive, as the panels above.
 #
 # **What we measured** (`TRANSFERKIT_SCALE=paper`: $n = 8$ and 64, the first 4 draws of
 # Fig. 1c. The cell $\rho = 1$ took 422 s of one core in a run of this notebook on an
