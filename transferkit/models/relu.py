@@ -1175,34 +1175,55 @@ def train_units(W, a, X, y, n, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
     max_steps = check_int("max_steps", max_steps, 1)
     compact = check_fraction("compact", compact)
     n = torch.as_tensor(np.asarray(n, float), device=X.device)
-    lam = torch.linalg.eigvalsh(X.transpose(1, 2) @ X / n[:, None, None])[:, -1]
-    scale = ((y ** 2).sum(1) / n).clamp_min(1e-300)
-    rule = Descent(len(W), tol=loss_tol * scale, max_steps=max_steps, device=X.device,
-                   desc="ReLU networks", hint=f"lr_scale={lr_scale!r} is too large")
-    W_out, a_out = W.clone(), a.clone()
-    loss_out = torch.zeros(len(W), dtype=W.dtype, device=W.device)
+    W, A, loss, rule, scale = _descend_units(W, a[..., None], [X], [y], [n], lr_scale, loss_tol,
+                                             max_steps, compact, "ReLU networks")
+    loss, tol = loss[:, 0], loss_tol * scale[:, 0]
+    converged = loss <= tol
+    rule.finish(loss, converged=converged)             # warns about unconverged networks
+    return W, A[..., 0], loss, rule.steps, converged
+
+
+def _descend_units(W, A, Xs, ys, ns, lr_scale, loss_tol, max_steps, compact, desc):
+    """The descent loop of :func:`train_units` and :func:`train_units_mtl` (checked
+    arguments, ``ns`` tensors): curvature steps until every task's loss is at most
+    ``loss_tol`` times its mean :math:`y_o^2`, stopped networks compacted out.  Returns
+    ``(W, A, losses, rule, scale)``: the losses ``(B, O)`` of the returned weights, the
+    :class:`~transferkit.models.descent.Descent` rule (the caller finishes it) and the
+    tasks' mean :math:`y_o^2` ``(B, O)``."""
+    lams = [torch.linalg.eigvalsh(X.transpose(1, 2) @ X / n[:, None, None])[:, -1]
+            for X, n in zip(Xs, ns)]
+    scale = torch.stack([((y ** 2).sum(1) / n).clamp_min(1e-300) for y, n in zip(ys, ns)], 1)
+    tol = loss_tol * scale
+    # a network is active while some task's loss is above its tolerance: loss - tol > 0
+    # exactly when loss > tol (a difference of floats is 0 only for equal floats)
+    rule = Descent(len(W), tol=torch.zeros(len(W), dtype=W.dtype, device=W.device),
+                   max_steps=max_steps, device=W.device, desc=desc,
+                   hint=f"lr_scale={lr_scale!r} is too large")
+    W_out, A_out = W.clone(), A.clone()
+    loss_out = torch.zeros(len(W), A.shape[-1], dtype=W.dtype, device=W.device)
     while True:
-        loss, gW, ga = loss_and_grads(W, a, X, y, n)
-        if rule.stop(loss):
+        losses, gW, gA = mtl_loss_and_grads(W, A, Xs, ys, ns)
+        if rule.stop((losses - tol).amax(1)):
             break
         keep = rule.compact(compact)
         if keep is not None:
             done = ~keep
-            W_out[rule.dropped], a_out[rule.dropped], loss_out[rule.dropped] = W[done], a[done], loss[done]
-            W, a, X, y, n, lam = W[keep], a[keep], X[keep], y[keep], n[keep], lam[keep]
-            loss, gW, ga = loss[keep], gW[keep], ga[keep]
-        gnorm = torch.sqrt((ga ** 2).sum(1) + (gW ** 2).sum((1, 2)))
-        kappa = lam * ((a ** 2).sum(1) + (W ** 2).sum(-1).amax(-1)) + gnorm
+            W_out[rule.dropped], A_out[rule.dropped], loss_out[rule.dropped] = W[done], A[done], losses[done]
+            W, A, tol, losses, gW, gA = W[keep], A[keep], tol[keep], losses[keep], gW[keep], gA[keep]
+            Xs, ys = [X[keep] for X in Xs], [y[keep] for y in ys]
+            ns, lams = [n[keep] for n in ns], [lam[keep] for lam in lams]
+        gnorm = torch.sqrt((gA ** 2).sum((1, 2)) + (gW ** 2).sum((1, 2)))
+        wmax = (W ** 2).sum(-1).amax(-1)
+        kappa = sum(lam * ((A[..., o] ** 2).sum(1) + wmax) for o, lam in enumerate(lams)) + gnorm
         eta = rule.masked(lr_scale / kappa)
-        a = a - eta[:, None] * ga
+        A = A - eta[:, None, None] * gA
         W = W - eta[:, None, None] * gW
         rule.advance()
     if rule.idx is None:
-        W_out, a_out, loss_out = W, a, loss
+        W_out, A_out, loss_out = W, A, losses
     else:
-        W_out[rule.idx], a_out[rule.idx], loss_out[rule.idx] = W, a, loss
-    rule.finish(loss_out)                              # warns about unconverged networks
-    return W_out, a_out, loss_out, rule.steps, loss_out <= rule.tol
+        W_out[rule.idx], A_out[rule.idx], loss_out[rule.idx] = W, A, losses
+    return W_out, A_out, loss_out, rule, scale
 
 
 def mtl_loss_and_grads(W, A, Xs, ys, ns):
@@ -1297,36 +1318,8 @@ def train_units_mtl(W, A, Xs, ys, ns, *, lr_scale: float = 0.5, loss_tol: float 
             raise ValueError(f"ns[{o}] must hold B = {B} sample counts in [1, {X.shape[1]}] "
                              f"(got {n!r})")
     ns = [torch.as_tensor(n, device=W.device) for n in ns]
-    lams = [torch.linalg.eigvalsh(X.transpose(1, 2) @ X / n[:, None, None])[:, -1]
-            for X, n in zip(Xs, ns)]
-    scale = scale_all = torch.stack([((y ** 2).sum(1) / n).clamp_min(1e-300)
-                                     for y, n in zip(ys, ns)], 1)
-    rule = Descent(len(W), tol=loss_tol, max_steps=max_steps, device=W.device,
-                   desc="multi-task ReLU networks", hint=f"lr_scale={lr_scale!r} is too large")
-    W_out, A_out = W.clone(), A.clone()
-    loss_out = torch.zeros(len(W), A.shape[-1], dtype=W.dtype, device=W.device)
-    while True:
-        losses, gW, gA = mtl_loss_and_grads(W, A, Xs, ys, ns)
-        if rule.stop((losses / scale).amax(1)):
-            break
-        keep = rule.compact(compact)
-        if keep is not None:
-            done = ~keep
-            W_out[rule.dropped], A_out[rule.dropped], loss_out[rule.dropped] = W[done], A[done], losses[done]
-            W, A, scale, losses, gW, gA = W[keep], A[keep], scale[keep], losses[keep], gW[keep], gA[keep]
-            Xs, ys = [X[keep] for X in Xs], [y[keep] for y in ys]
-            ns, lams = [n[keep] for n in ns], [lam[keep] for lam in lams]
-        gnorm = torch.sqrt((gA ** 2).sum((1, 2)) + (gW ** 2).sum((1, 2)))
-        wmax = (W ** 2).sum(-1).amax(-1)
-        kappa = sum(lam * ((A[..., o] ** 2).sum(1) + wmax) for o, lam in enumerate(lams)) + gnorm
-        eta = rule.masked(lr_scale / kappa)
-        A = A - eta[:, None, None] * gA
-        W = W - eta[:, None, None] * gW
-        rule.advance()
-    if rule.idx is None:
-        W_out, A_out, loss_out = W, A, losses
-    else:
-        W_out[rule.idx], A_out[rule.idx], loss_out[rule.idx] = W, A, losses
-    relative = (loss_out / scale_all).amax(1)        # the stopping quantity of every network
-    rule.finish(relative)                              # warns about unconverged networks
-    return W_out, A_out, loss_out, rule.steps, relative <= rule.tol
+    W, A, losses, rule, scale = _descend_units(W, A, Xs, ys, ns, lr_scale, loss_tol, max_steps,
+                                               compact, "multi-task ReLU networks")
+    converged = (losses <= loss_tol * scale).all(1)
+    rule.finish((losses / scale).amax(1), converged=converged)   # largest relative task loss
+    return W, A, losses, rule.steps, converged
