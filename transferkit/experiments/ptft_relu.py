@@ -502,18 +502,23 @@ def _train_students(W_start, a_start, seed, d, ns, draws, teachers, Xt, yt, loss
     """Train students from ``(W_start, a_start)`` (one per draw) on the main-task samples of
     every ``(n, draw)`` (:func:`_main_samples`) and score them on the test set."""
     X, y, nn, jj = _main_samples(seed, d, ns, draws, teachers)
-    Xt_t, yt_t = as_tensor(Xt, dev), as_tensor(yt, dev)
-    var = yt_t.var(1)
     W, a, loss, steps, conv = train_units(W_start[jj].clone(), a_start[jj].clone(),
                                           as_tensor(X, dev), as_tensor(y, dev),
                                           np.array(nn, float), loss_tol=loss_tol,
                                           max_steps=max_steps)
-    err = ((forward(W, a, Xt_t[jj]) - yt_t[jj]) ** 2).mean(1) / var[jj]
-    width = W_start.shape[1]
-    return StudentRun(error=err.cpu().numpy().reshape(len(ns), draws),
-                      converged=conv.cpu().numpy().reshape(len(ns), draws),
-                      W=W.cpu().numpy().reshape(len(ns), draws, width, d),
-                      a=a.cpu().numpy().reshape(len(ns), draws, width))
+    return _scored(W, a, conv, Xt, yt, jj, (len(ns), draws), dev)
+
+
+def _scored(W, a, conv, Xt, yt, jj, shape, dev, a_aux=None) -> StudentRun:
+    """The :class:`StudentRun` of networks ``(W, a)`` trained on the ``(n, draw)`` pairs of
+    draw indices ``jj``: test error on each draw's test set ``(Xt, yt)`` over the variance
+    of its labels, everything reshaped to ``shape = (len(ns), draws)``."""
+    Xt_t, yt_t = as_tensor(Xt, dev), as_tensor(yt, dev)
+    err = ((forward(W, a, Xt_t[jj]) - yt_t[jj]) ** 2).mean(1) / yt_t.var(1)[jj]
+    host = lambda v, *tail: v.cpu().numpy().reshape(*shape, *tail)  # noqa: E731
+    width, d = W.shape[1:]
+    return StudentRun(error=host(err), converged=host(conv), W=host(W, width, d),
+                      a=host(a, width), a_aux=None if a_aux is None else host(a_aux, width))
 
 
 def _run_arrays(run: StudentRun) -> dict:
@@ -533,20 +538,12 @@ def _train_mtl(W0, a0, seed, d, ns, draws, teachers, Xa, ya, Xt, yt, alpha, loss
     a_aux0 = as_tensor([alpha * keyed_rng(seed, j, *MTL_READOUT_KEY).standard_normal(width)
                         for j in range(draws)], dev)
     A0 = torch.stack([a_aux0[jj], a0[jj]], -1)          # outputs: (auxiliary, main)
-    Xt_t, yt_t = as_tensor(Xt, dev), as_tensor(yt, dev)
-    var = yt_t.var(1)
     Xa_t, ya_t = as_tensor(Xa, dev)[jj], as_tensor(ya, dev)[jj]
     W, A, _, _, conv = train_units_mtl(W0[jj].clone(), A0, (Xa_t, as_tensor(X, dev)),
                                        (ya_t, as_tensor(y, dev)),
                                        (np.full(len(jj), Xa_t.shape[1], float), np.array(nn, float)),
                                        loss_tol=loss_tol, max_steps=max_steps)
-    err = ((forward(W, A[..., 1], Xt_t[jj]) - yt_t[jj]) ** 2).mean(1) / var[jj]
-    shape = (len(ns), draws)
-    return StudentRun(error=err.cpu().numpy().reshape(shape),
-                      converged=conv.cpu().numpy().reshape(shape),
-                      W=W.cpu().numpy().reshape(*shape, width, d),
-                      a=A[..., 1].cpu().numpy().reshape(*shape, width),
-                      a_aux=A[..., 0].cpu().numpy().reshape(*shape, width))
+    return _scored(W, A[..., 1], conv, Xt, yt, jj, (len(ns), draws), dev, a_aux=A[..., 0])
 
 
 def stl_init_scale_cell(alpha, seed, d, rho, magnitude, ns, draws, width=32, units=6,
