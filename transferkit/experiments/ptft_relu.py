@@ -889,7 +889,7 @@ def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, u
     dev = default_device()
     ns = [int(v) for v in ns]
     scales = [float(s) for s in scales]
-    starts_W, starts_a, Xs, ys, nns, test_y, dirs = [], [], [], [], [], [], []
+    starts_W, starts_a, Xs, ys, nns, test_X, test_y, dirs = [], [], [], [], [], [], [], []
     for task, rho in NESTED_TASKS.items():
         teachers, Xa, ya, W0, a0, Xt, _ = _task_draws(seed, d, rho, magnitude, draws, width,
                                                       units, n_aux, n_test, alpha, dev)
@@ -899,7 +899,8 @@ def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, u
         one = [(T[0], T[1], T[2][:1], T[3][:1]) for T in teachers]      # the main unit 0
         dirs.append(np.array([T[2] for T in one])[:, 0])
         X, y, nn, jj = _main_samples(seed, d, ns, draws, one)
-        test_y.append(np.array([_teacher_out(T[2], T[3], x) for T, x in zip(one, Xt)]))
+        test_X.extend(Xt)
+        test_y.extend(_teacher_out(T[2], T[3], x) for T, x in zip(one, Xt))
         for W_s, a_s in [(W0, a0)] + [(s * Wp, torch.full_like(a0, gamma)) for s in scales]:
             starts_W.append(W_s[jj])
             starts_a.append(a_s[jj])
@@ -911,17 +912,13 @@ def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, u
                                        as_tensor(np.concatenate(ys), dev), np.array(nns, float),
                                        loss_tol=loss_tol, max_steps=max_steps)
     shape = (len(NESTED_TASKS), 1 + len(scales), len(ns), draws)
-    Xt_t = as_tensor(np.array(Xt), dev)
+    # the network of (task t, method, n, draw j) is scored on test set t * draws + j
     jj = np.tile(np.arange(draws), len(ns))
-    yt = as_tensor(np.repeat(np.array(test_y), 1 + len(scales), axis=0), dev)  # (T*M, draws, n_test)
-    yt = yt[:, jj].reshape(-1, n_test)
-    pred = forward(W, a, Xt_t[np.tile(jj, shape[0] * shape[1])])
-    err = ((pred - yt) ** 2).mean(1) / yt.var(1)
-    return {"error": err.cpu().numpy().reshape(shape),
-            "converged": conv.cpu().numpy().reshape(shape),
+    sets = np.broadcast_to(np.arange(shape[0])[:, None, None] * draws + jj, shape[:2] + jj.shape)
+    run = _scored(W, a, conv, np.array(test_X), np.array(test_y), sets.ravel(), shape, dev)
+    return {"error": run.error, "converged": run.converged,
             "steps": np.asarray(torch.as_tensor(steps).cpu()).reshape(shape),
-            "W": W.cpu().numpy().reshape(shape + (width, d)),
-            "a": a.cpu().numpy().reshape(shape + (width,)),
+            "W": run.W, "a": run.a,
             "main_dirs": np.array(dirs), "W_pre": Wp.cpu().numpy(), "a_pre": ap.cpu().numpy(),
             "pre_converged": pconv.cpu().numpy(),
             "pre_steps": np.asarray(torch.as_tensor(psteps).cpu()), "X_test": np.array(Xt)}
