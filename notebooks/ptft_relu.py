@@ -238,9 +238,9 @@ provenance.record(fig, "p003-fig1c-prediction", seeds=SEED,
 #
 # **What we measured** (`TRANSFERKIT_SCALE=paper`, the printed parameters: $d = 12$, 24
 # hidden units, 1024 auxiliary samples, $n = 8$ to 64, 8 draws, $\alpha = \gamma = 10^{-2}$;
-# on two CPU cores shared with other jobs the grid took 455 s in a script and 415 s in a
-# run of this notebook, whose whole run took 428 s; another run of the notebook took
-# 289 s; all gave the same numbers). Pretraining reached its
+# the grid took 455 s in a script and 415 s and 289 s in two runs of this notebook, on two
+# CPU cores shared with other jobs, and 607 s in a later run of the whole notebook on one
+# core; all gave the same numbers). Pretraining reached its
 # tolerance in every draw (at most 37059 steps of the $10^6$ allowed). STL reached it in
 # all 256 runs, PT+FT in 223: the other 33 stopped at the 50000-step cap, mostly at small
 # $m$ and large $n$ ($\rho = 1$, $m = 0.01$: 5 of 8 at $n = 32$, 1 at $n = 64$;
@@ -462,10 +462,10 @@ provenance.record(fig, "p004-fig6e-alignment", seeds=SEED,
 # standard error over the draws. Descriptive, as the panels above.
 #
 # **What we measured** (`TRANSFERKIT_SCALE=paper`: $n = 8$ and 64, the first 4 draws of
-# Fig. 1c. The cell $\rho = 1$ took 422 s of one core in a run of this notebook on an
-# otherwise idle core (753 s in a script beside another job), the cell $\rho = 0.9$ 711 s
-# in a script; most of it is the eight MTL networks of each cell, about 65,000 steps each
-# for the first draw at $\rho = 1$.) Every run of the three methods reached its tolerance.
+# Fig. 1c. In a run of this whole notebook at that scale, on one core with the other mostly
+# idle, the cell $\rho = 1$ took 415 s and the cell $\rho = 0.9$ 394 s, the whole notebook
+# 31 min; most of it is the eight MTL networks of each cell, about 65,000 steps each for
+# the first draw at $\rho = 1$.) Every run of the three methods reached its tolerance.
 #
 # At $\rho = 1$, $m = 1$ the two tasks share all their features (the two teachers are one
 # function), the case most favourable to PT+FT and MTL.
