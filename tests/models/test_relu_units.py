@@ -90,6 +90,28 @@ def test_train_units_compaction_keeps_the_iterates(one_thread):
             models.relu.train_units(t(W0), t(a0), t(X), t(y), n, compact=bad)
 
 
+def test_train_units_refuses_mismatched_shapes_and_counts():
+    """Before any step, a ValueError naming the argument (the checks of train_units_mtl):
+    before, n = 0 raised torch's own LinAlgError, n above N or of the wrong length trained
+    silently, and mismatched shapes raised torch's RuntimeError."""
+    rng = np.random.default_rng(0)
+    t = lambda v: torch.as_tensor(v, dtype=torch.float64)  # noqa: E731
+    W, a = t(rng.standard_normal((2, 3, 4))), t(rng.standard_normal((2, 3)))
+    X, y = t(rng.standard_normal((2, 5, 4))), t(rng.standard_normal((2, 5)))
+    n = np.array([5.0, 4.0])
+    with pytest.raises(ValueError, match=r"^W must be \(B, H, d\) and a \(B, H\)"):
+        models.relu.train_units(W, a[:, :2], X, y, n)
+    with pytest.raises(ValueError, match=r"^W must be \(B, H, d\) and a \(B, H\)"):
+        models.relu.train_units(W, a[..., None], X, y, n)
+    with pytest.raises(ValueError, match=r"^X must be \(B, N, d\) = \(2, N, 4\) and y \(B, N\)"):
+        models.relu.train_units(W, a, X, y[:, :3], n)
+    with pytest.raises(ValueError, match=r"^X must be"):
+        models.relu.train_units(W, a, X[..., :3], y, n)
+    for bad in (np.array([0.0, 4.0]), np.array([6.0, 4.0]), np.array([5.0])):
+        with pytest.raises(ValueError, match=r"^n must hold B = 2 sample counts in \[1, 5\]"):
+            models.relu.train_units(W, a, X, y, bad)
+
+
 def test_kmeans_inertia_and_alignment_on_planted_clusters():
     rng = np.random.default_rng(0)
     centres = np.linalg.qr(rng.standard_normal((10, 3)))[0].T  # 3 orthonormal directions

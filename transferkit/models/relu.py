@@ -1170,17 +1170,51 @@ def train_units(W, a, X, y, n, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
     :math:`y^2`.  Once fewer than ``compact`` of the networks still being stepped are
     active, the stopped ones leave the working tensors (the same iterates, less work;
     ``0``: never).  Returns ``(W, a, loss, steps, converged)``.
+
+    Raises
+    ------
+    ValueError
+        Before any step, naming the argument: shapes that do not match (``W``, ``a``, ``X``,
+        ``y``), sample counts ``n`` not one per network in ``[1, N]``, ``lr_scale`` or
+        ``loss_tol`` not > 0, ``max_steps`` < 1, ``compact`` outside ``[0, 1)``.
     """
     lr_scale, loss_tol = check_positive("lr_scale", lr_scale), check_positive("loss_tol", loss_tol)
     max_steps = check_int("max_steps", max_steps, 1)
     compact = check_fraction("compact", compact)
-    n = torch.as_tensor(np.asarray(n, float), device=X.device)
-    W, A, loss, rule, scale = _descend_units(W, a[..., None], [X], [y], [n], lr_scale, loss_tol,
+    ns = _checked_units(W, a, [X], [y], [n], one_task=True)
+    W, A, loss, rule, scale = _descend_units(W, a[..., None], [X], [y], ns, lr_scale, loss_tol,
                                              max_steps, compact, "ReLU networks")
     loss, tol = loss[:, 0], loss_tol * scale[:, 0]
     converged = loss <= tol
     rule.finish(loss, converged=converged)             # warns about unconverged networks
     return W, A[..., 0], loss, rule.steps, converged
+
+
+def _checked_units(W, A, Xs, ys, ns, one_task=False):
+    """The shapes and sample counts of :func:`train_units` (``one_task``: ``A`` is its ``a``,
+    the lists hold its ``X``, ``y``, ``n``) and :func:`train_units_mtl`, checked before any
+    step: a ``ValueError`` naming the argument.  Returns ``ns`` as float tensors on ``W``'s
+    device."""
+    a_name, a_shape = ("a", "(B, H)") if one_task else ("A", "(B, H, O)")
+    if W.ndim != 3 or A.ndim != 3 - one_task or A.shape[:2] != W.shape[:2]:
+        raise ValueError(f"W must be (B, H, d) and {a_name} {a_shape} (got W of shape "
+                         f"{tuple(W.shape)} and {a_name} of shape {tuple(A.shape)})")
+    if not one_task and not (len(Xs) == len(ys) == len(ns) == A.shape[-1]):
+        raise ValueError(f"Xs, ys and ns must have one entry per column of A (B, H, O) "
+                         f"(got {len(Xs)}, {len(ys)}, {len(ns)} and A of shape {tuple(A.shape)})")
+    B, d = W.shape[0], W.shape[2]
+    name = (lambda arg, o: arg) if one_task else (lambda arg, o: f"{arg}s[{o}]")  # noqa: E731
+    out = []
+    for o, (X, y, n) in enumerate(zip(Xs, ys, ns)):
+        if X.ndim != 3 or X.shape[0] != B or X.shape[2] != d or tuple(y.shape) != tuple(X.shape[:2]):
+            raise ValueError(f"{name('X', o)} must be (B, N, d) = ({B}, N, {d}) and "
+                             f"{name('y', o)} (B, N) (got {tuple(X.shape)} and {tuple(y.shape)})")
+        n = np.asarray(n.cpu() if isinstance(n, torch.Tensor) else n, float)
+        if n.shape != (B,) or not np.all((n >= 1) & (n <= X.shape[1])):
+            raise ValueError(f"{name('n', o)} must hold B = {B} sample counts in "
+                             f"[1, {X.shape[1]}] (got {n!r})")
+        out.append(torch.as_tensor(n, device=W.device))
+    return out
 
 
 def _descend_units(W, A, Xs, ys, ns, lr_scale, loss_tol, max_steps, compact, desc):
@@ -1302,22 +1336,7 @@ def train_units_mtl(W, A, Xs, ys, ns, *, lr_scale: float = 0.5, loss_tol: float 
     max_steps = check_int("max_steps", max_steps, 1)
     compact = check_fraction("compact", compact)
     Xs, ys = list(Xs), list(ys)
-    if W.ndim != 3 or A.ndim != 3 or A.shape[:2] != W.shape[:2]:
-        raise ValueError(f"W must be (B, H, d) and A (B, H, O) (got W of shape {tuple(W.shape)} "
-                         f"and A of shape {tuple(A.shape)})")
-    if not (len(Xs) == len(ys) == len(ns) == A.shape[-1]):
-        raise ValueError(f"Xs, ys and ns must have one entry per column of A (B, H, O) "
-                         f"(got {len(Xs)}, {len(ys)}, {len(ns)} and A of shape {tuple(A.shape)})")
-    B, d = W.shape[0], W.shape[2]
-    ns = [np.asarray(n.cpu() if isinstance(n, torch.Tensor) else n, float) for n in ns]
-    for o, (X, y, n) in enumerate(zip(Xs, ys, ns)):
-        if X.ndim != 3 or X.shape[0] != B or X.shape[2] != d or tuple(y.shape) != tuple(X.shape[:2]):
-            raise ValueError(f"Xs[{o}] must be (B, N, d) = ({B}, N, {d}) and ys[{o}] (B, N) "
-                             f"(got {tuple(X.shape)} and {tuple(y.shape)})")
-        if n.shape != (B,) or not np.all((n >= 1) & (n <= X.shape[1])):
-            raise ValueError(f"ns[{o}] must hold B = {B} sample counts in [1, {X.shape[1]}] "
-                             f"(got {n!r})")
-    ns = [torch.as_tensor(n, device=W.device) for n in ns]
+    ns = _checked_units(W, A, Xs, ys, ns)
     W, A, losses, rule, scale = _descend_units(W, A, Xs, ys, ns, lr_scale, loss_tol, max_steps,
                                                compact, "multi-task ReLU networks")
     converged = (losses <= loss_tol * scale).all(1)
