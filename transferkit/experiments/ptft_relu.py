@@ -510,9 +510,10 @@ def _train_students(W_start, a_start, seed, d, ns, draws, teachers, Xt, yt, loss
 
 
 def _scored(W, a, conv, Xt, yt, jj, shape, dev, a_aux=None) -> StudentRun:
-    """The :class:`StudentRun` of networks ``(W, a)`` trained on the ``(n, draw)`` pairs of
-    draw indices ``jj``: test error on each draw's test set ``(Xt, yt)`` over the variance
-    of its labels, everything reshaped to ``shape = (len(ns), draws)``."""
+    """The :class:`StudentRun` of networks ``(W, a)``: network ``i`` is scored on test set
+    ``jj[i]`` of the stacked ``(Xt, yt)`` (its draw's; in the nested cell, its task's and
+    draw's), test error over the variance of that set's labels, everything reshaped to
+    ``shape`` (``(len(ns), draws)``, or with leading axes of tasks and methods)."""
     Xt_t, yt_t = as_tensor(Xt, dev), as_tensor(yt, dev)
     err = ((forward(W, a, Xt_t[jj]) - yt_t[jj]) ** 2).mean(1) / yt_t.var(1)[jj]
     host = lambda v, *tail: v.cpu().numpy().reshape(*shape, *tail)  # noqa: E731
