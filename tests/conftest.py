@@ -5,6 +5,14 @@ import pytest
 import torch
 
 from transferkit import data
+from transferkit.models.device import use_threads
+
+# Each test process computes on one thread (torch, numpy's and scipy's BLAS, OpenMP), as every
+# chapter does (TRANSFERKIT_THREADS overrides): `make test` starts a process per core, and with
+# each process's default pools (a thread per core) a numpy-only Monte Carlo test took 258 s on
+# a 16-core machine running 14 processes, against 0.24 s here
+# (tests/theory/test_deep_linear.py::test_scratch_risk_finite_monte_carlo[n100-d150]).
+use_threads()
 
 #: Test files that take longest in `make test` (about 150, 60 and 40 s of one process,
 #: 2026-11-27), run first.  `make test` gives each process a whole file at a time in collection order
