@@ -15,6 +15,8 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+from transferkit.models.device import default_device
+
 REPO = Path(__file__).resolve().parents[1]
 BOOK_ENV_VAR = "TRANSFERKIT_BOOK_HTML"
 
@@ -113,6 +115,23 @@ def assert_same(x, y, path="res"):
         np.testing.assert_array_equal(x, y, err_msg=path)
     else:
         assert type(x) is type(y) and x == y, (path, x, y)
+
+
+def assert_same_computation(actual, desired, err_msg="", scale=None):
+    """``actual``, computed by transferkit on its default device, equals ``desired``, the same
+    computation done on the CPU: bit for bit when the default device is the CPU; on a GPU,
+    floating-point arrays to rounding (1e-12 relative to ``scale``, by default the largest
+    entry of ``desired``), since cuBLAS sums in another order than the CPU (DEVELOPERS.md,
+    "Determinism, CPU and GPU"). A difference of nearby quantities (a distance between two
+    close weight vectors) passes the size of those quantities as ``scale``. Integer and
+    boolean arrays (step counts, flags) are compared exactly on every device."""
+    actual, desired = np.asarray(actual), np.asarray(desired)
+    if default_device().type == "cpu" or not np.issubdtype(desired.dtype, np.floating):
+        np.testing.assert_array_equal(actual, desired, err_msg=err_msg)
+        return
+    if scale is None:
+        scale = float(np.max(np.abs(desired), initial=0.0))
+    np.testing.assert_allclose(actual, desired, rtol=1e-12, atol=1e-12 * scale, err_msg=err_msg)
 
 
 def trained_again(*args, **kwargs):

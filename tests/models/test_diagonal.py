@@ -111,14 +111,15 @@ def _padded_mtl_batch():
 def test_kernel_engine_takes_the_steps_of_the_torch_loop(train_first, one_thread):
     """The compiled kernel (each network to its own stop) and the batched torch loop: the same
     step counts, convergence flags and weights up to rounding, padded rows and networks
-    stopped at the budget included; the kernel's result does not depend on its threads."""
+    stopped at the budget included; the kernel's result does not depend on its threads.  Both
+    on the CPU, where the kernel runs (on a GPU machine too)."""
     X, y, n = _padded_mtl_batch()
     B, O, _, D = X.shape
     out = {}
     w1_0 = 0.1 if train_first else 0.3        # a frozen first layer of 0.1 converges too slowly
     for engine, threads in (("torch", 1), ("kernel", 1), ("kernel", 2)):
         torch.set_num_threads(threads)
-        st = models.diagonal.init_state(B, O, D, w1_0, 0.1)
+        st = models.diagonal.init_state(B, O, D, w1_0, 0.1, device="cpu")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             res = models.diagonal.train_diagonal(st, X, y, n, train_first=train_first,
@@ -152,8 +153,10 @@ def test_train_diagonal_engines_refuse_and_diverge_alike(problem):
         models.diagonal.train_diagonal(st, X[:, None], y[:, None], np.full((B, 1), n),
                                        engine="numba")
     for engine in ("torch", "kernel"):
-        # an overflowing loss is a DivergenceError on both engines, not a NaN result
-        st = models.diagonal.init_state(B, 1, D, 0.1, 0.1)
+        # an overflowing loss is a DivergenceError on both engines, not a NaN result (the
+        # kernel's weights on the CPU, where it runs; the torch loop's on the default device)
+        dev = "cpu" if engine == "kernel" else None
+        st = models.diagonal.init_state(B, 1, D, 0.1, 0.1, device=dev)
         with pytest.raises(DivergenceError, match="non-finite loss at step 0"):
             models.diagonal.train_diagonal(st, X[:, None], 1e160 * y[:, None],
                                            np.full((B, 1), n), engine=engine)
@@ -207,10 +210,11 @@ def test_participation_ratio_and_ensd():
         stats.participation_ratio(np.ones(3))
 
 
-def _moment_problem(draws=2, ns=(4, 8), D=12, k=2, n_aux=24, seed=1):
+def _moment_problem(draws=2, ns=(4, 8), D=12, k=2, n_aux=24, seed=1, device=None):
     data = experiments.diagonal_networks.task_data(seed, D, k, k, list(ns), draws, n_aux)
     jj = np.tile(np.arange(draws), len(ns))
-    mom = models.diagonal.sample_moments(list(data.Xa) + list(data.Xm), list(data.ya) + list(data.ym))
+    mom = models.diagonal.sample_moments(list(data.Xa) + list(data.Xm), list(data.ya) + list(data.ym),
+                                         device=device)
     index = np.stack([jj, draws + np.arange(len(jj))], 1)
     return data, mom, index
 
@@ -268,14 +272,15 @@ def test_gram_kernel_engine_takes_the_steps_of_the_torch_loop(grow, one_thread):
     engine (compiled element-wise work around torch's products) and its batched torch loop,
     fixed and grown step: the same accepted steps and convergence flags, weights and losses
     up to rounding, over both kinds of moments (Gram matrices and samples), with networks
-    stopped at the budget; the kernel's result does not depend on its threads."""
-    _, mom, index = _moment_problem()
+    stopped at the budget; the kernel's result does not depend on its threads.  All on the
+    CPU, where the compiled engines run (on a GPU machine too)."""
+    _, mom, index = _moment_problem(device="cpu")
     assert mom.gram == (True, True, False, False, True, True)
     budget = 2_500 if grow is None else 400      # two of the four networks converge by then
     out = {}
     for engine, threads in (("torch", 1), ("kernel", 1), ("kernel", 2), ("lockstep", 1)):
         torch.set_num_threads(threads)
-        st = models.diagonal.init_state(len(index), 2, 12, 0.1, 0.1)
+        st = models.diagonal.init_state(len(index), 2, 12, 0.1, 0.1, device="cpu")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             res = models.diagonal.train_diagonal_gram(st, mom, index, rel_step=0.01,
@@ -294,7 +299,7 @@ def test_gram_kernel_engine_takes_the_steps_of_the_torch_loop(grow, one_thread):
         # plateau the two can be equal to rounding, and rounding then picks the branch.  The
         # yardstick is the torch loop's own spread under a perturbation of 1e-15 of the
         # initial weights (2.4e-10 here); the engines must agree to ten times it.
-        st = models.diagonal.init_state(len(index), 2, 12, 0.1 * (1 + 1e-15), 0.1)
+        st = models.diagonal.init_state(len(index), 2, 12, 0.1 * (1 + 1e-15), 0.1, device="cpu")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)     # as above: one stops
             pert = models.diagonal.train_diagonal_gram(st, mom, index, rel_step=0.01,
@@ -312,16 +317,17 @@ def test_gram_kernel_engine_takes_the_steps_of_the_torch_loop(grow, one_thread):
 
 
 def test_gram_engines_refuse_alike():
-    _, mom, index = _moment_problem()
-    st = models.diagonal.init_state(len(index), 2, 12, 0.1, 0.1)
+    """On the CPU, where the compiled engines run (on a GPU machine too)."""
+    _, mom, index = _moment_problem(device="cpu")
+    st = models.diagonal.init_state(len(index), 2, 12, 0.1, 0.1, device="cpu")
     with pytest.raises(ValueError, match="engine"):
         models.diagonal.train_diagonal_gram(st, mom, index, engine="numba")
     # a non-finite loss under the fixed rule is a DivergenceError on every engine (moments
     # written by hand: sample_moments refuses targets whose mean square overflows)
-    one = models.diagonal.sample_moments([np.eye(12)], [np.ones(12)])
+    one = models.diagonal.sample_moments([np.eye(12)], [np.ones(12)], device="cpu")
     big = dataclasses.replace(one, yy=torch.tensor([math.inf], dtype=torch.float64))
     for engine in ("torch", "kernel", "lockstep"):
-        st = models.diagonal.init_state(1, 1, 12, 0.1, 0.1)
+        st = models.diagonal.init_state(1, 1, 12, 0.1, 0.1, device="cpu")
         with pytest.raises(DivergenceError, match="non-finite loss at step 0"):
             models.diagonal.train_diagonal_gram(st, big, np.zeros((1, 1), int), grow=None,
                                                 engine=engine)

@@ -251,7 +251,7 @@ def test_balanced_weights_are_balanced_with_the_source_end_to_end():
     ts = rng.standard_normal((3, 12)) * np.array([0.5, 1, 3])[:, None]
     for depth in (1, 2, 4):
         Ws = models.deep_linear.balanced_weights(ts, depth, seed=1)
-        np.testing.assert_allclose(models.deep_linear.end_to_end(Ws).numpy(), ts, atol=1e-12)
+        np.testing.assert_allclose(models.deep_linear.end_to_end(Ws).cpu().numpy(), ts, atol=1e-12)
         for j in range(depth - 1):   # Def. 5.1: W_j^T W_j = W_{j+1} W_{j+1}^T
             lhs = Ws[j].transpose(1, 2) @ Ws[j]
             rhs = Ws[j + 1] @ Ws[j + 1].transpose(1, 2)
