@@ -344,6 +344,103 @@ def test_nested_refuses_wrong_types():
         ptft_relu.nested_statistics({"W": 1})
 
 
+NESTED_FEATURES = ptft_relu.ReluFeaturesPreset(mtl_ns=(4, 8), mtl_draws=2)
+
+
+@pytest.fixture(scope="module")
+def nested_mtl(one_thread, cache):
+    return ptft_relu.run_nested_mtl(NESTED_PRESET, NESTED_FEATURES, directory=cache,
+                                    progress=False)
+
+
+def test_nested_mtl_shapes_and_the_draws_of_the_nested_tasks(nested_mtl, nested):
+    """The MTL students' draws are those of run_nested_rescaling: the same main units and
+    test inputs."""
+    r = nested_mtl
+    assert r.tasks == ("nested", "disjoint") and list(r.ns) == [4, 8]
+    assert r.error.shape == r.converged.shape == r.steps.shape == (2, 2, 2)
+    assert r.W.shape == (2, 2, 2, 5, 6) and r.a.shape == r.a_aux.shape == (2, 2, 2, 5)
+    np.testing.assert_array_equal(r.main_dirs, nested.main_dirs)
+    np.testing.assert_array_equal(r.X_test, nested.X_test)
+    np.testing.assert_array_equal(r.unit_readout, np.hypot(r.a, r.a_aux))
+    assert (r.steps > 0).all() and (r.steps <= 300).all()        # the pretraining's cap
+
+
+def test_nested_mtl_student_is_the_one_trained_alone(nested_mtl):
+    """One MTL network written out (disjoint task, n = 8, draw 1): the draw's teachers,
+    auxiliary samples and initialisation (stream (seed, draw)), its auxiliary readout
+    (stream (seed, draw, 0, 1)), its main samples (stream (seed, draw, n)) labelled by the
+    one-unit main teacher, trained alone on both tasks at once."""
+    t, i, j, n = 1, 1, 1, 8
+    p = NESTED_PRESET
+    rng = np.random.default_rng([p.seed, j])
+    th, a_t, mt, m_t = teacher_pair(p.d, p.units, ptft_relu.NESTED_TASKS["disjoint"], 1.0, rng)
+    xa = rng.standard_normal((p.n_aux, p.d))
+    W0 = p.alpha * rng.standard_normal((p.width, p.d)) / np.sqrt(p.d)
+    a0 = p.alpha * rng.standard_normal(p.width)
+    np.testing.assert_array_equal(mt[0], nested_mtl.main_dirs[t, j])
+    x = np.random.default_rng([p.seed, j, n]).standard_normal((n, p.d))
+    a_aux = p.alpha * keyed_rng(p.seed, j, *ptft_relu.MTL_READOUT_KEY).standard_normal(p.width)
+    tt = lambda v: torch.as_tensor(np.asarray(v)[None], dtype=torch.float64)  # noqa: E731
+    W, A, _, steps, conv = models.relu.train_units_mtl(
+        tt(W0), tt(np.stack([a_aux, a0], -1)), (tt(xa), tt(x)),
+        (tt(np.maximum(xa @ th.T, 0) @ a_t), tt(np.maximum(x @ mt[:1].T, 0) @ m_t[:1])),
+        (np.array([p.n_aux], float), np.array([n], float)), loss_tol=p.loss_tol,
+        max_steps=p.pre_max_steps)
+    assert_same_computation(nested_mtl.W[t, i, j], W[0].numpy())
+    assert_same_computation(nested_mtl.a[t, i, j], A[0, :, 1].numpy())
+    assert_same_computation(nested_mtl.a_aux[t, i, j], A[0, :, 0].numpy())
+    assert nested_mtl.converged[t, i, j] == bool(conv[0])
+    assert nested_mtl.steps[t, i, j] == int(torch.as_tensor(steps)[0])
+    Xt = nested_mtl.X_test[j]
+    yt = np.maximum(Xt @ mt[0], 0) * m_t[0]
+    pred = np.maximum(Xt @ nested_mtl.W[t, i, j].T, 0) @ nested_mtl.a[t, i, j]
+    assert np.isclose(((pred - yt) ** 2).mean() / yt.var(ddof=1), nested_mtl.error[t, i, j],
+                      rtol=1e-10)
+
+
+def test_nested_mtl_second_run_loads_the_cache(nested_mtl, cache, monkeypatch):
+    monkeypatch.setattr(ptft_relu, "train_units_mtl", trained_again)
+    assert_same(ptft_relu.run_nested_mtl(NESTED_PRESET, NESTED_FEATURES, directory=cache,
+                                         progress=False), nested_mtl)
+
+
+def test_nested_mtl_statistics_under_both_weightings(nested_mtl):
+    st = ptft_relu.nested_mtl_statistics(nested_mtl)
+    for v in (st.spread, st.alignment, st.spread_main, st.alignment_main):
+        assert v.shape == (2, 2, 2)
+    assert np.all((st.spread >= 0) & (st.spread <= 1)) and np.all(np.abs(st.alignment) <= 1)
+    idx = (0, 1, 1)
+    W = nested_mtl.W[idx]
+    norms = np.linalg.norm(W, axis=1)
+    P_ = W / norms[:, None]
+    u = nested_mtl.main_dirs[0, 1]
+    for weight, spread, align in ((nested_mtl.unit_readout[idx], st.spread, st.alignment),
+                                  (np.abs(nested_mtl.a[idx]), st.spread_main, st.alignment_main)):
+        omega = weight * norms
+        mean = omega @ P_ / omega.sum()
+        assert np.isclose(spread[idx], 1 - mean @ mean, rtol=1e-10, atol=1e-14)
+        assert np.isclose(align[idx], mean @ u / np.linalg.norm(mean), rtol=1e-12)
+    assert not np.array_equal(st.spread, st.spread_main)     # the two weightings differ
+
+
+def test_nested_mtl_refuses_bad_input():
+    with pytest.raises(TypeError, match="features"):
+        ptft_relu.run_nested_mtl(NESTED_PRESET, dataclasses.asdict(NESTED_FEATURES), cache=False)
+    with pytest.raises(TypeError, match="preset"):
+        ptft_relu.run_nested_mtl(dataclasses.asdict(NESTED_PRESET), NESTED_FEATURES, cache=False)
+    with pytest.raises(ValueError, match="magnitude"):
+        ptft_relu.run_nested_mtl(NESTED_PRESET, NESTED_FEATURES, magnitude=0.0, cache=False)
+    with pytest.raises(ValueError, match="draws"):
+        ptft_relu.run_nested_mtl(NESTED_PRESET, dataclasses.replace(NESTED_FEATURES, mtl_draws=0),
+                                 cache=False)
+    with pytest.raises(ValueError, match="ns"):
+        ptft_relu.run_nested_mtl(NESTED_PRESET, dataclasses.replace(NESTED_FEATURES, mtl_ns=()),
+                                 cache=False)
+    with pytest.raises(TypeError, match="result"):
+        ptft_relu.nested_mtl_statistics(NESTED_PRESET)
+
+
 # ------------------------------------------------------------------- multi-task students
 
 

@@ -17,6 +17,8 @@ from transferkit.experiments.diagonal_networks import (  # noqa: E402
     TasksResult,
 )
 from transferkit.experiments.ptft_relu import (  # noqa: E402
+    NestedMtlResult,
+    NestedMtlStatistics,
     NestedRescalingResult,
     NestedStatistics,
     SampleEfficiencyResult,
@@ -222,3 +224,27 @@ def test_nested_rescaling_figure():
                           pr_readout=1 + _pos(*shape), pr_pre_readout=1 + _pos(draws),
                           ensd_readout=1 + _pos(T, M - 1, len(ns), draws))
     check_figure(paper003_004.nested_rescaling_figure(r, st), 5)
+    # with the multi-task students: diamonds on the first three panels, legends on two
+    mshape = (T, len(ns[1:]), draws)
+    mconv = np.ones(mshape, bool)
+    mconv[1, 0, 1] = False
+    m = NestedMtlResult(ns=ns[1:], tasks=("nested", "disjoint"), error=_pos(*mshape),
+                        converged=mconv, steps=np.ones(mshape, int),
+                        W=RNG.standard_normal(mshape + (3, 2)), a=RNG.standard_normal(mshape + (3,)),
+                        a_aux=RNG.standard_normal(mshape + (3,)),
+                        main_dirs=RNG.standard_normal((T, draws, 2)),
+                        X_test=RNG.standard_normal((draws, 5, 2)))
+    mst = NestedMtlStatistics(spread=_pos(*mshape), alignment=_pos(*mshape),
+                              spread_main=_pos(*mshape), alignment_main=_pos(*mshape))
+    fig = paper003_004.nested_rescaling_figure(r, st, m, mst)
+    labels = [[t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
+              for ax in fig.axes]
+    assert "MTL, nested" in labels[0] and "MTL, main readout, disjoint" in labels[1]
+    n_lines = [len(ax.lines) for ax in fig.axes]
+    check_figure(fig, 5)
+    plain = paper003_004.nested_rescaling_figure(r, st)
+    assert [len(ax.lines) for ax in plain.axes][3:] == n_lines[3:]     # PR panels unchanged
+    assert all(a > b for a, b in zip(n_lines[:3], [len(ax.lines) for ax in plain.axes]))
+    check_figure(plain, 5)
+    with pytest.raises(ValueError, match="together"):
+        paper003_004.nested_rescaling_figure(r, st, m)

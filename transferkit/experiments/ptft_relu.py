@@ -22,7 +22,8 @@ __all__ = ["PENALTY", "SAMPLE_EFFICIENCY", "SAMPLE_EFFICIENCY_FULL", "RELU_FEATU
            "penalty_ratio", "StudentRun", "SampleEfficiencyResult", "run_stl_init_scale",
            "stl_init_scale_cell", "StlInitScaleResult", "NESTED_TASKS",
            "NestedRescalingResult", "run_nested_rescaling", "nested_rescaling_cell",
-           "NestedStatistics", "nested_statistics"]
+           "NestedStatistics", "nested_statistics", "NestedMtlResult", "run_nested_mtl",
+           "nested_mtl_cell", "NestedMtlStatistics", "nested_mtl_statistics"]
 
 
 # ---------------------------------------------------------------------------
@@ -534,17 +535,26 @@ def _train_mtl(W0, a0, seed, d, ns, draws, teachers, Xa, ya, Xt, yt, alpha, loss
     scale ``alpha`` (stream ``(seed, j, *MTL_READOUT_KEY)``), one network
     per ``(n, draw)`` trained on the draw's auxiliary samples and the main samples of
     :func:`_main_samples` at once; scored on the main task's test set."""
+    W_s, A0, Xs, ys, counts, jj = _mtl_batch(W0, a0, seed, d, ns, draws, teachers, Xa, ya,
+                                             alpha, dev)
+    W, A, _, _, conv = train_units_mtl(W_s, A0, Xs, ys, counts, loss_tol=loss_tol,
+                                       max_steps=max_steps)
+    return _scored(W, A[..., 1], conv, Xt, yt, jj, (len(ns), draws), dev, a_aux=A[..., 0])
+
+
+def _mtl_batch(W0, a0, seed, d, ns, draws, teachers, Xa, ya, alpha, dev):
+    """The MTL students' start and data, one network per ``(n, draw)`` of
+    :func:`_main_samples`: ``(W, A, (Xa, X), (ya, y), (n_aux, n), jj)`` as
+    :func:`transferkit.models.relu.train_units_mtl` takes them (outputs: auxiliary, main),
+    and the draw index of each network."""
     X, y, nn, jj = _main_samples(seed, d, ns, draws, teachers)
     width = W0.shape[1]
     a_aux0 = as_tensor([alpha * keyed_rng(seed, j, *MTL_READOUT_KEY).standard_normal(width)
                         for j in range(draws)], dev)
     A0 = torch.stack([a_aux0[jj], a0[jj]], -1)          # outputs: (auxiliary, main)
     Xa_t, ya_t = as_tensor(Xa, dev)[jj], as_tensor(ya, dev)[jj]
-    W, A, _, _, conv = train_units_mtl(W0[jj].clone(), A0, (Xa_t, as_tensor(X, dev)),
-                                       (ya_t, as_tensor(y, dev)),
-                                       (np.full(len(jj), Xa_t.shape[1], float), np.array(nn, float)),
-                                       loss_tol=loss_tol, max_steps=max_steps)
-    return _scored(W, A[..., 1], conv, Xt, yt, jj, (len(ns), draws), dev, a_aux=A[..., 0])
+    return (W0[jj].clone(), A0, (Xa_t, as_tensor(X, dev)), (ya_t, as_tensor(y, dev)),
+            (np.full(len(jj), Xa_t.shape[1], float), np.array(nn, float)), jj)
 
 
 def stl_init_scale_cell(alpha, seed, d, rho, magnitude, ns, draws, width=32, units=6,
@@ -959,7 +969,8 @@ def run_nested_rescaling(preset: SampleEfficiencyPreset, scales, *, magnitude: f
     -----
     Which weights the paper rescales is not stated; the first layer is rescaled here and the
     readout re-initialised, as in the chapter's PT+FT (paper 003, Sec. 1.1), so that
-    :math:`s` sets the pretrained norm :math:`m_0` of the penalty of Eqs. 10-11.
+    :math:`s` sets the pretrained norm :math:`m_0` of the penalty of Eqs. 10-11.  The
+    multi-task students of the same tasks (Figs. 6f-g) are :func:`run_nested_mtl`'s.
     """
     args = _preset_args(preset)
     if isinstance(scales, (str, bytes)) or not np.iterable(scales) or len(scales) == 0:
@@ -1025,13 +1036,10 @@ def nested_statistics(result: NestedRescalingResult) -> NestedStatistics:
     (the two readings of the representation: :class:`NestedStatistics`)."""
     if not isinstance(result, NestedRescalingResult):
         raise InputTypeError(f"result must be a NestedRescalingResult (got {type(result).__name__})")
-    spread = direction_spread(result.W, result.a)
-    # the one k-means centre, up to its scale (cosines ignore it): the unit directions
-    # w_h / ||w_h|| weighted by |a_h| ||w_h||, i.e. sum_h |a_h| w_h
-    centre = (np.abs(result.a)[..., None] * result.W).sum(-2)
-    alignment = np.zeros(spread.shape)
-    for idx in np.ndindex(spread.shape):                          # (task, method, n, draw)
-        alignment[idx] = alignment_score(centre[idx][None], result.main_dirs[idx[0], idx[3]][None])
+    # the main unit of each network (task, method, n, draw)
+    dirs = np.broadcast_to(result.main_dirs[:, None, None],
+                           result.W.shape[:-2] + result.W.shape[-1:])
+    spread, alignment = _one_cluster(result.W, result.a, dirs)
     Xt = result.X_test                                            # (draws, n_test, d)
     H = np.maximum(Xt @ np.swapaxes(result.W, -1, -2), 0)         # (T, M, n, draws, n_test, width)
     H_pre = np.maximum(Xt @ np.swapaxes(result.W_pre, -1, -2), 0)  # (draws, n_test, width)
@@ -1042,3 +1050,183 @@ def nested_statistics(result: NestedRescalingResult) -> NestedStatistics:
                             pr_readout=participation_ratio(Ha),
                             pr_pre_readout=participation_ratio(Ha_pre),
                             ensd_readout=ensd(Ha_pre, Ha[:, 1:]))
+
+
+def _one_cluster(W, weight, dirs):
+    r"""Fig. 6f-g's statistics of networks ``W`` ``(..., width, d)`` whose units weigh
+    :math:`|{\rm weight}_h|\,\|w_h\|`: the one-cluster spread
+    (:func:`transferkit.stats.direction_spread`) and the cosine between the weighted mean
+    direction and the network's main unit ``dirs`` ``(..., d)``."""
+    spread = direction_spread(W, weight)
+    # the one k-means centre, up to its scale (cosines ignore it): the unit directions
+    # w_h / ||w_h|| weighted by |weight_h| ||w_h||, i.e. sum_h |weight_h| w_h
+    centre = (np.abs(weight)[..., None] * W).sum(-2)
+    alignment = np.zeros(spread.shape)
+    for idx in np.ndindex(spread.shape):
+        alignment[idx] = alignment_score(centre[idx][None], dirs[idx][None])
+    return spread, alignment
+
+
+@dataclass(frozen=True)
+class NestedMtlResult:
+    r"""Multi-task students on the one-feature main tasks of :func:`run_nested_rescaling`
+    (:func:`run_nested_mtl`; paper 004, Figs. 6f-g).
+
+    Attributes
+    ----------
+    ns : ndarray of int
+        The main-task sample sizes.
+    tasks : tuple of str
+        ``("nested", "disjoint")`` (:data:`NESTED_TASKS`).
+    error : ndarray, shape (tasks, len(ns), draws)
+        Main-task test error normalised by the variance of the main teacher's output.
+    converged : ndarray of bool, shape (tasks, len(ns), draws)
+        Whether both tasks reached their loss tolerance.
+    steps : ndarray of int, shape (tasks, len(ns), draws)
+        Gradient steps taken.
+    W : ndarray, shape (tasks, len(ns), draws, width, d)
+        Trained first-layer weights (shared by the two tasks).
+    a, a_aux : ndarray, shape (tasks, len(ns), draws, width)
+        Trained readouts of the main and of the auxiliary task.
+    main_dirs : ndarray, shape (tasks, draws, d)
+        The main teacher's unit direction per task and draw.
+    X_test : ndarray, shape (draws, n_test, d)
+        The test inputs.
+    """
+
+    ns: np.ndarray
+    tasks: tuple
+    error: np.ndarray
+    converged: np.ndarray
+    steps: np.ndarray
+    W: np.ndarray
+    a: np.ndarray
+    a_aux: np.ndarray
+    main_dirs: np.ndarray
+    X_test: np.ndarray
+
+    @property
+    def unit_readout(self) -> np.ndarray:
+        r""":math:`\|A_h\|_2`, the norm of each unit's two readouts (its weight in the
+        :math:`\ell_{1,2}` norm is :math:`\|A_h\|_2\|w_h\|_2`, paper 004, Eq. 32)."""
+        return np.hypot(self.a, self.a_aux)
+
+
+def nested_mtl_cell(seed, d, ns, draws, magnitude=1.0, width=32, units=6, n_aux=256,
+                    n_test=2000, alpha=1e-2, loss_tol=1e-6, max_steps=250_000) -> dict:
+    r"""The whole of :func:`run_nested_mtl` for one ``seed``: a cell function for
+    :func:`transferkit.sweep.run`.
+
+    Per task of :data:`NESTED_TASKS`, the draws, the one-unit main teacher and its samples
+    are those of :func:`nested_rescaling_cell`, and the students those of
+    :func:`run_sample_efficiency` with ``mtl=True`` (the STL initialisation plus an
+    auxiliary readout from the stream ``(seed, j, *MTL_READOUT_KEY)``, trained on the
+    auxiliary and the main samples at once).  Every student of both tasks is trained in
+    one batch of :func:`transferkit.models.relu.train_units_mtl`.  Returns the fields of
+    :class:`NestedMtlResult` but ``ns`` and ``tasks``.
+    """
+    dev = default_device()
+    ns = [int(v) for v in ns]
+    parts, test_X, test_y, dirs = [], [], [], []
+    for rho in NESTED_TASKS.values():
+        teachers, Xa, ya, W0, a0, Xt, _ = _task_draws(seed, d, rho, magnitude, draws, width,
+                                                      units, n_aux, n_test, alpha, dev)
+        one = [(T[0], T[1], T[2][:1], T[3][:1]) for T in teachers]      # the main unit 0
+        dirs.append(np.array([T[2] for T in one])[:, 0])
+        test_X.extend(Xt)
+        test_y.extend(_teacher_out(T[2], T[3], x) for T, x in zip(one, Xt))
+        parts.append(_mtl_batch(W0, a0, seed, d, ns, draws, one, Xa, ya, alpha, dev))
+    cat = lambda i, k: torch.cat([p[i][k] for p in parts])           # noqa: E731
+    W, A, _, steps, conv = train_units_mtl(
+        torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts]),
+        (cat(2, 0), cat(2, 1)), (cat(3, 0), cat(3, 1)),
+        tuple(np.concatenate([p[4][k] for p in parts]) for k in (0, 1)),
+        loss_tol=loss_tol, max_steps=max_steps)
+    shape = (len(NESTED_TASKS), len(ns), draws)
+    # the network of (task t, n, draw j) is scored on test set t * draws + j
+    sets = np.concatenate([t * draws + p[5] for t, p in enumerate(parts)])
+    run_ = _scored(W, A[..., 1], conv, np.array(test_X), np.array(test_y), sets, shape, dev,
+                   a_aux=A[..., 0])
+    return {"error": run_.error, "converged": run_.converged,
+            "steps": np.asarray(torch.as_tensor(steps).cpu()).reshape(shape),
+            "W": run_.W, "a": run_.a, "a_aux": run_.a_aux, "main_dirs": np.array(dirs),
+            "X_test": np.array(Xt)}
+
+
+def run_nested_mtl(preset: SampleEfficiencyPreset, features: ReluFeaturesPreset, *,
+                   magnitude: float = 1.0, **run_kwargs) -> NestedMtlResult:
+    r"""Multi-task students on the nested and disjoint one-feature tasks of
+    :func:`run_nested_rescaling` (paper 004, App. E.2.3, Figs. 6f-g: "MTL or PT+FT").
+
+    The draws (teachers, auxiliary samples, initialisation, main samples and test inputs)
+    are the first ``features.mtl_draws`` draws of :func:`run_nested_rescaling` with the
+    same ``preset`` and ``magnitude``, at ``n`` in ``features.mtl_ns``: each MTL student
+    has a PT+FT and an STL twin there.  MTL (paper 004, App. B.2) trains the STL
+    initialisation, with a second readout of scale ``preset.alpha`` for the auxiliary task,
+    on the auxiliary task (``preset.n_aux`` samples of the six-unit teacher) and the main
+    task at once, as :func:`run_mtl_students` does: the sum of the two tasks' mean losses,
+    every task to ``preset.loss_tol``, at most the pretraining's cap of steps.  One
+    :func:`transferkit.sweep.run` cell (cached, resumable, Dask with ``scheduler=``);
+    ``run_kwargs`` go to :func:`~transferkit.sweep.run`.
+
+    Returns
+    -------
+    NestedMtlResult
+
+    Raises
+    ------
+    TypeError
+        For a ``preset`` or ``features`` of the wrong type.
+    ValueError
+        As :func:`run_sample_efficiency`, for the preset's values, ``features.mtl_ns``,
+        ``features.mtl_draws`` and ``magnitude``.
+    """
+    if not isinstance(features, ReluFeaturesPreset):
+        raise InputTypeError(f"features must be a ReluFeaturesPreset "
+                             f"(got {type(features).__name__})")
+    args = {**_preset_args(preset), "ns": list(features.mtl_ns), "draws": features.mtl_draws}
+    d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
+        rho=1.0, magnitude=magnitude, **args)
+    kw = dict(run_kwargs)
+    kw.setdefault("desc", "nested tasks, MTL")
+    sw = run(nested_mtl_cell, Grid(seed=[seed]),
+             fixed=dict(d=d, ns=ns, draws=draws, magnitude=float(magnitude), width=width,
+                        units=units, n_aux=n_aux, n_test=n_test, alpha=preset.alpha,
+                        loss_tol=preset.loss_tol,
+                        max_steps=pre_max_steps or 5 * max_steps), **kw)
+    out = {name: np.ascontiguousarray(sw[name][0]) for name in sw.keys()}
+    return NestedMtlResult(ns=np.array(ns), tasks=tuple(NESTED_TASKS), **out)
+
+
+@dataclass(frozen=True)
+class NestedMtlStatistics:
+    r"""Figs. 6f-g of paper 004 for a :class:`NestedMtlResult` (:func:`nested_mtl_statistics`),
+    under the two weightings of a multi-task unit the paper leaves open; axes as in the
+    result, ``(tasks, len(ns), draws)``.
+
+    Attributes
+    ----------
+    spread, alignment : ndarray
+        One-cluster spread and alignment with the main unit (as in
+        :class:`NestedStatistics`), each unit weighted by :math:`\|A_h\|_2\|w_h\|_2`, its
+        weight in the :math:`\ell_{1,2}` norm (paper 004, Eq. 32).
+    spread_main, alignment_main : ndarray
+        The same, each unit weighted by its main-task readout, :math:`|a_h|\,\|w_h\|_2`.
+    """
+
+    spread: np.ndarray
+    alignment: np.ndarray
+    spread_main: np.ndarray
+    alignment_main: np.ndarray
+
+
+def nested_mtl_statistics(result: NestedMtlResult) -> NestedMtlStatistics:
+    r"""Figs. 6f-g of paper 004 for the students of :func:`run_nested_mtl` (the two
+    weightings: :class:`NestedMtlStatistics`)."""
+    if not isinstance(result, NestedMtlResult):
+        raise InputTypeError(f"result must be a NestedMtlResult (got {type(result).__name__})")
+    dirs = np.broadcast_to(result.main_dirs[:, None], result.W.shape[:-2] + result.W.shape[-1:])
+    spread, alignment = _one_cluster(result.W, result.unit_readout, dirs)
+    spread_main, alignment_main = _one_cluster(result.W, result.a, dirs)
+    return NestedMtlStatistics(spread=spread, alignment=alignment, spread_main=spread_main,
+                               alignment_main=alignment_main)

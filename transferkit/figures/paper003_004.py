@@ -298,7 +298,7 @@ def participation_ratio_figure(ns, alphas, pr, pr_se):
     return fig
 
 
-def nested_rescaling_figure(result, statistics):
+def nested_rescaling_figure(result, statistics, mtl=None, mtl_statistics=None):
     r"""Rescaled PT+FT on one-feature main tasks (paper 004, App. E.2.3 and G; Figs. 6f-g,
     8b-c), one colour per method, the nested task solid and the disjoint one dashed.
 
@@ -308,6 +308,13 @@ def nested_rescaling_figure(result, statistics):
         From :func:`transferkit.experiments.ptft_relu.run_nested_rescaling`.
     statistics : transferkit.experiments.ptft_relu.NestedStatistics
         ``nested_statistics(result)``.
+    mtl : transferkit.experiments.ptft_relu.NestedMtlResult, optional
+        Multi-task students of the same tasks
+        (:func:`transferkit.experiments.ptft_relu.run_nested_mtl`), drawn as diamonds on
+        the first three panels: black with each unit weighted by the norm of its two
+        readouts (Eq. 32), brown by its main readout (spread and alignment).
+    mtl_statistics : transferkit.experiments.ptft_relu.NestedMtlStatistics, optional
+        ``nested_mtl_statistics(mtl)``; given with ``mtl``.
 
     Returns
     -------
@@ -319,7 +326,14 @@ def nested_rescaling_figure(result, statistics):
         responses and of the readout-weighted ones (Fig. 8b; black: after pretraining), with
         crosses for the ENSD between the pretrained and the fine-tuned representations
         (Fig. 8c).  An open marker: some draw stopped at its step cap.
+
+    Raises
+    ------
+    ValueError
+        If only one of ``mtl`` and ``mtl_statistics`` is given.
     """
+    if (mtl is None) != (mtl_statistics is None):
+        raise ValueError("mtl and mtl_statistics must be given together")
     r, st = result, statistics
     fig, axes = plt.subplots(1, 5, figsize=(15, 3.3))
     colours = ["0.45"] + [plt.cm.viridis(v) for v in np.linspace(0.1, 0.85, len(r.scales))]
@@ -344,6 +358,23 @@ def nested_rescaling_figure(result, statistics):
                 if shared is not None and k > 0:
                     ax.plot(r.ns, mean_se(shared[t, k - 1], single=0.0)[0], "x", ms=6,
                             color=colours[k])
+        if mtl is not None and shared is None:
+            mtl_panels = {0: ((mtl.error, "k", "MTL"),),
+                          1: ((mtl_statistics.spread, "k", "MTL"),
+                              (mtl_statistics.spread_main, "tab:brown", "MTL, main readout")),
+                          2: ((mtl_statistics.alignment, "k", "MTL"),
+                              (mtl_statistics.alignment_main, "tab:brown", "MTL, main readout"))}
+            for mvalue, colour, label in mtl_panels[list(axes).index(ax)]:
+                for t, task in enumerate(mtl.tasks):
+                    mean, se = mean_se(mvalue[t], single=0.0)
+                    ax.errorbar(mtl.ns, mean, se, ls="-" if t == 0 else "--", color=colour,
+                                capsize=2, lw=1,
+                                label=f"{label}, {task}" if ax is not axes[2] else None)
+                    done = mtl.converged[t].all(-1)
+                    for filled in (True, False):
+                        at = done == filled
+                        ax.plot(mtl.ns[at], mean[at], "D", ms=4, color=colour,
+                                mfc=colour if filled else "white", zorder=3)
         if shared is not None:
             ax.axhline(before.mean(), color="k", lw=1, label="after pretraining")
             ax.plot([], [], "kx", label="ENSD(pretrained, fine-tuned)")
@@ -354,6 +385,8 @@ def nested_rescaling_figure(result, statistics):
         if log:
             ax.set_yscale("log")
     axes[0].legend(fontsize=6, ncol=1)
+    if mtl is not None:
+        axes[1].legend(fontsize=6)
     tight_layout(fig)
     return fig
 
