@@ -239,8 +239,8 @@ provenance.record(fig, "p003-fig1c-prediction", seeds=SEED,
 # **What we measured** (`TRANSFERKIT_SCALE=paper`, the printed parameters: $d = 12$, 24
 # hidden units, 1024 auxiliary samples, $n = 8$ to 64, 8 draws, $\alpha = \gamma = 10^{-2}$;
 # the grid took 455 s in a script and 415 s and 289 s in two runs of this notebook, on two
-# CPU cores shared with other jobs, and 607 s in a later run of the whole notebook on one
-# core; all gave the same numbers). Pretraining reached its
+# CPU cores shared with other jobs, and 607 s and 661 s in two later runs of the whole
+# notebook on one core; all gave the same numbers). Pretraining reached its
 # tolerance in every draw (at most 37059 steps of the $10^6$ allowed). STL reached it in
 # all 256 runs, PT+FT in 223: the other 33 stopped at the 50000-step cap, mostly at small
 # $m$ and large $n$ ($\rho = 1$, $m = 0.01$: 5 of 8 at $n = 32$, 1 at $n = 64$;
@@ -462,10 +462,11 @@ provenance.record(fig, "p004-fig6e-alignment", seeds=SEED,
 # standard error over the draws. Descriptive, as the panels above.
 #
 # **What we measured** (`TRANSFERKIT_SCALE=paper`: $n = 8$ and 64, the first 4 draws of
-# Fig. 1c. In a run of this whole notebook at that scale, on one core with the other mostly
-# idle, the cell $\rho = 1$ took 415 s and the cell $\rho = 0.9$ 394 s, the whole notebook
-# 31 min; most of it is the eight MTL networks of each cell, about 65,000 steps each for
-# the first draw at $\rho = 1$.) Every run of the three methods reached its tolerance.
+# Fig. 1c. In two runs of this whole notebook at that scale, on one core, the cell
+# $\rho = 1$ took 415 s and 315 s, the cell $\rho = 0.9$ 394 s and 385 s, and the whole
+# notebook 31 min and, with the nested tasks' MTL students below, 35 min; most of it is the
+# eight MTL networks of each cell, about 65,000 steps each for the first draw at
+# $\rho = 1$.) Every run of the three methods reached its tolerance.
 #
 # At $\rho = 1$, $m = 1$ the two tasks share all their features (the two teachers are one
 # function), the case most favourable to PT+FT and MTL.
@@ -871,8 +872,8 @@ print(f"(* significant: Bonferroni t over {n_mtl_tests} comparisons, family-wise
 #   about that of PT+FT at $s = 1$ (0.33 and $4\times10^{-5}$ against 0.38 and
 #   $2\times10^{-5}$) and below STL's (1.0 and $9\times10^{-4}$); on the disjoint task it is
 #   above STL's (1.5 against 0.78 at $n = 8$): a description, not tested. The cell took
-#   1,275 s of one core in a script beside another job: 16 networks, each learning the
-#   auxiliary task from the small initialisation.
+#   418 s in a run of this whole notebook at that scale (1,275 s in a script beside that
+#   run): 16 networks, each learning the auxiliary task from the small initialisation.
 #
 # **Verdict.** Reduced sizes (those of Fig. 1c; the paper does not state its own for these
 # figures), MTL at 2 of the 4 $n$ and 4 of the 8 draws: not a finding either way.
