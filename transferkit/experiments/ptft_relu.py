@@ -239,9 +239,11 @@ class ReluFeaturesPreset:
         6d-e (:func:`run_mtl_students`; ours: an MTL network learns the auxiliary task from
         the small initialisation, about 65,000 steps on 1024 + n samples at the ``paper``
         preset, so only the smallest and largest ``n`` of Fig. 1c and 4 of its draws fit
-        the book's CPU budget: 422 s (rho = 1, in the chapter's paper run) and 711 s
-        (rho = 0.9, in a script) of one core per cell; the paper's Figs. 6d-e use the tasks
-        of its Fig. 2).
+        the book's CPU budget: 315 to 422 s (rho = 1, in the chapter's paper runs) and 385 to
+        711 s (rho = 0.9) of one core per cell; the paper's Figs. 6d-e use the tasks of its
+        Fig. 2).  The multi-task students of the nested tasks (Figs. 6f-g,
+        :func:`run_nested_mtl`) use the same sizes: 418 s of one core in the chapter's paper
+        run.
     mtl_cells : tuple of (float, float)
         The :math:`(\rho, m)` cells of Fig. 1c at which the MTL students are trained (ours:
         :math:`(1, 1)`, two tasks with the same features, and :math:`(0.9, 1)`, features at
