@@ -868,7 +868,7 @@ print(f"(* significant: Bonferroni t over {n_mtl_tests} comparisons, family-wise
 #   not significantly at this section's Bonferroni level. The cluster is better aligned on
 #   the nested than on the disjoint task under both weightings ($+0.42\pm0.02$ and
 #   $+0.16\pm0.002$ with the readout norm, significant at both $n$; $+0.57\pm0.09$ and
-#   $+0.03\pm0.005$ with the main readout). Their main-task error on the nested task is
+#   $+0.03\pm0.005$ with the main readout, not significant). Their main-task error on the nested task is
 #   about that of PT+FT at $s = 1$ (0.33 and $4\times10^{-5}$ against 0.38 and
 #   $2\times10^{-5}$) and below STL's (1.0 and $9\times10^{-4}$); on the disjoint task it is
 #   above STL's (1.5 against 0.78 at $n = 8$): a description, not tested. The cell took
