@@ -886,6 +886,17 @@ class NestedRescalingResult:
     X_test: np.ndarray
 
 
+def _nested_task(seed, d, rho, magnitude, draws, width, units, n_aux, n_test, alpha, dev):
+    """:func:`_task_draws` of a task of :data:`NESTED_TASKS` (cosine ``rho``) with the main
+    teacher cut to its first unit: ``(teachers, Xa, ya, W0, a0, Xt, yt, dirs)``, with ``yt``
+    that unit's test labels per draw and ``dirs`` ``(draws, d)`` its direction."""
+    teachers, Xa, ya, W0, a0, Xt, _ = _task_draws(seed, d, rho, magnitude, draws, width, units,
+                                                  n_aux, n_test, alpha, dev)
+    one = [(T[0], T[1], T[2][:1], T[3][:1]) for T in teachers]      # the main unit 0
+    yt = [_teacher_out(T[2], T[3], x) for T, x in zip(one, Xt)]
+    return one, Xa, ya, W0, a0, Xt, yt, np.array([T[2] for T in one])[:, 0]
+
+
 def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, units=6,
                           n_aux=256, n_test=2000, alpha=1e-2, gamma=1e-2, loss_tol=1e-6,
                           max_steps=50_000, pre_max_steps=None) -> dict:
@@ -903,17 +914,16 @@ def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, u
     ns = [int(v) for v in ns]
     scales = [float(s) for s in scales]
     starts_W, starts_a, Xs, ys, nns, test_X, test_y, dirs = [], [], [], [], [], [], [], []
-    for task, rho in NESTED_TASKS.items():
-        teachers, Xa, ya, W0, a0, Xt, _ = _task_draws(seed, d, rho, magnitude, draws, width,
+    for rho in NESTED_TASKS.values():
+        one, Xa, ya, W0, a0, Xt, yt, u = _nested_task(seed, d, rho, magnitude, draws, width,
                                                       units, n_aux, n_test, alpha, dev)
         Wp, ap, psteps, pconv = _pretrained(seed, d, units, n_aux, width, alpha, draws,
                                             loss_tol, pre_max_steps or 5 * max_steps, W0, a0,
                                             Xa, ya, dev)
-        one = [(T[0], T[1], T[2][:1], T[3][:1]) for T in teachers]      # the main unit 0
-        dirs.append(np.array([T[2] for T in one])[:, 0])
+        dirs.append(u)
         X, y, nn, jj = _main_samples(seed, d, ns, draws, one)
         test_X.extend(Xt)
-        test_y.extend(_teacher_out(T[2], T[3], x) for T, x in zip(one, Xt))
+        test_y.extend(yt)
         for W_s, a_s in [(W0, a0)] + [(s * Wp, torch.full_like(a0, gamma)) for s in scales]:
             starts_W.append(W_s[jj])
             starts_a.append(a_s[jj])
@@ -1131,22 +1141,20 @@ def nested_mtl_cell(seed, d, ns, draws, magnitude=1.0, width=32, units=6, n_aux=
     ns = [int(v) for v in ns]
     parts, test_X, test_y, dirs = [], [], [], []
     for rho in NESTED_TASKS.values():
-        teachers, Xa, ya, W0, a0, Xt, _ = _task_draws(seed, d, rho, magnitude, draws, width,
+        one, Xa, ya, W0, a0, Xt, yt, u = _nested_task(seed, d, rho, magnitude, draws, width,
                                                       units, n_aux, n_test, alpha, dev)
-        one = [(T[0], T[1], T[2][:1], T[3][:1]) for T in teachers]      # the main unit 0
-        dirs.append(np.array([T[2] for T in one])[:, 0])
+        dirs.append(u)
         test_X.extend(Xt)
-        test_y.extend(_teacher_out(T[2], T[3], x) for T, x in zip(one, Xt))
+        test_y.extend(yt)
         parts.append(_mtl_batch(W0, a0, seed, d, ns, draws, one, Xa, ya, alpha, dev))
-    cat = lambda i, k: torch.cat([p[i][k] for p in parts])           # noqa: E731
+    W_s, A0, Xs, ys, counts, jjs = zip(*parts)          # per task; Xs, ys, counts per output
+    per_output = lambda v, cat: tuple(cat([t[o] for t in v]) for o in (0, 1))  # noqa: E731
     W, A, _, steps, conv = train_units_mtl(
-        torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts]),
-        (cat(2, 0), cat(2, 1)), (cat(3, 0), cat(3, 1)),
-        tuple(np.concatenate([p[4][k] for p in parts]) for k in (0, 1)),
-        loss_tol=loss_tol, max_steps=max_steps)
+        torch.cat(W_s), torch.cat(A0), per_output(Xs, torch.cat), per_output(ys, torch.cat),
+        per_output(counts, np.concatenate), loss_tol=loss_tol, max_steps=max_steps)
     shape = (len(NESTED_TASKS), len(ns), draws)
     # the network of (task t, n, draw j) is scored on test set t * draws + j
-    sets = np.concatenate([t * draws + p[5] for t, p in enumerate(parts)])
+    sets = np.concatenate([t * draws + jj for t, jj in enumerate(jjs)])
     run_ = _scored(W, A[..., 1], conv, np.array(test_X), np.array(test_y), sets, shape, dev,
                    a_aux=A[..., 0])
     return {"error": run_.error, "converged": run_.converged,
