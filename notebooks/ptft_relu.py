@@ -771,17 +771,26 @@ CLAIMS = {  # name: (per-draw difference (n, draws), runs that must have converg
     "nested: log10 error, s = 1 over STL": (lg[0, s1] - lg[0, STL_], C[0, s1] & C[0, STL_], -1),
     "disjoint: log10 error, s = 1 over STL": (lg[1, s1] - lg[1, STL_], C[1, s1] & C[1, STL_], +1),
 }
-n_tests = len(CLAIMS) * len(NS)
 VERDICT = {}
-for name, (diff, ok, sign) in CLAIMS.items():
-    cells = []
-    for n, m, se, k in zip(NS, *stats.mean_se(diff, where=ok), ok.sum(-1)):
-        sig = k > 1 and se > 0 and abs(m) > stats.critical_value(n_tests, int(k)) * se
-        VERDICT[name, n] = (m, se, int(k), sig)
-        cells.append(f"n={n}: {m:+.3g} +- {se:.2g} ({k}){' *' if sig else ''}" if k > 1
-                     else f"n={n}: {k} draw(s) with every run converged, not tested")
-    print(f"{name}: " + "; ".join(cells))
-print(f"(* significant: Bonferroni t over {n_tests} comparisons, family-wise 1 %)")
+
+
+def paired_verdicts(claims, ns):
+    """Each claim's paired difference per n over the draws where every run converged: mean,
+    standard error, count and significance (Bonferroni t over the family's comparisons,
+    family-wise 1 %), stored in VERDICT[name, n] and printed."""
+    n_tests = len(claims) * len(ns)
+    for name, (diff, ok, sign) in claims.items():
+        cells = []
+        for n, m, se, k in zip(ns, *stats.mean_se(diff, where=ok), ok.sum(-1)):
+            sig = k > 1 and se > 0 and abs(m) > stats.critical_value(n_tests, int(k)) * se
+            VERDICT[name, n] = (m, se, int(k), sig)
+            cells.append(f"n={n}: {m:+.3g} +- {se:.2g} ({k}){' *' if sig else ''}" if k > 1
+                         else f"n={n}: {k} draw(s) with every run converged, not tested")
+        print(f"{name}: " + "; ".join(cells))
+    print(f"(* significant: Bonferroni t over {n_tests} comparisons, family-wise 1 %)")
+
+
+paired_verdicts(CLAIMS, NS)
 
 # MTL beside PT+FT at s = 1 on the same draws (the first mtl_draws, at n in NM_NS). Paper 004,
 # App. E.2.3: "multi-task networks cannot exhibit such a bias in their internal
@@ -801,16 +810,7 @@ MTL_CLAIMS = {
     "Fig. 6g, MTL (main readout): alignment nested - disjoint":
         (NMSTAT.alignment_main[0] - NMSTAT.alignment_main[1], CM[0] & CM[1], +1),
 }
-n_mtl_tests = len(MTL_CLAIMS) * len(NM_NS)
-for name, (diff, ok, sign) in MTL_CLAIMS.items():
-    cells = []
-    for n, m, se, k in zip(NM_NS, *stats.mean_se(diff, where=ok), ok.sum(-1)):
-        sig = k > 1 and se > 0 and abs(m) > stats.critical_value(n_mtl_tests, int(k)) * se
-        VERDICT[name, n] = (m, se, int(k), sig)
-        cells.append(f"n={n}: {m:+.3g} +- {se:.2g} ({k}){' *' if sig else ''}" if k > 1
-                     else f"n={n}: {k} draw(s) with every run converged, not tested")
-    print(f"{name}: " + "; ".join(cells))
-print(f"(* significant: Bonferroni t over {n_mtl_tests} comparisons, family-wise 1 %)")
+paired_verdicts(MTL_CLAIMS, NM_NS)
 
 # %% [markdown]
 # **Result** (`paper` preset: the sizes of Fig. 1c, $d = 12$, width 24, 1024 auxiliary
