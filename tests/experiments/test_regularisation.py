@@ -80,6 +80,45 @@ def test_weight_decay_cell_matches_linear_grid_and_closed_form(wd_grid, lin_grid
     assert ch.weight_decay.ok
 
 
+def test_limit_solver_is_where_descent_ends(wd_grid):
+    # the same draws without training: every trained network is within its distance to
+    # the limit (the bound of stats.risk_error_bound), the ridge parameter is the same
+    lim = experiments.regularisation.weight_decay_scratch_grid(
+        24, GAMMAS, 0.2, WDS, draws=6, seed=2, solver="limit", cache=False, progress=False)
+    assert lim.solver == "limit" and wd_grid.solver == "descent"
+    assert lim.converged.all() and not lim.steps.any() and not lim.dist.any()
+    np.testing.assert_array_equal(lim.mu, wd_grid.mu)
+    np.testing.assert_array_equal(lim.n, wd_grid.n)
+    gap = np.abs(lim.risk - wd_grid.risk)
+    assert np.all(gap <= stats.risk_error_bound(lim.risk, wd_grid.dist) * (1 + 1e-9) + 1e-15)
+    # not vacuous: the draws differ and the gaps are small against them
+    assert lim.risk.std(-1).min() > 1e-3 and gap.max() < 1e-4
+
+
+def test_limit_solver_draws_do_not_depend_on_their_number():
+    # draw b is the same data and teacher whatever the number of draws: the chapter compares
+    # trained networks on the first draws with the limit grid's
+    kw = dict(solver="limit", cache=False, progress=False)
+    six = experiments.regularisation.weight_decay_scratch_grid(16, [0.5, 1.5], 0.2, WDS, draws=6, **kw)
+    two = experiments.regularisation.weight_decay_scratch_grid(16, [0.5, 1.5], 0.2, WDS, draws=2, **kw)
+    np.testing.assert_allclose(two.risk, six.risk[..., :2], rtol=1e-12)
+
+
+def test_weight_decay_solver_validates():
+    cell = experiments.regularisation.weight_decay_scratch_cell
+    grid = experiments.regularisation.weight_decay_scratch_grid
+    with pytest.raises(ValueError, match="solver"):
+        cell(10, 0.5, [0.1], 0.2, draws=2, solver="newton")
+    with pytest.raises(TypeError, match="solver"):
+        cell(10, 0.5, [0.1], 0.2, draws=2, solver=1)
+    with pytest.raises(ValueError, match="depth = 2"):
+        cell(10, 0.5, [0.1], 0.2, depth=3, draws=2, solver="limit")
+    with pytest.raises(ValueError, match="solver"):
+        grid(10, [0.5], 0.2, [0.1], draws=2, solver="newton", cache=False, progress=False)
+    with pytest.raises(ValueError, match="depth = 2"):
+        grid(10, [0.5], 0.2, [0.1], depth=3, draws=2, solver="limit", cache=False, progress=False)
+
+
 def test_weight_decay_grid_is_a_dataclass(wd_grid):
     g = wd_grid
     assert isinstance(g, WeightDecayGrid)
@@ -133,7 +172,11 @@ def test_fig56_presets():
         # the ridge grid {0} and 4^k maps onto itself under the feature scale s = 2
         assert set(np.array(p.lams[2:]) / 4) <= set(p.lams)
     paper = FIG56["paper"]
-    assert (paper.ridge_d, paper.wd_d, paper.draws, paper.ridge_gamma) == (500, 200, 20, 0.5)
+    assert (paper.ridge_d, paper.wd_d, paper.draws, paper.ridge_gamma) == (500, 500, 20, 0.5)
+    assert (paper.descent_d, paper.check_gammas, paper.check_draws) == (200, (0.97, 1.03), 4)
+    for p in FIG56.values():
+        # the networks trained at wd_d are on the grid, on draws the grid has
+        assert set(p.check_gammas) <= set(p.gammas) and 0 < p.check_draws <= p.draws
     assert (paper.depth, paper.sigma, paper.alpha) == (2, 0.2, 1e-5)
     assert len(paper.gammas) == 23 and len(paper.thetas) == 19
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -1,4 +1,4 @@
-"""Figure builders of paper 000 (transferkit.figures.paper000): the noisy depth panel."""
+"""Figure builders of paper 000 (transferkit.figures.paper000): the noisy depth panel and Fig. 5."""
 
 from __future__ import annotations
 
@@ -43,3 +43,19 @@ def test_eq14_cell_uses_the_fine_tuned_samples():
     pc = np.linalg.solve(a, np.stack([gap[2], gap[3]], -1)[..., None])[..., 0]
     pred4 = pc[..., 0] * (k[4] ** 2 - 1) - 2 * pc[..., 1] * (k[4] - 1)
     np.testing.assert_allclose(gap[4], pred4, rtol=0, atol=1e-5)
+
+
+def test_regularised_phase_figure_says_when_it_shows_limits():
+    kw = dict(draws=3, seed=1, cache=False, progress=False)
+    wds, gammas = (0.0, 1e-2), [0.5, 1.5]
+    lin = experiments.linear_transfer.linear_transfer_grid(12, gammas, [0.0, np.pi / 2], 0.2,
+                                                           methods=("linear",), **kw)
+    for solver in ("descent", "limit"):
+        wd = experiments.regularisation.weight_decay_scratch_grid(12, gammas, 0.2, wds,
+                                                                  solver=solver, **kw)
+        checks = experiments.regularisation.regularised_checks(wd, lin)
+        fig = figures.paper000.regularised_phase_figure(wd, lin, checks)
+        title = fig._suptitle.get_text()
+        assert "d = 12" in title
+        assert ("limits of converged training" in title) == (solver == "limit")
+        check_figure(fig, 3)

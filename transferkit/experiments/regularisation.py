@@ -47,7 +47,7 @@ from ..streams import keyed_rng
 from . import deep_linear
 from .deep_linear import DATA_STREAM, SCRATCH_STREAM, GridResult, sample_size
 
-__all__ = ["WEIGHT_DECAYS", "FIG56", "Fig56Preset", "RidgeTransferCurve", "WeightDecayGrid",
+__all__ = ["WEIGHT_DECAYS", "WEIGHT_DECAY_SOLVERS", "FIG56", "Fig56Preset", "RidgeTransferCurve", "WeightDecayGrid",
            "TunedWeightDecay", "RegularisedChecks", "ridge_transfer_curve",
            "weight_decay_scratch_cell", "weight_decay_scratch_grid", "theory_risks", "tune",
            "regularised_checks"]
@@ -70,7 +70,13 @@ class Fig56Preset:
     ridge_d : int
         Input dimension of Fig. 6 (paper 000, App. D: 500).
     wd_d : int
-        Input dimension of Fig. 5 (ours: 200; the caption of Fig. 5 has 500).
+        Input dimension of Fig. 5 (caption of Fig. 5: 500).  Its scratch models are the
+        points that converged training reaches, computed without training
+        (:func:`weight_decay_scratch_grid` with ``solver="limit"``).
+    descent_d : int
+        Input dimension at which every scratch model of the Fig. 5 grid is also trained by
+        gradient descent (ours: 200, CPU time; the trained networks are compared with the
+        closed-form limit and with theory cell by cell).
     draws : int
         Draws of the target set per cell, both figures (captions of Figs. 1 and 6, App. D: 20).
     gammas, thetas : tuple of float
@@ -96,10 +102,17 @@ class Fig56Preset:
     weight_decays : tuple of float
         The weight decays :math:`\lambda_{wd}` of Fig. 5 (caption of Fig. 5,
         :data:`WEIGHT_DECAYS`).
+    check_gammas : tuple of float
+        The :math:`\gamma` at which networks are also trained at ``wd_d`` (ours: the two points
+        of the spike of anomalous positive transfer, where training is slowest), on the
+        first ``check_draws`` draws of the Fig. 5 grid.
+    check_draws : int
+        Number of those draws (ours).
     """
 
     ridge_d: int                # paper 000, App. D
-    wd_d: int                   # ours (paper: 500, caption of Fig. 5)
+    wd_d: int                   # paper 000, caption of Fig. 5
+    descent_d: int              # ours (CPU time)
     draws: int                  # paper 000, captions of Figs. 1 and 6, App. D
     gammas: tuple               # ours (the Fig. 1 grid plus 0.97, 1.03)
     thetas: tuple               # ours (the Fig. 1 grid)
@@ -112,32 +125,37 @@ class Fig56Preset:
     slices: tuple = (0.0, math.pi / 6, math.pi / 3, math.pi / 2)  # ours
     feature_scales: tuple = (0.5, 1.0, 2.0)                        # ours
     weight_decays: tuple = WEIGHT_DECAYS                           # paper 000, caption of Fig. 5
+    check_gammas: tuple = (0.97, 1.03)                             # ours
+    check_draws: int = 4                                           # ours
 
 
 #: The parameters of Figs. 5 and 6 at each ``TRANSFERKIT_SCALE``.
 #:
 #: ``paper``: L = 2, sigma = 0.2 (paper 000, captions of Figs. 1 and 5), alpha = 1e-5 and
-#: d = 500 for Fig. 6 (App. D), gamma = 0.5 and 20 draws for Fig. 6 (caption of Fig. 6), the
-#: weight decays 0, 1e-4, ..., 1e-1 (caption of Fig. 5).  Ours (stated in the chapter): Fig. 5
-#: at d = 200 instead of 500 (CPU time); its gamma grid is that of Fig. 1 (0.1, ..., 2.0 with
+#: d = 500 for Fig. 6 (App. D) and Fig. 5 (its caption), gamma = 0.5 and 20 draws for Fig. 6
+#: (caption of Fig. 6), the weight decays 0, 1e-4, ..., 1e-1 (caption of Fig. 5).  Ours
+#: (stated in the chapter): Fig. 5 at d = 500 from the limits of converged training, every
+#: network of its grid trained at d = 200 (CPU time) and at d = 500 at gamma = 0.97, 1.03 on 4
+#: draws; the gamma grid of Fig. 5 is that of Fig. 1 (0.1, ..., 2.0 with
 #: gamma = 1 replaced by 0.95 and 1.05) plus 0.97 and 1.03, which resolve the spike of
 #: anomalous positive transfer, on 19 angles; the ridge grid {0} and 4^k, k = -5, ..., 2 (so
 #: that the feature scale s = 2 maps it onto itself), the four angles of Fig. 6, the feature
 #: scales 0.5, 1, 2 and seed 0.
 #: ``smoke``: ours, the same pipeline small enough for the tests (d = 60 and 40, 16 draws,
-#: 6 x 7 grid, k = -3, ..., 1).
+#: 6 x 7 grid, k = -3, ..., 1, networks trained on the whole grid and again at gamma = 0.75).
 FIG56 = {
     "paper": Fig56Preset(
-        ridge_d=500, wd_d=200, draws=20,
+        ridge_d=500, wd_d=500, descent_d=200, draws=20,
         gammas=tuple(np.round(np.r_[np.arange(1, 10) / 10, 0.95, 0.97, 1.03, 1.05,
                                     np.arange(11, 21) / 10], 3).tolist()),
         thetas=tuple(np.linspace(0, np.pi / 2, 19).tolist()),
         lams=tuple(np.r_[0.0, 4.0 ** np.arange(-5, 3)].tolist())),
     "smoke": Fig56Preset(
-        ridge_d=60, wd_d=40, draws=16,
+        ridge_d=60, wd_d=40, descent_d=40, draws=16,
         gammas=(0.25, 0.5, 0.75, 1.25, 1.5, 2.0),
         thetas=tuple(np.linspace(0, np.pi / 2, 7).tolist()),
-        lams=tuple(np.r_[0.0, 4.0 ** np.arange(-3, 2)].tolist())),
+        lams=tuple(np.r_[0.0, 4.0 ** np.arange(-3, 2)].tolist()),
+        check_gammas=(0.75,)),
 }
 
 
@@ -213,6 +231,9 @@ class WeightDecayGrid:
         Whether training met its stopping rule, ``(G, W, B)``.
     steps : numpy.ndarray of int
         Gradient steps taken, ``(G, W, B)``.
+    solver : str
+        ``"descent"`` (trained networks) or ``"limit"`` (the point converged training
+        reaches, without training: ``dist`` and ``steps`` are 0, ``converged`` true).
     sweep : transferkit.sweep.SweepResult
         The cached sweep behind the grid.
     """
@@ -231,6 +252,7 @@ class WeightDecayGrid:
     mu: np.ndarray
     converged: np.ndarray
     steps: np.ndarray
+    solver: str = "descent"
     sweep: object = field(default=None, repr=False)
 
 
@@ -343,9 +365,13 @@ def ridge_transfer_curve(d, gamma, lams, thetas, sigma, depth=2, draws=20, seed=
                               feature_scale=pre.S[:, 0].cpu().numpy(), feature_rank=pre.rank)
 
 
+#: The two ways :func:`weight_decay_scratch_cell` obtains each scratch model.
+WEIGHT_DECAY_SOLVERS = ("descent", "limit")
+
+
 def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, seed=0,
                               alpha=1e-5, loss_tol=1e-10, grad_tol=1e-16,
-                              max_steps=100_000) -> dict:
+                              max_steps=100_000, solver="descent") -> dict:
     r"""Scratch training with weight decay at one :math:`\gamma`, every ``weight_decay`` at once.
 
     A cell function for :func:`transferkit.sweep.run` (vectorise ``weight_decay``).  For
@@ -359,6 +385,14 @@ def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, 
     stopped at excess loss ``loss_tol``; for ``weight_decay > 0`` training stops at a
     squared gradient norm ``grad_tol``.
 
+    ``solver = "limit"`` (depth 2 only) skips the training and returns, on the same draws,
+    the point that converged training reaches: :math:`X^+y` for ``weight_decay = 0`` (the
+    :math:`\alpha\to 0` limit of Thm 3.5) and
+    :func:`~transferkit.models.deep_linear.weight_decay_minimiser` otherwise.  It costs one
+    eigendecomposition per draw instead of up to thousands of steps (the way to run paper 000
+    Fig. 5 at its :math:`d = 500`); ``dist`` and ``steps`` are then 0 and ``converged`` true, and
+    how far trained networks end from this point is what ``solver = "descent"`` measures.
+
     Returns
     -------
     dict of arrays with leading dimension ``len(weight_decay)``: ``risk`` ``(W, draws)``;
@@ -369,6 +403,7 @@ def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, 
     """
     wds = check_grid("weight_decay", weight_decay, 0.0, np.inf, False)
     check_positive("grad_tol", grad_tol)
+    solver = _check_solver(solver, depth)
     device = default_device()
     dtype = torch.float64
     n = sample_size(gamma, d)
@@ -376,14 +411,26 @@ def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, 
     X, eps = _target_data(pre, n, sigma, draws, seed, device, dtype)
     y = (X @ pre.nu[..., None])[..., 0] + eps
     obj = empirical_objective(X, y)
-    W0 = init_deep_linear(d, depth, alpha, [keyed_rng(seed, b, SCRATCH_STREAM, n) for b in range(draws)],
-                          device=device, dtype=dtype)
+    if solver == "descent":
+        W0 = init_deep_linear(d, depth, alpha,
+                              [keyed_rng(seed, b, SCRATCH_STREAM, n) for b in range(draws)],
+                              device=device, dtype=dtype)
     W = len(wds)
-    out = {"n": np.full(W, n), "risk": np.empty((W, draws)), "dist": np.empty((W, draws)),
-           "mu": np.empty((W, draws)), "converged": np.empty((W, draws), bool),
-           "steps": np.empty((W, draws), np.int64)}
+    out = {"n": np.full(W, n), "risk": np.empty((W, draws)), "dist": np.zeros((W, draws)),
+           "mu": np.empty((W, draws)), "converged": np.ones((W, draws), bool),
+           "steps": np.zeros((W, draws), np.int64)}
     for k, wd in enumerate(wds):
         wd = float(wd)
+        if wd == 0:
+            limit, mu = obj.minimiser(), torch.zeros(draws, dtype=dtype)
+        elif depth == 2:
+            limit, mu = weight_decay_minimiser(obj, wd)
+        else:
+            limit, mu = None, torch.full((draws,), float("nan"), dtype=dtype)
+        out["mu"][k] = mu.cpu().numpy()
+        if solver == "limit":
+            out["risk"][k] = (limit - pre.nu).pow(2).sum(1).cpu().numpy()
+            continue
         # wd = 0 is the scratch model of simulate_grid, trained as there (whitened);
         # whitening does not combine with decay: Nesterov for wd > 0
         Ws, info = gradient_descent(W0, obj, method="whitened" if wd == 0 else "nesterov",
@@ -391,25 +438,37 @@ def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, 
                                     loss_tol=grad_tol if wd > 0 else loss_tol,
                                     max_steps=max_steps, desc=f"scratch wd={wd:g}, n={n}")
         beta = end_to_end(Ws)
-        if wd == 0:
-            limit, mu = obj.minimiser(), torch.zeros(draws, dtype=dtype)
-        elif depth == 2:
-            limit, mu = weight_decay_minimiser(obj, wd)
-        else:
-            limit, mu = None, torch.full((draws,), float("nan"), dtype=dtype)
         out["risk"][k] = (beta - pre.nu).pow(2).sum(1).cpu().numpy()
         out["dist"][k] = (np.full(draws, np.nan) if limit is None
                           else (beta - limit).norm(dim=1).cpu().numpy())
-        out["mu"][k] = mu.cpu().numpy()
         out["converged"][k] = info.converged
         out["steps"][k] = info.steps
     return out
 
 
+def _check_solver(solver, depth):
+    """``solver`` of :func:`weight_decay_scratch_cell`: one of :data:`WEIGHT_DECAY_SOLVERS`,
+    ``"limit"`` only at depth 2 (the only depth with a closed-form limit)."""
+    if not isinstance(solver, str):
+        raise TypeError(f"solver must be a str, one of {WEIGHT_DECAY_SOLVERS}, got "
+                        f"{type(solver).__name__}")
+    if solver not in WEIGHT_DECAY_SOLVERS:
+        raise ValueError(f"solver must be one of {WEIGHT_DECAY_SOLVERS}, got {solver!r}")
+    if solver == "limit" and depth != 2:
+        raise ValueError(f"solver='limit' needs depth = 2 (the closed-form limit of weight "
+                         f"decay is that of a two-layer network), got depth = {depth}")
+    return solver
+
+
 def weight_decay_scratch_grid(d, gammas, sigma, weight_decays=WEIGHT_DECAYS, depth=2, draws=20,
                               seed=0, alpha=1e-5, loss_tol=1e-10, grad_tol=1e-16,
-                              max_steps=100_000, **run_kwargs) -> WeightDecayGrid:
+                              max_steps=100_000, solver="descent",
+                              **run_kwargs) -> WeightDecayGrid:
     r"""The :math:`(\gamma, \lambda_{wd})` grid of :func:`weight_decay_scratch_cell`, swept and cached.
+
+    ``solver``: ``"descent"`` trains every network; ``"limit"`` (depth 2) takes the point
+    converged training reaches on the same draws, without training (see
+    :func:`weight_decay_scratch_cell`).
 
     Returns a :class:`WeightDecayGrid`: the grid and parameters, arrays
     ``risk, dist, mu, converged, steps`` of shape ``(len(gammas), len(weight_decays), draws)``
@@ -417,15 +476,16 @@ def weight_decay_scratch_grid(d, gammas, sigma, weight_decays=WEIGHT_DECAYS, dep
     """
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
     wds = check_grid("weight_decay", weight_decays, 0.0, np.inf, False)
+    solver = _check_solver(solver, depth)
     fixed = dict(d=d, sigma=sigma, depth=depth, draws=draws, seed=seed, alpha=alpha,
-                 loss_tol=loss_tol, grad_tol=grad_tol, max_steps=max_steps)
-    run_kwargs.setdefault("desc", f"weight-decay scratch d={d}, sigma={sigma}")
+                 loss_tol=loss_tol, grad_tol=grad_tol, max_steps=max_steps, solver=solver)
+    run_kwargs.setdefault("desc", f"weight-decay scratch ({solver}) d={d}, sigma={sigma}")
     res = sweep.run(weight_decay_scratch_cell, sweep.Grid(gamma=gammas, weight_decay=wds),
                     fixed=fixed, vectorize=("weight_decay",), **run_kwargs)
     return WeightDecayGrid(gammas=gammas, weight_decays=wds, n=res["n"][:, 0], d=d, sigma=sigma,
                            depth=depth, draws=draws, seed=seed, alpha=alpha, risk=res["risk"],
                            dist=res["dist"], mu=res["mu"], converged=res["converged"],
-                           steps=res["steps"], sweep=res)
+                           steps=res["steps"], solver=solver, sweep=res)
 
 
 def theory_risks(result: WeightDecayGrid) -> np.ndarray:

@@ -536,7 +536,9 @@ def regularised_phase_figure(wd_result: WeightDecayGrid, linear: GridResult,
     decay (theory lines, simulated means with one-standard-deviation bars), the tuned one,
     and the optimally tuned ridge risk (:func:`~transferkit.theory.deep_linear.optimal_ridge_risk`).
     ``wd_result`` is the :class:`~transferkit.experiments.regularisation.WeightDecayGrid` of
-    :func:`transferkit.experiments.regularisation.weight_decay_scratch_grid`, ``linear`` the
+    :func:`transferkit.experiments.regularisation.weight_decay_scratch_grid` (trained networks
+    or, with ``solver="limit"``, the limits of converged training, which the title then
+    says), ``linear`` the
     linear-transfer grid on the same draws and ``checks`` their
     :class:`~transferkit.experiments.regularisation.RegularisedChecks`.
     """
@@ -582,5 +584,7 @@ def regularised_phase_figure(wd_result: WeightDecayGrid, linear: GridResult,
     ax3.set_ylabel(r"scratch risk $\mathcal{R}_{sc}$")
     ax3.set_title("(c) scratch risk: theory (lines), simulation (dots)")
     ax3.legend(fontsize=8, ncol=3)
-    fig.suptitle(f"Fig. 5: regularised scratch training, sigma = {sigma}, d = {wd_result.d}")
+    how = ("; scratch models: the limits of converged training on each draw"
+           if wd_result.solver == "limit" else "")
+    fig.suptitle(f"Fig. 5: regularised scratch training, sigma = {sigma}, d = {wd_result.d}{how}")
     return fig
