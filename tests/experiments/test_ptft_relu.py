@@ -9,7 +9,7 @@ import torch
 
 from _helpers import assert_same, assert_same_computation, trained_again
 
-from transferkit import models, theory
+from transferkit import models, stats, theory
 from transferkit.experiments import ptft_relu
 from transferkit.models.relu import teacher_pair
 from transferkit.streams import keyed_rng
@@ -111,6 +111,10 @@ def test_relu_features_preset_is_valid(scale):
     assert set(p.mtl_ns) <= set(grid.ns) and 1 <= p.mtl_draws <= grid.draws
     # the chapter asserts its claims at rho = 1, m = 1, the first cell
     assert p.mtl_cells[0] == (1.0, 1.0)
+    # the STL students of Figs. 6a-b and 8a: Fig. 1c's n first (Fig. 8a is shown there and
+    # checked against Fig. 1c's students), then larger n, with a cap no smaller than Fig. 1c's
+    assert p.cluster_ns[:len(grid.ns)] == grid.ns and list(p.cluster_ns) == sorted(set(p.cluster_ns))
+    assert p.cluster_max_steps >= grid.max_steps
     assert all(-1 <= rho <= 1 and m > 0 for rho, m in p.mtl_cells)
 
 
@@ -225,6 +229,7 @@ def test_stl_init_scale_reproduces_the_stl_students_and_caches(se, cache, one_th
     for f in ("error", "converged", "W", "a"):
         np.testing.assert_array_equal(getattr(r.runs[0], f), getattr(se.stl, f), err_msg=f)
     np.testing.assert_array_equal(r.X_test, se.X_test)
+    np.testing.assert_array_equal(r.teacher_dirs, [T[2] for T in se.teachers])
     np.testing.assert_allclose(r.W0[1], r.W0[0] / alpha0, rtol=1e-14)
     assert not np.array_equal(r.runs[1].W, r.runs[0].W)
     monkeypatch.setattr(ptft_relu, "train_units", trained_again)
@@ -501,3 +506,61 @@ def test_run_mtl_students_is_the_grid_at_its_draws_and_n(grid, one_thread):
         ptft_relu.run_mtl_students(GP, GP)
     with pytest.raises(TypeError, match="preset"):
         ptft_relu.run_mtl_students(feats, feats)
+
+
+# ---------------------------------------------------------------------------
+# unit_clusters (paper 004, App. E.2)
+# ---------------------------------------------------------------------------
+
+
+def test_unit_clusters_on_networks_built_by_hand():
+    # draw 0: four units on the teacher's two directions, draw 1: on two other directions
+    e = np.eye(4)
+    W = np.stack([np.stack([e[0], 2 * e[0], e[1], 3 * e[1]]),
+                  np.stack([e[2], e[2], e[3], e[3]])])                   # (draws, width, d)
+    a = np.array([[1.0, 0.5, -2.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
+    teachers = np.stack([e[:2], e[:2]])                                  # (draws, units, d)
+    cl = ptft_relu.unit_clusters(W, a, teachers, ks=(1, 2, 3), align_k=2)
+    assert isinstance(cl, ptft_relu.UnitClusters)
+    assert cl.inertia.shape == (2, 3) and cl.alignment.shape == (2,)
+    np.testing.assert_array_equal(cl.ks, [1, 2, 3])
+    np.testing.assert_allclose(cl.inertia[:, 0], 1.0)        # one cluster: all the variance
+    np.testing.assert_allclose(cl.inertia[:, 1:], 0.0, atol=1e-12)   # two directions
+    # draw 0's centres are the teacher's units; draw 1's are orthogonal to them
+    np.testing.assert_allclose(cl.alignment, [1.0, 0.0], atol=1e-12)
+
+
+def test_unit_clusters_is_the_loop_over_networks():
+    # bit for bit the loop over networks of kmeans_inertia and alignment_score (the chapter
+    # replaced such loops by this function), teacher of each network taken from its draw
+    rng = np.random.default_rng(3)
+    W, a = rng.standard_normal((2, 3, 7, 5)), rng.standard_normal((2, 3, 7))
+    T = rng.standard_normal((3, 2, 5))
+    cl = ptft_relu.unit_clusters(W, a, T, ks=(1, 2, 4), align_k=3)
+    for i in range(2):
+        for j in range(3):
+            for k, K in enumerate((1, 2, 4)):
+                assert cl.inertia[i, j, k] == stats.kmeans_inertia(W[i, j], a[i, j], K)[0]
+            C = stats.kmeans_inertia(W[i, j], a[i, j], 3)[1]
+            assert cl.alignment[i, j] == stats.alignment_score(C, T[j])
+    # align_k among ks: its centres are reused, the same numbers
+    again = ptft_relu.unit_clusters(W, a, T, ks=(1, 3), align_k=3)
+    np.testing.assert_array_equal(again.alignment, cl.alignment)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(readout=np.ones((2, 3))), "readout"),
+    (dict(W=np.ones((4, 3))), "W must be"),
+    (dict(teacher_dirs=np.ones((3, 1, 3))), "teacher_dirs"),
+    (dict(teacher_dirs=np.ones((2, 1, 4))), "teacher_dirs"),
+    (dict(ks=()), "ks"),
+    (dict(ks="12"), "ks"),
+    (dict(ks=(1, 0)), "ks"),
+    (dict(align_k=0), "align_k"),
+])
+def test_unit_clusters_refuses_bad_input(kw, match):
+    args = dict(W=np.ones((2, 4, 3)), readout=np.ones((2, 4)), teacher_dirs=np.ones((2, 1, 3)),
+                ks=(1, 2), align_k=1)
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        ptft_relu.unit_clusters(**args)

@@ -23,6 +23,7 @@ from transferkit.experiments.ptft_relu import (  # noqa: E402
     NestedStatistics,
     SampleEfficiencyResult,
     StudentRun,
+    UnitClusters,
 )
 from transferkit.figures import paper003_004  # noqa: E402
 
@@ -248,3 +249,16 @@ def test_nested_rescaling_figure():
     check_figure(plain, 5)
     with pytest.raises(ValueError, match="together"):
         paper003_004.nested_rescaling_figure(r, st, m)
+
+
+def test_stl_clusters_figure():
+    ns, ks = [8, 16, 32], np.array([1, 2, 4])
+    cl = [UnitClusters(ks=ks, inertia=RNG.uniform(size=(3, 4, 3)), align_k=2,
+                       alignment=RNG.uniform(size=(3, 4))) for _ in range(2)]
+    check_figure(paper003_004.stl_clusters_figure(ns, [1e-2, 1.0], cl), 2)
+    conv = [np.ones((3, 4), bool), np.array([[True] * 4, [True] * 4, [False] + [True] * 3])]
+    check_figure(paper003_004.stl_clusters_figure(ns, [1e-2, 1.0], cl, conv), 2)
+    with pytest.raises(ValueError, match="one UnitClusters per alpha"):
+        paper003_004.stl_clusters_figure(ns, [1e-2], cl)
+    with pytest.raises(ValueError, match="one array per alpha"):
+        paper003_004.stl_clusters_figure(ns, [1e-2, 1.0], cl, conv[:1])

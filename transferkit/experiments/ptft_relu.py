@@ -10,7 +10,7 @@ import torch
 from .._validate import InputTypeError, check_bool, check_int, check_positive, check_values
 from ..models.device import as_tensor, default_device
 from ..models.relu import forward, teacher_pair, train_units, train_units_mtl
-from ..stats import alignment_score, direction_spread, ensd, participation_ratio
+from ..stats import alignment_score, direction_spread, ensd, kmeans_inertia, participation_ratio
 from ..streams import keyed_rng
 from ..sweep import Grid, run
 from ..theory.penalties import relu_ptft_penalty
@@ -23,7 +23,8 @@ __all__ = ["PENALTY", "SAMPLE_EFFICIENCY", "SAMPLE_EFFICIENCY_FULL", "RELU_FEATU
            "stl_init_scale_cell", "StlInitScaleResult", "NESTED_TASKS",
            "NestedRescalingResult", "run_nested_rescaling", "nested_rescaling_cell",
            "NestedStatistics", "nested_statistics", "NestedMtlResult", "run_nested_mtl",
-           "nested_mtl_cell", "NestedMtlStatistics", "nested_mtl_statistics"]
+           "nested_mtl_cell", "NestedMtlStatistics", "nested_mtl_statistics",
+           "UnitClusters", "unit_clusters"]
 
 
 # ---------------------------------------------------------------------------
@@ -249,6 +250,17 @@ class ReluFeaturesPreset:
         :math:`(1, 1)`, two tasks with the same features, and :math:`(0.9, 1)`, features at
         cosine 0.9; paper 004 says "when main task and auxiliary task features are shared"
         without the tasks).
+    cluster_ns : tuple of int
+        Main-task sample sizes of the STL students of the reduced Figs. 6a-b and 8a
+        (:func:`run_stl_init_scale` at ``pr_alphas``; ours: the :math:`n` of Fig. 1c, which
+        must come first, then 128 and 256, beyond which the paper's "up to 1024" does not
+        fit the book's CPU budget).
+    cluster_max_steps : int
+        Step cap of those students (ours: at Fig. 1c's 50,000 no small-initialisation run at
+        :math:`n \ge 128` reached its tolerance; at 250,000 all 8 at :math:`n = 256` and 4 of 8
+        at :math:`n = 128` did, in 314 s of one core for both scales; the runs that reach
+        their tolerance are the same whatever the cap, so those of Fig. 1c's :math:`n` are
+        Fig. 1c's STL students).
     """
 
     ks: tuple = (1, 2, 4, 6, 8)     # ours
@@ -259,6 +271,8 @@ class ReluFeaturesPreset:
     mtl_ns: tuple = (8, 64)                     # ours (a subset of Fig. 1c's n)
     mtl_draws: int = 4                          # ours (the first draws of Fig. 1c)
     mtl_cells: tuple = ((1.0, 1.0), (0.9, 1.0))  # ours (rho, m)
+    cluster_ns: tuple = (8, 16, 32, 64, 128, 256)   # ours (paper 004: up to 1024)
+    cluster_max_steps: int = 250_000                # ours (not stated)
 
 
 #: The parameters of the ReLU-feature analysis (paper 004, App. E.2 and G) at each
@@ -272,10 +286,14 @@ class ReluFeaturesPreset:
 #: nested-feature-selection tasks are the paper's (App. E.2.3: 0.1, 1.0, 10.0); the main
 #: teacher's readout 1 is ours; so are the sizes of the multi-task students (``mtl_ns``,
 #: ``mtl_draws``, ``mtl_cells``: n = 8 and 64, 4 draws, rho = 1 and 0.9 at m = 1).
-#: ``smoke``: the same, with MTL at n = 32, 1 draw, rho = 1.
+#: The STL students of the reduced Figs. 6a-b and 8a are trained at n = 8 to 256 (ours), with
+#: a cap of 250,000 steps (ours).
+#: ``smoke``: the same, with MTL at n = 32, 1 draw, rho = 1, STL students at n = 8, 32, 64 with
+#: Fig. 1c's smoke cap of 3000 steps.
 RELU_FEATURES = {
     "paper": ReluFeaturesPreset(),
-    "smoke": ReluFeaturesPreset(mtl_ns=(32,), mtl_draws=1, mtl_cells=((1.0, 1.0),)),
+    "smoke": ReluFeaturesPreset(mtl_ns=(32,), mtl_draws=1, mtl_cells=((1.0, 1.0),),
+                                cluster_ns=(8, 32, 64), cluster_max_steps=3_000),
 }
 
 
@@ -568,14 +586,15 @@ def stl_init_scale_cell(alpha, seed, d, rho, magnitude, ns, draws, width=32, uni
     and not used, so that the streams stay the same), and the initialisation is the same
     normals times ``alpha``.  Returns the :class:`StudentRun` fields as ``error``,
     ``converged``, ``W``, ``a``, the initial weights ``W0`` ``(draws, width, d)`` and ``a0``,
-    and ``X_test``."""
+    ``X_test`` and the main teacher's unit directions ``teacher_dirs`` ``(draws, units, d)``."""
     dev = default_device()
     ns = [int(v) for v in ns]
     teachers, _, _, W0, a0, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
                                                  n_aux, n_test, alpha, dev)
     run = _train_students(W0, a0, seed, d, ns, draws, teachers, Xt, yt, loss_tol, max_steps, dev)
     return {**_run_arrays(run),
-            "W0": W0.cpu().numpy(), "a0": a0.cpu().numpy(), "X_test": np.array(Xt)}
+            "W0": W0.cpu().numpy(), "a0": a0.cpu().numpy(), "X_test": np.array(Xt),
+            "teacher_dirs": np.array([T[2] for T in teachers])}
 
 
 @dataclass(frozen=True)
@@ -594,6 +613,9 @@ class StlInitScaleResult:
         The initial first-layer weights.
     X_test : ndarray, shape (draws, n_test, d)
         The test inputs (the same for every ``alpha``).
+    teacher_dirs : ndarray, shape (draws, units, d)
+        The main teacher's unit directions :math:`\theta'_h` of each draw (the same for
+        every ``alpha``).
     """
 
     alphas: np.ndarray
@@ -601,6 +623,7 @@ class StlInitScaleResult:
     runs: list
     W0: np.ndarray
     X_test: np.ndarray
+    teacher_dirs: np.ndarray
 
 
 def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draws: int,
@@ -640,7 +663,8 @@ def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draw
             for k in range(len(alphas))]
     return StlInitScaleResult(alphas=alphas, ns=np.array(ns), runs=runs,
                               W0=np.ascontiguousarray(sw["W0"]),
-                              X_test=np.ascontiguousarray(sw["X_test"][0]))
+                              X_test=np.ascontiguousarray(sw["X_test"][0]),
+                              teacher_dirs=np.ascontiguousarray(sw["teacher_dirs"][0]))
 
 
 def _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol, cap, W0, a0, Xa, ya, dev):
@@ -1240,3 +1264,86 @@ def nested_mtl_statistics(result: NestedMtlResult) -> NestedMtlStatistics:
     spread_main, alignment_main = _one_cluster(result.W, result.a, dirs)
     return NestedMtlStatistics(spread=spread, alignment=alignment, spread_main=spread_main,
                                alignment_main=alignment_main)
+
+
+# ---------------------------------------------------------------------------
+# weighted k-means of the hidden units (paper 004, App. E.2)
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnitClusters:
+    r"""Weighted k-means of students' hidden units (paper 004, App. E.2; :func:`unit_clusters`).
+
+    Attributes
+    ----------
+    ks : ndarray of int, shape (K,)
+        The numbers of clusters.
+    inertia : ndarray, shape (..., K)
+        Per network and number of clusters, the fraction of the weighted variance of the unit
+        directions left unexplained (:func:`transferkit.stats.kmeans_inertia`; Figs. 6a, c, d).
+    align_k : int
+        The number of clusters whose centres the alignment score uses.
+    alignment : ndarray, shape (...)
+        Per network, the mean over the teacher's units of the best cosine with one of the
+        ``align_k`` centres (:func:`transferkit.stats.alignment_score`; Figs. 6b, e).
+    """
+
+    ks: np.ndarray
+    inertia: np.ndarray
+    align_k: int
+    alignment: np.ndarray
+
+
+def unit_clusters(W, readout, teacher_dirs, ks, align_k: int) -> UnitClusters:
+    r"""Inertia and alignment score of every network's hidden units (paper 004, App. E.2).
+
+    A unit :math:`h` has direction :math:`w_h/\|w_h\|` and weight
+    :math:`|{\rm readout}_h|\,\|w_h\|` (App. E.2, footnote 3: the magnitude of the product
+    of its input and output weights; for a multi-task unit pass
+    :attr:`StudentRun.unit_readout`, its weight in the :math:`\ell_{1,2}` norm, Eq. 35).
+    For each network, weighted k-means with each :math:`K` in ``ks`` gives the inertia, and
+    the centres of ``align_k`` clusters the alignment score with the teacher's units.
+
+    Parameters
+    ----------
+    W : array, shape (..., draws, width, d)
+        First-layer weights; the axis before the units is the draw.
+    readout : array, shape (..., draws, width)
+        Readout of each unit (its absolute value is used).
+    teacher_dirs : array, shape (draws, units, d)
+        Draw :math:`j`'s teacher units, for every network of that draw.
+    ks : sequence of int >= 1
+        Numbers of clusters of the inertia.
+    align_k : int >= 1
+        Number of clusters of the alignment score.
+
+    Returns
+    -------
+    UnitClusters
+        ``inertia`` ``(..., draws, len(ks))`` and ``alignment`` ``(..., draws)``.
+    """
+    W = np.asarray(W, dtype=float)
+    readout = np.asarray(readout, dtype=float)
+    teacher_dirs = np.asarray(teacher_dirs, dtype=float)
+    if W.ndim < 3 or readout.shape != W.shape[:-1]:
+        raise ValueError(f"W must be (..., draws, width, d) and readout (..., draws, width) "
+                         f"(got W {W.shape}, readout {readout.shape})")
+    if teacher_dirs.ndim != 3 or teacher_dirs.shape[0] != W.shape[-3] \
+            or teacher_dirs.shape[2] != W.shape[-1]:
+        raise ValueError(f"teacher_dirs must be (draws, units, d) = ({W.shape[-3]}, units, "
+                         f"{W.shape[-1]}) (got {teacher_dirs.shape})")
+    if isinstance(ks, (str, bytes)) or not np.iterable(ks) or len(ks) == 0:
+        raise ValueError(f"ks must be a non-empty sequence of ints >= 1 (got {ks!r})")
+    ks = np.array([check_int("ks", k, 1) for k in ks])
+    align_k = check_int("align_k", align_k, 1)
+    lead = W.shape[:-2]
+    inertia, alignment = np.empty(lead + (len(ks),)), np.empty(lead)
+    for idx in np.ndindex(lead):
+        centres = {}
+        for i, k in enumerate(ks):
+            inertia[idx + (i,)], centres[int(k)] = kmeans_inertia(W[idx], readout[idx], int(k))
+        C = centres[align_k] if align_k in centres else kmeans_inertia(W[idx], readout[idx],
+                                                                       align_k)[1]
+        alignment[idx] = alignment_score(C, teacher_dirs[idx[-1]])
+    return UnitClusters(ks=ks, inertia=inertia, align_k=align_k, alignment=alignment)

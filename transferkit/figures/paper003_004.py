@@ -24,7 +24,8 @@ from ..theory.penalties import relu_ptft_penalty
 from .plotting import tight_layout
 
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
-           "paired_log_ratio", "reversal_figure", "relu_features_figure", "alignment_figure", "participation_ratio_figure", "nested_rescaling_figure",
+           "paired_log_ratio", "reversal_figure", "relu_features_figure", "alignment_figure", "participation_ratio_figure", "stl_clusters_figure",
+           "nested_rescaling_figure",
            "diagonal_generalisation_figure", "diagonal_norms_figure",
            "diagonal_l12_figure", "diagonal_l12_large_figure", "diagonal_rescaling_figure", "diagonal_sparsity_figure"]
 
@@ -294,6 +295,63 @@ def participation_ratio_figure(ns, alphas, pr, pr_se):
     ax.set_xlabel("main-task samples $n$")
     ax.set_ylabel("participation ratio")
     ax.legend(fontsize=7)
+    tight_layout(fig)
+    return fig
+
+
+def stl_clusters_figure(ns, alphas, clusters, converged=None):
+    r"""Weighted k-means of STL students against :math:`n` and the initialisation scale
+    (paper 004, App. E.2.1, Figs. 6a-b, reduced).
+
+    (a) inertia against the number of clusters :math:`K`, one colour per :math:`n`, one line
+    style per initialisation scale (mean over the draws); (b) the alignment score against
+    :math:`n`, one line per scale (mean and standard error over the draws).  Markers are
+    hollow where a run stopped at its step cap.
+
+    Parameters
+    ----------
+    ns : sequence of int
+        Main-task sample sizes.
+    alphas : sequence of float
+        Initialisation scales.
+    clusters : sequence of transferkit.experiments.ptft_relu.UnitClusters
+        Per scale, :func:`~transferkit.experiments.ptft_relu.unit_clusters` of the students,
+        ``inertia`` ``(len(ns), draws, K)`` and ``alignment`` ``(len(ns), draws)``.
+    converged : sequence of bool arrays ``(len(ns), draws)``, optional
+        Per scale, whether each run reached its tolerance (default: all did).
+    """
+    if len(clusters) != len(alphas):
+        raise ValueError(f"clusters must hold one UnitClusters per alpha "
+                         f"(got {len(clusters)} for {len(alphas)} alphas)")
+    if converged is None:
+        converged = [np.ones(cl.alignment.shape, bool) for cl in clusters]
+    if len(converged) != len(alphas):
+        raise ValueError(f"converged must hold one array per alpha "
+                         f"(got {len(converged)} for {len(alphas)} alphas)")
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3.2))
+    styles = ["-", "--", ":", "-."]
+    colours = plt.cm.viridis(np.linspace(0, 0.9, len(ns)))
+    for k, (alpha, cl, conv) in enumerate(zip(alphas, clusters, converged)):
+        ls = styles[k % len(styles)]
+        done = np.asarray(conv).all(axis=1)                                 # (len(ns),)
+        for i, n in enumerate(ns):
+            ax1.plot(cl.ks, cl.inertia[i].mean(0), ls, marker="o", ms=3, c=colours[i],
+                     mfc=colours[i] if done[i] else "white",
+                     label=rf"$n = {n}$" if k == 0 else None)
+        ax1.plot([], [], ls, c="k", label=rf"$\alpha = {alpha:g}$")
+        m, se = mean_se(cl.alignment, axis=1)
+        ax2.errorbar(ns, m, yerr=se, ls=ls, c="k", capsize=3, label=rf"$\alpha = {alpha:g}$")
+        ax2.plot(np.asarray(ns)[done], m[done], "o", c="k", ms=5)
+        ax2.plot(np.asarray(ns)[~done], m[~done], "o", c="k", mfc="white", ms=5)
+    ax1.set_xlabel("clusters $K$")
+    ax1.set_ylabel("inertia")
+    ax1.set_title("(a) inertia, STL", fontsize=9)
+    ax1.legend(fontsize=6, ncol=2)
+    ax2.set_xscale("log", base=2)
+    ax2.set_xlabel("main-task samples $n$")
+    ax2.set_ylabel(f"alignment score ($K = {clusters[0].align_k}$)")
+    ax2.set_title("(b) alignment with the teacher, STL (hollow: stopped at the cap)", fontsize=8)
+    ax2.legend(fontsize=7)
     tight_layout(fig)
     return fig
 
