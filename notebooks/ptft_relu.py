@@ -610,13 +610,14 @@ provenance.record(fig, "p004-fig6e-grid-alignment", seeds=SEED,
 # 0.29 to 0.33 with $\rho = 0.9$. PT+FT's alignment is 0.98 to 1.00 with $\rho = 1$ and 0.87
 # to 0.98 with $\rho = 0.9$; STL's climbs from 0.38-0.45 at $n = 8$ to 0.62-0.66 at
 # $n = 64$. The advantage shrinks as $n$ grows in every cell, the paper's "especially when
-# main task samples are limited". Every difference with at least
-# 6 converged draws is significant; those with fewer (at $m = 0.01$ and at $n = 64$,
-# $m = 0.03$, $\rho = 0.9$, where fine-tuning stops at its cap) have the same sign.
+# main task samples are limited". Every difference with at least 6 converged draws is
+# significant; those with fewer (at $m = 0.01$ and at $n = 64$, $m = 0.03$, $\rho = 0.9$,
+# where fine-tuning stops at its cap) have the same sign.
 # PT+FT is not only "comparable" in sparsity: its inertia at $K = 6$ is lower than STL's in
 # every cell and at every $n$ (0.01 to 0.13 against 0.04 to 0.38), significantly at
-# $n = 64$ in five cells, at $n = 32$ in two and at $n = 16$ in one, where STL spreads over more directions
-# (the section on Figs. 6a-b below). Reduced sizes, not a finding either way.
+# $n = 64$ in five cells, at $n = 32$ in two and at $n = 16$ in one, where STL spreads over
+# more directions (the section on Figs. 6a-b below). Reduced sizes, not a finding either
+# way.
 
 # %%
 # The claims of the text above, for the preset they are stated for (a data check, not a
@@ -809,12 +810,14 @@ paired_verdicts(CLUSTER_CLAIMS, STL_NS)
 #   six teacher units, as the paper says. At small $n$ it uses fewer than six (inertia
 #   0.26 at $K = 2$ and 0.04 at $K = 6$ for $n = 8$), sparser than the teacher, and the
 #   inertia at $K = 6$ grows with $n$ (0.04, 0.08, 0.21, 0.34, 0.41 for $n = 8$ to 128,
-#   half the runs at 128 stopped at the cap) before it falls at 256: "relatively less sparse for an intermediate number of training
-#   examples", reproduced in direction; at $n = 128$ it is that of the large initialisation.
-# - *Lazy regime.* From $\alpha = 1$ the inertia at $K = 6$ stays at 0.41 to 0.45 at every
+#   half the runs at 128 stopped at the cap) before it falls at 256: "relatively less
+#   sparse for an intermediate number of training examples", reproduced in direction; at
+#   $n = 128$ it is that of the large initialisation.
+# - *Lazy regime.* From $\alpha = 1$ the inertia at $K = 6$ stays at 0.40 to 0.45 at every
 #   $n$: no such bias. The paired difference with the small initialisation is positive and
 #   significant at $n$ = 8, 16, 32 ($+0.39\pm0.02$, $+0.34\pm0.02$, $+0.21\pm0.01$),
-#   positive but not significant at 64 ($+0.07\pm0.02$), and not tested at 256 (the
+#   positive but not significant at 64 ($+0.07\pm0.02$), about zero at 128
+#   ($-0.02\pm0.05$, the 4 draws where both runs converged), and not tested at 256 (the
 #   large-initialisation runs stopped at the cap).
 # - *Fig. 6b.* With the small initialisation the alignment score grows with $n$ (0.39, 0.45,
 #   0.55, 0.63, 0.83, 1.00), as the paper says; it is higher than with the large one from
@@ -838,10 +841,10 @@ if (FIG1C == experiments.ptft_relu.SAMPLE_EFFICIENCY["paper"]
     assert FIG8A.runs[0].converged[i256].all() and not FIG8A.runs[1].converged[i256].any()
     assert small6[i256] < 0.05 and SMALL.alignment[i256].min() > 0.99, (small6, SMALL.alignment)
     assert np.all(np.diff(small6[:i128 + 1]) > 0) and abs(small6[i128] - large6[i128]) < 0.05
-    assert np.all((large6 > 0.38) & (large6 < 0.47)), large6
+    assert np.all((large6 > 0.395) & (large6 < 0.455)), large6
     name6a, name6b = CLUSTER_CLAIMS
     assert all(VERDICT[name6a, n][0] > 0 and VERDICT[name6a, n][3] for n in (8, 16, 32))
-    assert VERDICT[name6a, 64][0] > 0 and VERDICT[name6a, 256][2] == 0
+    assert VERDICT[name6a, 64][0] > 0 and not VERDICT[name6a, 128][3] and VERDICT[name6a, 256][2] == 0
     assert all(VERDICT[name6b, n][0] > 0 and VERDICT[name6b, n][3] for n in (64, 128))
     assert np.all(np.diff(SMALL.alignment.mean(-1)) > 0)
 
