@@ -113,7 +113,8 @@ def test_relu_features_preset_is_valid(scale):
     assert p.mtl_cells[0] == (1.0, 1.0)
     # the STL students of Figs. 6a-b and 8a: Fig. 1c's n first (Fig. 8a is shown there and
     # checked against Fig. 1c's students), then larger n, with a cap no smaller than Fig. 1c's
-    assert p.cluster_ns[:len(grid.ns)] == grid.ns and list(p.cluster_ns) == sorted(set(p.cluster_ns))
+    assert p.cluster_ns[:len(grid.ns)] == grid.ns
+    assert list(p.cluster_ns) == sorted(set(p.cluster_ns))
     assert p.cluster_max_steps >= grid.max_steps
     assert all(-1 <= rho <= 1 and m > 0 for rho, m in p.mtl_cells)
 

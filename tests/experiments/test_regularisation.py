@@ -99,8 +99,9 @@ def test_limit_solver_draws_do_not_depend_on_their_number():
     # draw b is the same data and teacher whatever the number of draws: the chapter compares
     # trained networks on the first draws with the limit grid's
     kw = dict(solver="limit", cache=False, progress=False)
-    six = experiments.regularisation.weight_decay_scratch_grid(16, [0.5, 1.5], 0.2, WDS, draws=6, **kw)
-    two = experiments.regularisation.weight_decay_scratch_grid(16, [0.5, 1.5], 0.2, WDS, draws=2, **kw)
+    grid = experiments.regularisation.weight_decay_scratch_grid
+    six = grid(16, [0.5, 1.5], 0.2, WDS, draws=6, **kw)
+    two = grid(16, [0.5, 1.5], 0.2, WDS, draws=2, **kw)
     np.testing.assert_allclose(two.risk, six.risk[..., :2], rtol=1e-12)
 
 

@@ -47,7 +47,8 @@ from ..streams import keyed_rng
 from . import deep_linear
 from .deep_linear import DATA_STREAM, SCRATCH_STREAM, GridResult, sample_size
 
-__all__ = ["WEIGHT_DECAYS", "WEIGHT_DECAY_SOLVERS", "FIG56", "Fig56Preset", "RidgeTransferCurve", "WeightDecayGrid",
+__all__ = ["WEIGHT_DECAYS", "WEIGHT_DECAY_SOLVERS", "FIG56", "Fig56Preset", "RidgeTransferCurve",
+           "WeightDecayGrid",
            "TunedWeightDecay", "RegularisedChecks", "ridge_transfer_curve",
            "weight_decay_scratch_cell", "weight_decay_scratch_grid", "theory_risks", "tune",
            "regularised_checks"]

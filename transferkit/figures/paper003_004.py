@@ -24,8 +24,8 @@ from ..theory.penalties import relu_ptft_penalty
 from .plotting import tight_layout
 
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
-           "paired_log_ratio", "reversal_figure", "relu_features_figure", "alignment_figure", "participation_ratio_figure", "stl_clusters_figure",
-           "nested_rescaling_figure",
+           "paired_log_ratio", "reversal_figure", "relu_features_figure", "alignment_figure",
+           "participation_ratio_figure", "stl_clusters_figure", "nested_rescaling_figure",
            "diagonal_generalisation_figure", "diagonal_norms_figure",
            "diagonal_l12_figure", "diagonal_l12_large_figure", "diagonal_rescaling_figure", "diagonal_sparsity_figure"]
 
