@@ -262,3 +262,12 @@ def test_stl_clusters_figure():
         paper003_004.stl_clusters_figure(ns, [1e-2], cl)
     with pytest.raises(ValueError, match="one array per alpha"):
         paper003_004.stl_clusters_figure(ns, [1e-2, 1.0], cl, conv[:1])
+
+
+def test_participation_ratio_figure():
+    ns, pr, se = [8, 16, 32], RNG.uniform(1, 6, size=(2, 3)), RNG.uniform(0, 1, size=(2, 3))
+    check_figure(paper003_004.participation_ratio_figure(ns, [1e-2, 1.0], pr, se), 1)
+    conv = np.array([[True, True, False], [True, False, True]])
+    check_figure(paper003_004.participation_ratio_figure(ns, [1e-2, 1.0], pr, se, conv), 1)
+    with pytest.raises(ValueError, match="converged must have the shape"):
+        paper003_004.participation_ratio_figure(ns, [1e-2, 1.0], pr, se, conv[:, :2])

@@ -280,17 +280,27 @@ def alignment_figure(ns, align: dict):
     return fig
 
 
-def participation_ratio_figure(ns, alphas, pr, pr_se):
+def participation_ratio_figure(ns, alphas, pr, pr_se, converged=None):
     r"""Participation ratio of trained STL students against :math:`n`, one line per
     initialisation scale (paper 004, App. G, Fig. 8a, reduced).
 
     ``pr`` and ``pr_se`` have shape ``(len(alphas), len(ns))``: mean and standard error over
-    draws of :func:`transferkit.stats.participation_ratio`.
+    draws of :func:`transferkit.stats.participation_ratio`.  ``converged`` (optional, shape
+    ``(len(alphas), len(ns))``, bool): whether every run of that point reached its
+    tolerance; the others are drawn hollow.
     """
+    done = (np.ones(np.shape(pr), bool) if converged is None
+            else np.asarray(converged, bool))
+    if done.shape != np.shape(pr):
+        raise ValueError(f"converged must have the shape of pr {np.shape(pr)} "
+                         f"(got {done.shape})")
     fig, ax = plt.subplots(figsize=(4, 3))
     for k, alpha in enumerate(alphas):
-        ax.errorbar(ns, pr[k], yerr=pr_se[k], marker="o", capsize=3,
-                    label=rf"$\alpha = {alpha:g}$")
+        line = ax.errorbar(ns, pr[k], yerr=pr_se[k], capsize=3,
+                           label=rf"$\alpha = {alpha:g}$")
+        c = line[0].get_color()
+        ax.plot(np.asarray(ns)[done[k]], np.asarray(pr[k])[done[k]], "o", c=c)
+        ax.plot(np.asarray(ns)[~done[k]], np.asarray(pr[k])[~done[k]], "o", c=c, mfc="white")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("main-task samples $n$")
     ax.set_ylabel("participation ratio")
