@@ -7,7 +7,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from .._validate import InputTypeError, check_bool, check_int, check_positive, check_values
+from .._validate import (MAX_INT, InputTypeError, check_array, check_bool, check_int,
+                         check_positive, check_values)
 from ..models.device import as_tensor, default_device
 from ..models.relu import forward, teacher_pair, train_units, train_units_mtl
 from ..stats import alignment_score, direction_spread, ensd, kmeans_inertia, participation_ratio
@@ -1323,9 +1324,9 @@ def unit_clusters(W, readout, teacher_dirs, ks, align_k: int) -> UnitClusters:
     UnitClusters
         ``inertia`` ``(..., draws, len(ks))`` and ``alignment`` ``(..., draws)``.
     """
-    W = np.asarray(W, dtype=float)
-    readout = np.asarray(readout, dtype=float)
-    teacher_dirs = np.asarray(teacher_dirs, dtype=float)
+    W = check_array("W", W, 0)
+    readout = check_array("readout", readout, 0)
+    teacher_dirs = check_array("teacher_dirs", teacher_dirs, 0)
     if W.ndim < 3 or readout.shape != W.shape[:-1]:
         raise ValueError(f"W must be (..., draws, width, d) and readout (..., draws, width) "
                          f"(got W {W.shape}, readout {readout.shape})")
@@ -1333,9 +1334,9 @@ def unit_clusters(W, readout, teacher_dirs, ks, align_k: int) -> UnitClusters:
             or teacher_dirs.shape[2] != W.shape[-1]:
         raise ValueError(f"teacher_dirs must be (draws, units, d) = ({W.shape[-3]}, units, "
                          f"{W.shape[-1]}) (got {teacher_dirs.shape})")
-    if isinstance(ks, (str, bytes)) or not np.iterable(ks) or len(ks) == 0:
+    ks = check_values("ks", ks, 1, MAX_INT, integer=True).astype(int)
+    if ks.ndim != 1 or ks.size == 0:
         raise ValueError(f"ks must be a non-empty sequence of ints >= 1 (got {ks!r})")
-    ks = np.array([check_int("ks", k, 1) for k in ks])
     align_k = check_int("align_k", align_k, 1)
     lead = W.shape[:-2]
     inertia, alignment = np.empty(lead + (len(ks),)), np.empty(lead)
