@@ -35,6 +35,16 @@ METHOD_COLORS = {"stl": "C0", "ptft": "C1", "mtl": "C2"}
 METHOD_LABELS = {"stl": "STL", "ptft": "PT+FT", "mtl": "MTL"}
 
 
+def _open_where_stopped(ax, x, y, done, color, **kw):
+    """Open (white-filled) markers over the points of ``(x, y)`` whose runs did not all reach
+    their tolerance (``done`` false): how every figure of this module marks runs stopped at
+    a step cap."""
+    stopped = ~np.asarray(done, bool)
+    if stopped.any():
+        ax.plot(np.asarray(x)[stopped], np.asarray(y)[stopped], "o", mfc="white", color=color,
+                **kw)
+
+
 def ptft_penalty_figure(m, penalty: dict, dlog: dict, m_check, direct: dict, fd: dict,
                         rhos, m_aux):
     r"""The PT+FT penalty of one ReLU unit and its local exponent (paper 003, Fig. 1a-b).
@@ -113,10 +123,8 @@ def sample_efficiency_figure(results: dict, rhos, magnitudes, gamma: float):
             for name, run in r.methods.items():
                 ax.loglog(ns, run.error.mean(1), "o-", color=METHOD_COLORS[name],
                           label=METHOD_LABELS[name])
-                stopped = ~np.asarray(run.converged, bool).all(1)
-                if stopped.any():           # some draw stopped at the step cap: open marker
-                    ax.loglog(np.asarray(ns)[stopped], run.error.mean(1)[stopped], "o", ms=7,
-                              mfc="white", color=METHOD_COLORS[name])
+                _open_where_stopped(ax, ns, run.error.mean(1), np.asarray(run.converged).all(1),
+                                    METHOD_COLORS[name], ms=7)
             ratio = relu_ptft_penalty(mag, rho, 1.0, gamma) / relu_ptft_penalty(mag, 0.0, 0.0, gamma)
             ax.set_title(rf"$\rho={rho}$, $m={mag}$; $\tilde r/\tilde r_{{\rm new}}={ratio:.2f}$",
                          fontsize=8)
@@ -296,11 +304,10 @@ def participation_ratio_figure(ns, alphas, pr, pr_se, converged=None):
                          f"(got {done.shape})")
     fig, ax = plt.subplots(figsize=(4, 3))
     for k, alpha in enumerate(alphas):
-        line = ax.errorbar(ns, pr[k], yerr=pr_se[k], capsize=3,
+        line = ax.errorbar(ns, pr[k], yerr=pr_se[k], marker="o", capsize=3,
                            label=rf"$\alpha = {alpha:g}$")
-        c = line[0].get_color()
-        ax.plot(np.asarray(ns)[done[k]], np.asarray(pr[k])[done[k]], "o", c=c)
-        ax.plot(np.asarray(ns)[~done[k]], np.asarray(pr[k])[~done[k]], "o", c=c, mfc="white")
+        _open_where_stopped(ax, ns, pr[k], done[k], line[0].get_color(),
+                            zorder=line[0].get_zorder())   # over errorbar's raised data line
     ax.set_xscale("log", base=2)
     ax.set_xlabel("main-task samples $n$")
     ax.set_ylabel("participation ratio")
@@ -350,9 +357,9 @@ def stl_clusters_figure(ns, alphas, clusters, converged=None):
                      label=rf"$n = {n}$" if k == 0 else None)
         ax1.plot([], [], ls, c="k", label=rf"$\alpha = {alpha:g}$")
         m, se = mean_se(cl.alignment, axis=1)
-        ax2.errorbar(ns, m, yerr=se, ls=ls, c="k", capsize=3, label=rf"$\alpha = {alpha:g}$")
-        ax2.plot(np.asarray(ns)[done], m[done], "o", c="k", ms=5)
-        ax2.plot(np.asarray(ns)[~done], m[~done], "o", c="k", mfc="white", ms=5)
+        line = ax2.errorbar(ns, m, yerr=se, ls=ls, c="k", marker="o", ms=5, capsize=3,
+                            label=rf"$\alpha = {alpha:g}$")
+        _open_where_stopped(ax2, ns, m, done, "k", ms=5, zorder=line[0].get_zorder())
     ax1.set_xlabel("clusters $K$")
     ax1.set_ylabel("inertia")
     ax1.set_title("(a) inertia, STL", fontsize=9)
