@@ -570,6 +570,7 @@ def paired_verdicts(claims, ns):
     print(f"(* significant: Bonferroni t over {n_tests} comparisons, family-wise 1 %)")
 
 
+K6 = KS.index(FEATURES.align_k)                 # the K of the alignment score among KS
 GRID_CLUSTERS, GRID_CLAIMS = {}, {}
 for cell, rc in SE.items():
     dirs = [T[2] for T in rc.teachers]
@@ -577,16 +578,15 @@ for cell, rc in SE.items():
         run.W, run.unit_readout, dirs, KS, FEATURES.align_k) for name, run in rc.methods.items()}
     stl_c, ptft_c = GRID_CLUSTERS[cell]["stl"], GRID_CLUSTERS[cell]["ptft"]
     both = rc.stl.converged & rc.ptft.converged
-    k6 = KS.index(FEATURES.align_k)
     print(f"rho = {cell[0]}, m = {cell[1]}: alignment STL {np.round(stl_c.alignment.mean(1), 3)}, "
           f"PT+FT {np.round(ptft_c.alignment.mean(1), 3)}; inertia at K = {FEATURES.align_k} "
-          f"STL {np.round(stl_c.inertia[..., k6].mean(1), 3)}, "
-          f"PT+FT {np.round(ptft_c.inertia[..., k6].mean(1), 3)}")
+          f"STL {np.round(stl_c.inertia[..., K6].mean(1), 3)}, "
+          f"PT+FT {np.round(ptft_c.inertia[..., K6].mean(1), 3)}")
     GRID_CLAIMS[f"Fig. 6e, rho = {cell[0]}, m = {cell[1]}: alignment PT+FT - STL"] = (
         ptft_c.alignment - stl_c.alignment, both, +1)
     GRID_CLAIMS[f"Fig. 6c, rho = {cell[0]}, m = {cell[1]}: inertia at K = "
                 f"{FEATURES.align_k}, PT+FT - STL"] = (
-        ptft_c.inertia[..., k6] - stl_c.inertia[..., k6], both, -1)
+        ptft_c.inertia[..., K6] - stl_c.inertia[..., K6], both, -1)
 paired_verdicts(GRID_CLAIMS, NS)
 shown = [c for c in SE if c[1] in (FIG1C.magnitudes[0], FIG1C.magnitudes[-1])]
 fig = figures.paper003_004.alignment_figure(
@@ -787,7 +787,6 @@ if (FIG1C, FEATURES) == (experiments.ptft_relu.SAMPLE_EFFICIENCY["paper"],
 # %%
 CL6 = [experiments.ptft_relu.unit_clusters(run.W, run.unit_readout, FIG8A.teacher_dirs, KS,
                                            FEATURES.align_k) for run in FIG8A.runs]
-K6 = KS.index(FEATURES.align_k)
 for alpha, run, cl in zip(FIG8A.alphas, FIG8A.runs, CL6):
     print(f"alpha = {alpha:g}: runs at their tolerance per n = {STL_NS}: "
           f"{run.converged.sum(1).tolist()} of {DRAWS}")
