@@ -40,6 +40,7 @@
 # $\|\hat\beta-\beta\|^2$ against the number of samples.
 
 # %% tags=["hide-input"]
+import dataclasses
 import time
 import warnings
 
@@ -66,6 +67,9 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # descent needs many more steps to converge, and $c = 2\alpha^2 = 0.02$ is already far in
 # the $\ell_1$-like regime for coefficients of size 1). Training stops at a loss of
 # $10^{-10}$ times the mean squared target ($10^{-8}$ for MTL), with relative step 0.01.
+# The last two sections run at the paper's $D = 1000$ and 40 features: the MTL comparison
+# with the minimum-$\ell_{1,2}$ interpolant, and the generalisation, Fig. 5a and Figs. 5c-f
+# of the sections below.
 
 # %%
 PRESET = experiments.diagonal_networks.DIAGONAL[SCALE]  # sources: its docstring and the API reference
@@ -139,8 +143,9 @@ provenance.record(fig, "p004-generalisation", seeds=SEED,
 # draws) of STL, PT+FT and MTL diagonal networks trained by gradient descent (markers),
 # and of the minimiser of Eq. 22 at the STL and PT+FT initialisations (lines, the theory;
 # same samples). Parameters as printed above; the paper's Fig. 1a uses
-# $D = 1000$, 40 features and up to 1024 samples. With overlapping supports PT+FT and MTL
-# need fewer samples than STL; with disjoint supports pretraining does not help.
+# $D = 1000$, 40 features and up to 1024 samples (the last section runs $D = 1000$). With
+# overlapping supports PT+FT and MTL need fewer samples than STL; with disjoint supports
+# pretraining does not help.
 
 # %% [markdown]
 # ## Fig. 5a: the Q and $\ell_{1,2}$ norms of the learned solutions
@@ -153,26 +158,35 @@ provenance.record(fig, "p004-generalisation", seeds=SEED,
 # this is checked for the PT+FT networks up to the 1 % discretisation tolerance.
 
 # %%
-r = RUNS["overlapping"]
-w1_ft = np.sqrt(np.abs(r.beta_pre))  # (draws, D)
-Qn = {m: theory.penalties.diagonal_ptft_penalty(run.beta, w1_ft[None], GAMMA) for m, run in r.methods.items()}
-Q_true = theory.penalties.diagonal_ptft_penalty(r.beta_main, w1_ft, GAMMA)  # (draws,)
-aux_of = {"stl": r.beta_pre[None].repeat(len(NS), 0), "ptft": r.beta_pre[None].repeat(len(NS), 0),
-          "mtl": r.mtl_aux}
-L12 = {m: theory.penalties.l12_norm(np.stack([aux_of[m], r.methods[m].beta], -2), axis=-2) for m in Qn}
-L12_true = theory.penalties.l12_norm(np.stack([r.beta_aux, r.beta_main], -2), axis=-2)
-fig = figures.paper003_004.diagonal_norms_figure(r.ns, {m: Qn[m] / Q_true for m in Qn},
-                                                  {m: L12[m] / L12_true for m in L12})
+def penalty_ratios(r):
+    """Fig. 5a's ratios for one run (a TasksResult), per method, shape (len(ns), draws): the
+    PT+FT penalty (Eq. 22 at the PT+FT initialisation) and the l1,2 norm (Eq. 30; STL and
+    PT+FT paired with the pretrained auxiliary weights) of the learned main-task weights,
+    each over the ground truth's."""
+    w1_ft = np.sqrt(np.abs(r.beta_pre))  # (draws, D)
+    q_true = theory.penalties.diagonal_ptft_penalty(r.beta_main, w1_ft, r.gamma)  # (draws,)
+    pre = r.beta_pre[None].repeat(len(r.ns), 0)
+    aux_of = {"stl": pre, "ptft": pre, "mtl": r.mtl_aux}
+    l12_true = theory.penalties.l12_norm(np.stack([r.beta_aux, r.beta_main], -2), axis=-2)
+    q = {m: theory.penalties.diagonal_ptft_penalty(run.beta, w1_ft[None], r.gamma) / q_true
+         for m, run in r.methods.items()}
+    l12 = {m: theory.penalties.l12_norm(np.stack([aux_of[m], run.beta], -2), axis=-2) / l12_true
+           for m, run in r.methods.items()}
+    return q, l12
+
+
+Q_RATIO, L12_RATIO = penalty_ratios(RUNS["overlapping"])
+fig = figures.paper003_004.diagonal_norms_figure(RUNS["overlapping"].ns, Q_RATIO, L12_RATIO)
 provenance.record(fig, "p004-fig5a", seeds=SEED,
                   params=dict(D=D, k=K, draws=DRAWS, ns=NS, alpha=ALPHA, gamma=GAMMA),
                   caption="paper 004 Fig. 5a (reduced): Q and l1,2 norms of learned solutions")
-print("Q ratio, PT+FT:", np.round((Qn["ptft"] / Q_true).mean(1), 3))
-print("l12 ratio, MTL:", np.round((L12["mtl"] / L12_true).mean(1), 3))
+print("Q ratio, PT+FT:", np.round(Q_RATIO["ptft"].mean(1), 3))
+print("l12 ratio, MTL:", np.round(L12_RATIO["mtl"].mean(1), 3))
 
 # %%
 # The minimiser of Eq. 22 never exceeds the ground truth's penalty: PT+FT networks
 # reach at most the ground truth's Q (up to the discretisation tolerance).
-assert np.all(Qn["ptft"] <= Q_true * (1 + REL_STEP)), (Qn["ptft"] / Q_true).max()
+assert np.all(Q_RATIO["ptft"] <= 1 + REL_STEP), Q_RATIO["ptft"].max()
 
 # %% [markdown]
 # *Fig. 5a (reduced).* Penalties of the learned main-task solutions relative to the ground
@@ -184,7 +198,7 @@ assert np.all(Qn["ptft"] <= Q_true * (1 + REL_STEP)), (Qn["ptft"] / Q_true).max(
 # Fig. 5a shows it below at small $n$. Eq. 30 is the bias of the *minimum parameter norm*
 # interpolant, not of gradient descent from a finite $\alpha$; the next section measures
 # which of the two the MTL networks are near. The paper shows these panels for $D = 1000$
-# and 40 features.
+# and 40 features; the last section draws them at that size.
 
 # %% [markdown]
 # ## MTL against the minimum-$\ell_{1,2}$ interpolant
@@ -503,16 +517,24 @@ print(f"wall time {time.perf_counter() - t0:.0f} s")
 i_ref = list(RESC.scales).index(1.0)
 
 
-print("n:", RESC.ns)
-for i, s in enumerate(RESC.scales):
-    risk, risk_se = stats.mean_se(RESC.risk[i])
-    diff, diff_se = stats.mean_se(RESC.risk[i] - RESC.risk[i_ref])
-    frac, frac_se = stats.mean_se(RESC.aux_fraction[i])
-    print(f"s = {s:g}: {RESC.converged[i].mean():.0%} converged, max steps {RESC.steps[i].max()}, "
-          f"largest distance to the Eq. 22 minimiser {RESC.distance[i].max():.1e}")
-    print("   risk          ", np.round(risk, 3), "+-", np.round(risk_se, 3))
-    print("   risk - risk(1)", np.round(diff, 3), "+-", np.round(diff_se, 3))
-    print("   aux fraction  ", np.round(frac, 3), "+-", np.round(frac_se, 3))
+def rescaling_table(res):
+    """Print, per factor s of a RescalingResult: convergence, the distance to the Eq. 22
+    minimiser, and per n the test error, its paired difference to s = 1 and the auxiliary
+    fraction (mean and standard error over the draws)."""
+    ref = list(res.scales).index(1.0)
+    print("n:", res.ns)
+    for i, s in enumerate(res.scales):
+        risk, risk_se = stats.mean_se(res.risk[i])
+        diff, diff_se = stats.mean_se(res.risk[i] - res.risk[ref])
+        frac, frac_se = stats.mean_se(res.aux_fraction[i])
+        print(f"s = {s:g}: {res.converged[i].mean():.0%} converged, max steps {res.steps[i].max()}, "
+              f"largest distance to the Eq. 22 minimiser {res.distance[i].max():.1e}")
+        print("   risk          ", np.round(risk, 3), "+-", np.round(risk_se, 3))
+        print("   risk - risk(1)", np.round(diff, 3), "+-", np.round(diff_se, 3))
+        print("   aux fraction  ", np.round(frac, 3), "+-", np.round(frac_se, 3))
+
+
+rescaling_table(RESC)
 fig = figures.paper003_004.diagonal_rescaling_figure(RESC)
 provenance.record(fig, "p004-rescaling", seeds=SEED,
                   params=dict(D=D, k=K, k_main=R_KMAIN, ns=R_NS, scales=R_FACTORS, draws=R_DRAWS,
@@ -570,8 +592,9 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # about $k$ samples, which leaves little for nested selection to gain; and the ratio of
 # main-task coefficients to pretrained weights (here $2\beta_d/c_d\approx2$ at $s = 1$,
 # already between the $\ell_2$ and $\ell_1$ limits of $q$), $\gamma$ and the coefficient
-# sizes the paper used for diagonal networks are not stated. The paper's $D = 1000$ and 40
-# auxiliary features are not run; this reduced run supports no finding.
+# sizes the paper used for diagonal networks are not stated. This reduced run supports no
+# finding; the last section runs the paper's $D = 1000$ and 40 auxiliary features, at two
+# $\gamma$.
 
 # %% [markdown]
 # ## Fig. 5c-f: sparsity of the learned solutions
@@ -600,31 +623,43 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # (`experiments.diagonal_networks.readout_only_fit`; `tests/experiments` checks it against
 # readout-only gradient descent). From $\beta(0) = 0$ it is the minimum-$\ell_2$ interpolant
 # $X^+y$, whatever $\alpha$. Every other network is one of the chapter's runs above: no new
-# training. The paper's $D = 1000$ and 40 features are not run (see the preset).
+# training. The last section draws the same panels at the paper's $D = 1000$ and 40
+# features.
 
 # %%
 S_N = PRESET.sparsity_n
 LP = {name: experiments.diagonal_networks.stl_readout_only(
           D, K, ov, NS, draws=DRAWS, n_aux=N_AUX, alpha=ALPHA, seed=SEED)
       for name, ov in OVERLAPS.items()}
-TOPK = {name: {**{m: 1 - experiments.diagonal_networks.top_k_variance(run.beta)[..., K - 1]
-                  for m, run in r.methods.items()},
-               "lp": 1 - experiments.diagonal_networks.top_k_variance(LP[name].beta)[..., K - 1]}
-        for name, r in RUNS.items()}
-AUXF = {name: {m: experiments.diagonal_networks.aux_norm_fraction(run.beta, r.beta_aux[None])
-               for m, run in r.methods.items()} for name, r in RUNS.items()}
-L1 = experiments.diagonal_networks.l1_norm(RUNS[next(iter(RUNS))].stl.beta)
-print("n:", NS, f"; Fig. 5e at n = {S_N}")
-print(f"share outside the top k = {K} weights, 1 - V_k (mean over draws):")
-for name, t in TOPK.items():
-    for m, v in t.items():
-        print(f"  {name:12s} {m:5s}", np.round(v.mean(-1), 4))
-print("l1 norm of STL (first support):", np.round(stats.mean_se(L1)[0], 3), "+-",
-      np.round(stats.mean_se(L1)[1], 3), f"; teacher {experiments.diagonal_networks.l1_norm(RUNS[next(iter(RUNS))].beta_main).mean():g}")
-print("fraction of |beta|^2 on the auxiliary support (mean, se over draws):")
-for name, fr in AUXF.items():
-    for m, v in fr.items():
-        print(f"  {name:12s} {m:5s}", np.round(stats.mean_se(v)[0], 3), "+-", np.round(stats.mean_se(v)[1], 3))
+
+
+def sparsity_tables(runs, lp, k, n_show):
+    """Figs. 5c-f's measures for runs (support name -> TasksResult) and their STL (LP) fits
+    lp, printed: per support and method (and "lp"), the share outside the top k weights
+    (len(ns), draws), and the fraction of |beta|^2 on the auxiliary support; returns both."""
+    topk = {name: {**{m: 1 - experiments.diagonal_networks.top_k_variance(run.beta)[..., k - 1]
+                      for m, run in r.methods.items()},
+                   "lp": 1 - experiments.diagonal_networks.top_k_variance(lp[name].beta)[..., k - 1]}
+            for name, r in runs.items()}
+    auxf = {name: {m: experiments.diagonal_networks.aux_norm_fraction(run.beta, r.beta_aux[None])
+                   for m, run in r.methods.items()} for name, r in runs.items()}
+    first = runs[next(iter(runs))]
+    l1 = experiments.diagonal_networks.l1_norm(first.stl.beta)
+    print("n:", first.ns.tolist(), f"; Fig. 5e at n = {n_show}")
+    print(f"share outside the top k = {k} weights, 1 - V_k (mean over draws):")
+    for name, t in topk.items():
+        for m, v in t.items():
+            print(f"  {name:12s} {m:5s}", np.round(v.mean(-1), 4))
+    print("l1 norm of STL (first support):", np.round(stats.mean_se(l1)[0], 3), "+-",
+          np.round(stats.mean_se(l1)[1], 3), f"; teacher {experiments.diagonal_networks.l1_norm(first.beta_main).mean():g}")
+    print("fraction of |beta|^2 on the auxiliary support (mean, se over draws):")
+    for name, fr in auxf.items():
+        for m, v in fr.items():
+            print(f"  {name:12s} {m:5s}", np.round(stats.mean_se(v)[0], 3), "+-", np.round(stats.mean_se(v)[1], 3))
+    return topk, auxf
+
+
+TOPK, AUXF = sparsity_tables(RUNS, LP, K, S_N)
 fig = figures.paper003_004.diagonal_sparsity_figure(RUNS, LP, S_N)
 provenance.record(fig, "p004-fig5c-f", seeds=SEED,
                   params=dict(D=D, k=K, draws=DRAWS, ns=NS, alpha=ALPHA, gamma=GAMMA, n_aux=N_AUX,
@@ -687,5 +722,346 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # *Not reproduced:* the non-monotonic sparsity against $n$ that App. E.1 reads off
 # Fig. 5c. Here STL's outside share falls with $n$ on both supports but for one step
 # (0.213 to 0.215 from $n = 5$ to 10, overlapping supports, well within the draws'
-# spread); why, not tested here: the paper's $D$, $k$ and range of $n$ are larger. Not run:
-# other overlaps than $k/k$ and $0/k$, and the paper's $D = 1000$, 40 features.
+# spread); why, not tested here: the paper's $D$, $k$ and range of $n$ are larger. The
+# next section runs the paper's $D = 1000$, 40 features, with a third overlap.
+
+# %% [markdown]
+# ## Generalisation, Fig. 5a and Figs. 5c-f at the paper's $D = 1000$
+#
+# The sections above run the paper's design reduced to $D = 50$, $k = 5$. This one runs
+# the same experiment at the paper's size: $D = 1000$ inputs, $k = 40$ features per task,
+# main and auxiliary supports that share 40, 20 or none of their 40 features, $n = 16$ to
+# 512 main-task samples, 8 draws (`experiments.diagonal_networks.run_tasks_large`;
+# parameters printed below, each value with its source in the API reference of
+# `DIAGONAL_TASKS_LARGE`). It has the same methods (STL, PT+FT, MTL), initialisations
+# ($\alpha = \gamma = 0.1$), losses, stopping rules and relative step cap as the reduced
+# run, the same theory (the minimiser of Eq. 22 at the STL and PT+FT initialisations) and
+# the same STL (LP). Only the trainer differs: `models.diagonal.train_diagonal_gram`, which
+# works on the sample moments and takes the largest stable step under the same 1 % cap
+# (see the previous section); `tests/experiments` checks that its networks lie within the
+# discretisation error of the reduced run's trainer. The draws' teachers and samples are
+# those of the previous section for its two draws.
+#
+# **Reductions**, each with its reason: $n_{\rm aux} = 2D = 2000$ instead of 1024 and
+# $n \le 512$ instead of 1024 (the reasons of the previous section: at $n_{\rm aux}\approx D$
+# pretraining does not converge in the budget, and at $n \ge D$ the teacher is the only
+# interpolant); 8 draws; the one initialisation $\alpha = 0.1$ (the previous section
+# shows how MTL moves as $\alpha$ shrinks). The 20/40 support is ours: the paper's Figs.
+# 5e-f show "different values of the number of overlapping features" without saying
+# which.
+
+# %%
+TL = PRESET.tasks_large
+print(f"D = {TL.D}, k = {TL.k}, n_aux = {TL.n_aux}, n = {list(TL.ns)}, {TL.draws} draws, "
+      f"supports {dict(TL.overlaps)}, alpha = gamma = {TL.alpha}, relative step "
+      f"{TL.rel_step}, loss tolerance {TL.loss_tol:g} (MTL {TL.mtl_loss_tol:g}), budget "
+      f"{TL.max_steps} steps")
+t0 = time.perf_counter()
+RUNS_L = {name: experiments.diagonal_networks.run_tasks_large(
+              TL.D, TL.k, ov, TL.ns, draws=TL.draws, n_aux=TL.n_aux, alpha=TL.alpha,
+              gamma=TL.gamma, seed=TL.seed, rel_step=TL.rel_step, loss_tol=TL.loss_tol,
+              mtl_loss_tol=TL.mtl_loss_tol, max_steps=TL.max_steps)
+          for name, ov in TL.overlaps}
+print(f"wall time {time.perf_counter() - t0:.0f} s")
+DIST_L = {}
+for name, r in RUNS_L.items():
+    print(f"{name} ({r.overlap}/{r.k}):", {m: f"{run.converged.mean():.0%} converged, max steps "
+                                             f"{run.steps.max()}" for m, run in r.methods.items()})
+    for m, q in r.qmin.items():
+        DIST_L[name, m] = (np.linalg.norm(r.methods[m].beta - q.beta, axis=-1)
+                           / np.linalg.norm(q.beta, axis=-1))
+        print(f"  {m:5s}: largest distance to the Eq. 22 minimiser {DIST_L[name, m].max():.2e}; "
+              f"solver residual {q.residual.max():.1e}")
+# the MTL networks of the draws this run shares with the previous section (alpha = 0.1)
+both = [j for j, n in enumerate(TL.ns) if n in L12L.ns]
+for name, r in RUNS_L.items():
+    if name in LARGE and TL.alpha == LARGE[name].alphas[0]:
+        ours = r.mtl.beta[both, :L12L.draws]
+        theirs = LARGE[name].beta_mtl[0][[list(L12L.ns).index(TL.ns[j]) for j in both], :, 1]
+        rel = np.max(np.linalg.norm(ours - theirs, axis=-1) / np.linalg.norm(theirs, axis=-1))
+        print(f"  {name}: MTL against the previous section's at alpha = {TL.alpha}, largest "
+              f"relative difference {rel:.1e}")
+        assert rel < TL.rel_step, (name, rel)    # within the discretisation error
+
+# %%
+# As for the reduced run: every network converged and lies within the discretisation
+# tolerance (the relative step) of the Eq. 22 minimiser at its initialisation.
+for name, r in RUNS_L.items():
+    assert r.pre_converged.all(), name
+    for m, run in r.methods.items():
+        assert run.converged.all(), (name, m)
+    for m, q in r.qmin.items():
+        assert DIST_L[name, m].max() < TL.rel_step, (name, m, DIST_L[name, m].max())
+        assert q.residual.max() < 1e-10, (name, m)
+
+# %%
+fig = figures.paper003_004.diagonal_generalisation_figure(RUNS_L)
+provenance.record(fig, "p004-generalisation-d1000", seeds=TL.seed,
+                  params=dataclasses.asdict(TL),
+                  caption="paper 004: diagonal networks at D = 1000, k = 40, STL vs PT+FT vs "
+                          "MTL against n")
+print("test error ||beta_hat - beta||^2, mean +- s.e. over draws, and the mean of the Eq. 22 minimisers:")
+for name, r in RUNS_L.items():
+    print(f"{name} ({r.overlap}/{r.k}), n = {r.ns.tolist()}")
+    for m, run in r.methods.items():
+        mean, se = stats.mean_se(run.risk)
+        q = (f"  Eq. 22: {np.array2string(r.qmin[m].risk.mean(-1), precision=3)}"
+             if m in r.qmin else "")
+        print(f"  {m:5s}", " ".join(f"{a:7.3f}+-{b:.3f}" for a, b in zip(mean, se)) + q)
+
+# %%
+# Paired comparisons of the methods (the same samples in every method, draw by draw): t
+# statistics of the difference of test errors, one Bonferroni family of every comparison
+# printed (three pairs, three supports, every n) at a family-wise level of 1 %.
+PAIRS = (("ptft", "mtl"), ("mtl", "stl"), ("ptft", "stl"))
+T_L = {}
+for name, r in RUNS_L.items():
+    for a, b in PAIRS:
+        mean, se = stats.mean_se(r.methods[a].risk - r.methods[b].risk)
+        T_L[name, a, b] = mean / se
+T_CRIT = stats.critical_value(len(T_L) * len(TL.ns), TL.draws)
+print(f"t of the paired difference of test errors, per n; |t| > {T_CRIT:.2f} is significant")
+for (name, a, b), t in T_L.items():
+    print(f"  {name:12s} {a:>4s} - {b:<4s}", np.round(t, 1))
+# The claims of the text below, for the preset they are stated for (a data check, not a
+# scale switch): with shared features PT+FT beats MTL and MTL beats STL where the text says
+# so; with disjoint supports both lose to STL up to n = 256 (PT+FT significantly from
+# n = 32 on) and win at n = 512.
+if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
+    ns_l = np.array(TL.ns)
+    assert (T_L["overlapping", "ptft", "mtl"] < -T_CRIT).all()
+    assert (T_L["overlapping", "mtl", "stl"][ns_l >= 32] < -T_CRIT).all()
+    assert (T_L["half", "ptft", "mtl"][ns_l >= 128] < -T_CRIT).all()
+    assert (T_L["half", "mtl", "stl"][ns_l >= 64] < -T_CRIT).all()
+    t = T_L["disjoint", "ptft", "stl"]
+    assert (t[(ns_l >= 32) & (ns_l <= 256)] > T_CRIT).all() and t[0] > 0, t
+    t = T_L["disjoint", "mtl", "stl"]
+    assert (t[ns_l <= 256] > T_CRIT).all(), t
+    for a in ("ptft", "mtl"):
+        assert (T_L["disjoint", a, "stl"][ns_l == 512] < -T_CRIT).all(), a
+
+# %% [markdown]
+# *Generalisation at $D = 1000$.* Test error $\|\hat\beta-\beta\|^2$ (mean and standard
+# error over the draws; the teacher has $\|\beta\|^2 = 40$) of STL, PT+FT and MTL
+# (markers) and of the minimiser of Eq. 22 at the STL and PT+FT initialisations (lines),
+# one panel per support, parameters as printed.
+#
+# **Result** (this section's paper-scale preset; this build's numbers are printed above).
+# Every network converged, in at most 4,690 accepted steps, and every STL and PT+FT network
+# lies within 0.4 % of the minimiser of Eq. 22 at its initialisation: at the paper's size
+# too, Eq. 22 is the theory of these networks. The MTL networks of the two draws this run
+# shares with the previous section are that section's $\alpha = 0.1$ networks to $10^{-4}$
+# (relative). Paired over the 8 draws, in one Bonferroni family of 54 comparisons at 1 %:
+#
+# - *Supports 40/40:* PT+FT needs far fewer samples than MTL, and MTL fewer than STL: at
+#   $n = 128$ the test errors are 0.54, 17.8 and 32.0. PT+FT beats MTL at every $n$, MTL
+#   beats STL from $n = 32$ on (at $n = 16$ the same sign, not significant).
+# - *Supports 20/40:* the same order, with smaller gaps: PT+FT beats MTL from $n = 128$ on,
+#   MTL beats STL from $n = 64$ on (the same sign below, not significant).
+# - *Supports 0/40:* pretraining *hurts* up to $n = 256$. PT+FT's test error is above
+#   STL's (significantly from $n = 32$ on; at $n = 16$ the same sign, not significant), at
+#   $n = 16$ to 64 even above the teacher's own norm, 40 (50.2, 54.6, 51.1 against STL's
+#   39.3, 38.6, 36.7): the cheap auxiliary features of Eq. 22 carry its solutions (Fig. 5f
+#   below). MTL is above STL too, by less (39.9 against 39.3 at $n = 16$, 18.2 against 16.9
+#   at $n = 256$; significant at every $n \le 256$). At $n = 512$ both beat STL (0.86 and
+#   1.37 against 1.48).
+#
+# The Eq. 22 minimisers give the same numbers (to the third digit), so the harm is the
+# theory's, not the optimiser's. The reduced run of the second section said only that with
+# disjoint supports "pretraining does not help"; at the paper's size it hurts over most of
+# the range of $n$. Paper 004's Fig. 1a, which these runs regenerate, is not in our copy of
+# the paper, so its curves cannot be compared number by number; its App. D reports, for
+# ReLU networks (Fig. 4b), that "MTL tends to outperform PT+FT", where these diagonal
+# networks from $\alpha = 0.1$ show the reverse. That is a different model, and one
+# initialisation scale (the previous section shows MTL moving as $\alpha$ shrinks): not a
+# disagreement with the paper.
+
+# %%
+Q_RATIO_L, L12_RATIO_L = penalty_ratios(RUNS_L["overlapping"])
+fig = figures.paper003_004.diagonal_norms_figure(RUNS_L["overlapping"].ns, Q_RATIO_L, L12_RATIO_L)
+provenance.record(fig, "p004-fig5a-d1000", seeds=TL.seed, params=dataclasses.asdict(TL),
+                  caption="paper 004 Fig. 5a at D = 1000, k = 40: Q and l1,2 norms of learned "
+                          "solutions")
+for m in Q_RATIO_L:
+    print(f"{m:5s} Q ratio {np.round(Q_RATIO_L[m].mean(1), 3)}   l12 ratio "
+          f"{np.round(L12_RATIO_L[m].mean(1), 3)}")
+assert np.all(Q_RATIO_L["ptft"] <= 1 + TL.rel_step), Q_RATIO_L["ptft"].max()
+# The claim of the text below, for the preset it is stated for: at the smallest n the MTL
+# solutions' l1,2 norm is below the ground truth's, beyond the Bonferroni t critical value
+# (one test) times its standard error over the draws; above it at every larger n.
+mean12, se12 = stats.mean_se(L12_RATIO_L["mtl"])
+print(f"MTL l1,2 ratio at n = {TL.ns[0]}: {mean12[0]:.3f} +- {se12[0]:.3f}")
+if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
+    assert 1 - mean12[0] > stats.critical_value(1, TL.draws) * se12[0], (mean12[0], se12[0])
+    assert (mean12[1:] > 1).all(), mean12
+
+# %% [markdown]
+# *Fig. 5a at $D = 1000$.* As the reduced panel: penalties of the learned main-task
+# solutions over the ground truth's, mean over draws, supports 40/40.
+#
+# **Result.** PT+FT's solutions have a PT+FT penalty below the ground truth's at every
+# $n$, rising towards it (ratio 0.24 at $n = 16$, 0.99 at $n = 512$), as in the paper and
+# in the reduced run. The MTL solutions' $\ell_{1,2}$ norm is *below* the ground truth's at
+# $n = 16$ (ratio $0.932 \pm 0.010$, 6.7 standard errors below 1) and above it from
+# $n = 32$ on (1.05 to 1.25). The paper's Fig. 5a shows it below at small $n$: at the
+# paper's size this is reproduced at the smallest $n$, where the reduced run ($D = 50$)
+# found it above at every $n$. Above that the MTL networks from $\alpha = 0.1$ exceed the
+# minimum-$\ell_{1,2}$ interpolant, as the previous section measured.
+
+# %%
+LP_L = {name: experiments.diagonal_networks.stl_readout_only(
+            TL.D, TL.k, ov, TL.ns, draws=TL.draws, n_aux=TL.n_aux, alpha=TL.alpha, seed=TL.seed)
+        for name, ov in TL.overlaps}
+TOPK_L, AUXF_L = sparsity_tables(RUNS_L, LP_L, TL.k, TL.sparsity_n)
+fig = figures.paper003_004.diagonal_sparsity_figure(RUNS_L, LP_L, TL.sparsity_n, k_max=4 * TL.k)
+provenance.record(fig, "p004-fig5c-f-d1000", seeds=TL.seed, params=dataclasses.asdict(TL),
+                  caption="paper 004 Fig. 5c-f at D = 1000, k = 40: sparsity of the learned "
+                          "solutions, STL vs STL (LP), L1 norm, PT+FT and MTL, auxiliary-support "
+                          "fraction")
+assert max(lp.residual.max() for lp in LP_L.values()) < 1e-10
+# The claims of the text below, for the preset they are stated for: each trained method is
+# sparser than STL (LP) at every n and support; with shared features PT+FT and MTL are
+# sparser than STL at every n; STL's l1 norm rises up to n = 256 and exceeds the teacher's
+# from n = 128 on; with disjoint supports PT+FT's auxiliary fraction falls with n from above
+# 0.99, and MTL's from above STL's.
+if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
+    for name, t in TOPK_L.items():
+        for m in RUNS_L[name].methods:
+            assert np.all(t[m].mean(-1) < t["lp"].mean(-1)), (name, m)
+    for name in ("overlapping", "half"):
+        t = TOPK_L[name]
+        assert np.all(t["ptft"].mean(-1) < t["stl"].mean(-1)), name
+        assert np.all(t["mtl"].mean(-1) < t["stl"].mean(-1)), name
+    l1_stl = experiments.diagonal_networks.l1_norm(RUNS_L["overlapping"].stl.beta).mean(-1)
+    ns_l = np.array(TL.ns)
+    assert np.all(np.diff(l1_stl[ns_l <= 256]) > 0) and np.all(l1_stl[ns_l >= 128] > TL.k)
+    fr = {m: v.mean(-1) for m, v in AUXF_L["disjoint"].items()}
+    assert fr["ptft"][0] > 0.99 and np.all(np.diff(fr["ptft"]) < 0), fr["ptft"]
+    assert fr["mtl"][0] > fr["stl"][0] and np.all(np.diff(fr["mtl"]) < 0), fr["mtl"]
+
+# %% [markdown]
+# *Figs. 5c-f at $D = 1000$.* The panels of the reduced figure above, for the three
+# supports, panels c and e up to $k = 160$; Fig. 5e at $n = 128$. Share outside the top
+# $k = 40$ weights ("outside") as above.
+#
+# **Result** (this section's paper-scale preset; numbers printed above). *c, agreement:*
+# STL's solutions are sparser than STL (LP)'s at every $n$ (outside 0.61 to 0.02 against
+# 0.77 to 0.45). *d, agreement:* STL's $\ell_1$ norm rises from 16.0 at $n = 16$ to 57.7 at
+# $n = 256$ and falls to 54.2 at $n = 512$ (largely monotonic); from $n = 128$ on it
+# exceeds the teacher's, 40, as in the reduced run. *e, agreement:* at $n = 128$, with
+# supports 40/40 PT+FT (outside 0.001) and MTL (0.19) are sparser than STL (0.37), and so
+# at every $n$ (asserted), as the paper says; with 20/40 too (0.08 and 0.31 against 0.39);
+# with 0/40, MTL is as sparse as STL (0.38 and 0.38), as the paper says, and PT+FT
+# sparser (0.23): its top weights sit on the auxiliary features (panel f). *f,
+# agreement:* with disjoint supports PT+FT puts 0.99 of its squared norm on the auxiliary
+# features at $n = 16$, falling to 0.58 at $n = 128$ and 0.002 at $n = 512$; MTL 0.56
+# falling to 0.002; STL at most 0.04: the solutions are "biased to share auxiliary task
+# features when few samples are available". *Not reproduced, again:* the non-monotonic
+# sparsity against $n$ that App. E.1 reads off Fig. 5c. STL's outside share falls with $n$
+# on every support but for one step with 20/40 (0.386 to 0.393 from $n = 64$ to 128,
+# within one standard error, 0.015).
+
+# %% [markdown]
+# ### Rescaling before fine-tuning at $D = 1000$ (Fig. 5b), and the readout's re-initialisation
+#
+# The rescaling section above found Fig. 5b's trend but no nested-feature-selection benefit
+# at $D = 50$, $k = 5$, and named three untested reasons. One was the size: with $k = 5$ the
+# unrescaled fit needs only about $k$ samples. Here the same experiment runs at the paper's
+# $D = 1000$ with its 40 auxiliary features, on a nested main task that uses 4 of them
+# (`experiments.diagonal_networks.rescaling_experiment_large`, the trainer of this section;
+# parameters printed below, sources in the API reference of `DIAGONAL_TASKS_LARGE`). A
+# second reason was the readout's re-initialisation $\gamma$, which the paper leaves open
+# (paper 003, Sec. 1.1: "a small value"). It sets $c_d = \gamma^2$ for the features
+# pretraining did not use, against $s^2|\beta^{\rm pre}_d| + \gamma^2$ on the auxiliary
+# ones, so it decides how strongly Eq. 22 prefers the auxiliary features once $s$ is
+# small. So the experiment runs at the chapter's $\gamma = 0.1$ and at $\gamma = 0.01$.
+
+# %%
+print(f"D = {TL.D}, k = {TL.k} auxiliary features, main task on k_main = {TL.rescale_k_main} "
+      f"of them, n = {list(TL.rescale_ns)}, factors s = {TL.rescale_factors}, gamma = "
+      f"{TL.rescale_gammas}, {TL.rescale_draws} draws, n_aux = {TL.n_aux}, alpha = {TL.alpha}")
+t0 = time.perf_counter()
+RESC_L = {g: experiments.diagonal_networks.rescaling_experiment_large(
+              TL.D, TL.k, TL.rescale_k_main, TL.rescale_ns, scales=TL.rescale_factors,
+              draws=TL.rescale_draws, n_aux=TL.n_aux, alpha=TL.alpha, gamma=g, seed=TL.seed,
+              rel_step=TL.rel_step, loss_tol=TL.loss_tol, max_steps=TL.max_steps)
+          for g in TL.rescale_gammas}
+print(f"wall time {time.perf_counter() - t0:.0f} s")
+for g, res in RESC_L.items():
+    print(f"\ngamma = {g:g}")
+    rescaling_table(res)
+    fig = figures.paper003_004.diagonal_rescaling_figure(res)
+    provenance.record(fig, f"p004-rescaling-d1000-gamma{g:g}", seeds=TL.seed,
+                      params=dict(dataclasses.asdict(TL), gamma=g),
+                      caption=f"paper 004: rescaling the pretrained weights before fine-tuning, "
+                              f"nested main task, D = 1000, 40 auxiliary features, gamma = {g:g}")
+
+# %%
+# As above: every network converged and lies within the discretisation tolerance of the
+# Eq. 22 minimiser at its initialisation.
+for g, res in RESC_L.items():
+    assert res.pre_converged.all() and res.converged.all(), g
+    assert res.qmin_residual.max() < 1e-10, g
+    assert res.distance.max() < TL.rel_step, (g, res.distance.max())
+# Paired comparisons with s = 1 (same samples), one Bonferroni family of every factor,
+# gamma and n at a family-wise level of 1 %.
+T_R = {}
+for g, res in RESC_L.items():
+    ref = list(res.scales).index(1.0)
+    for i, s in enumerate(res.scales):
+        if i != ref:
+            mean, se = stats.mean_se(res.risk[i] - res.risk[ref])
+            T_R[g, s] = mean / se
+T_RCRIT = stats.critical_value(len(T_R) * len(TL.rescale_ns), TL.rescale_draws)
+print(f"t of the paired difference of test errors to s = 1, per n; |t| > {T_RCRIT:.2f} is "
+      "significant")
+for (g, s), t in T_R.items():
+    print(f"  gamma = {g:<5g} s = {s:<5g}", np.round(t, 1))
+# The claims of the text below, for the preset they are stated for: at gamma = 0.1 every
+# factor below 1 is worse than s = 1 at every n (significantly from n = 12 on) and s = 2
+# better at every n (the sign); at gamma = 0.01 the factors 0.25 and 0.5 are better than
+# s = 1 at n = 16 and 24, and s = 2 is worse at n = 24 and 32.
+if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
+    ns_r = np.array(TL.rescale_ns)
+    for s in (0.1, 0.25, 0.5):
+        assert (T_R[0.1, s] > 0).all() and (T_R[0.1, s][ns_r >= 12] > T_RCRIT).all(), s
+    assert (T_R[0.1, 2.0] < 0).all(), T_R[0.1, 2.0]
+    for s in (0.25, 0.5):
+        assert (T_R[0.01, s][np.isin(ns_r, (16, 24))] < -T_RCRIT).all(), (s, T_R[0.01, s])
+    assert (T_R[0.01, 2.0][np.isin(ns_r, (24, 32))] > T_RCRIT).all(), T_R[0.01, 2.0]
+
+# %% [markdown]
+# *Rescaling at $D = 1000$.* One figure per $\gamma$, each as the reduced one: left, the
+# test error of PT+FT on the nested main task (4 of the 40 auxiliary features), one colour
+# per factor $s$ (black: no rescaling); right, the fraction of $\|\hat\beta\|^2$ on the
+# auxiliary support (Fig. 5b's quantity). Markers: gradient descent, mean and standard
+# error over the draws; lines: the Eq. 22 minimiser at the rescaled initialisation.
+#
+# **Result** (this section's paper-scale preset; numbers printed above; paired tests
+# against $s = 1$ on the same samples, one Bonferroni family of 56 at 1 %). Every network
+# converged and lies within 0.6 % of its Eq. 22 minimiser.
+#
+# - *Fig. 5b's trend, at the chapter's $\gamma = 0.1$:* the fraction of the main-task
+#   weight norm on the auxiliary support falls as $s$ shrinks, from 0.997 at $s = 1$ to
+#   0.96-0.98 at $s = 0.5$, 0.67-0.90 at $s = 0.25$ and 0.14-0.57 at $s = 0.1$ (ranges over
+#   $n$), as the paper states and as in the reduced run.
+# - *No nested-selection benefit at $\gamma = 0.1$,* now with $k = 40$: every factor below
+#   1 learns the nested task worse than $s = 1$ at every $n$ (significantly from $n = 12$
+#   on), and $s = 2$ better (e.g. at $n = 32$: 1.93 at $s = 0.5$, 1.37 at $s = 1$, 0.99 at
+#   $s = 2$; the teacher's $\|\beta\|^2$ is 4). The reduced run's size explanation is
+#   therefore not the reason.
+# - *With $\gamma = 0.01$ the benefit appears:* $s = 0.25$ and 0.5 learn the nested task
+#   with fewer samples than $s = 1$ at $n = 16$ and 24 (at $n = 24$: 0.77 and 1.19 against
+#   1.55; $t$ from $-7.5$ to $-15.1$), and $s = 2$ does worse than $s = 1$ at $n = 24$ and
+#   32, so an intermediate scale is best below $n = k = 40$. At $n = 48$, beyond the 40
+#   auxiliary features, $s \ge 1$ recovers the teacher (errors of 0.002 and less) and the
+#   smaller factors are slightly worse (the same sign at $n = 48$, not significant).
+#   Every factor keeps at least 0.93 of its norm on the auxiliary support.
+#
+# So paper 004's nested-feature-selection regime is reproduced in diagonal networks at the
+# paper's size when the readout is re-initialised small enough that features unused in
+# pretraining stay expensive ($c_d = \gamma^2 = 10^{-4}$ against $s^2 + \gamma^2$ on the
+# auxiliary ones), and not at the chapter's $\gamma = 0.1$. The paper states no $\gamma$
+# for diagonal networks, so neither reading contradicts it; what this shows is that its
+# claim depends on that choice. Not varied: $\alpha$, the coefficient sizes and
+# $k_{\rm main}$.

@@ -6,6 +6,7 @@ from _helpers import assert_same, check_presets, trained_again
 
 from transferkit.experiments import diagonal_networks as dn
 from transferkit.models.diagonal import init_state, min_l12_interpolant, train_diagonal
+from transferkit.streams import keyed_rng
 
 P = dict(D=6, k=2, overlap=1, ns=[2, 4], draws=2, n_aux=8, alpha=0.1, gamma=0.1, seed=3,
          loss_tol=1e-8, mtl_loss_tol=1e-6, max_steps=1500, progress=False)
@@ -330,3 +331,148 @@ def test_excess_limit_is_exact_for_a_geometric_sequence():
     short = dn.L12Result(**{**r.__dict__, "alphas": alphas[:2], "beta_mtl": beta[:2]})
     with pytest.raises(ValueError, match="alphas"):
         short.excess_limit
+
+
+# ---------------------------------------------------------------------------
+# run_tasks_large: run_tasks' networks on the sample moments with the grown step
+# ---------------------------------------------------------------------------
+
+#: run_tasks_large's arguments at a test size (n < D), every network trained to its
+#: tolerance; TL_REF is run_tasks with the same arguments (the fixed step rule) run to
+#: convergence, the reference.
+TL = dict(D=8, k=2, overlap=1, ns=[2, 4], draws=2, n_aux=16, alpha=0.1, gamma=0.1, seed=3,
+          loss_tol=1e-10, mtl_loss_tol=1e-8, max_steps=400_000, progress=False)
+
+
+@pytest.fixture(scope="module")
+def tasks_large(one_thread, cache):
+    return dn.run_tasks_large(**TL, directory=cache)
+
+
+@pytest.fixture(scope="module")
+def tasks_converged(one_thread, cache):
+    return dn.run_tasks(**TL, directory=cache)
+
+
+def test_tasks_large_presets():
+    check_presets(dn.DIAGONAL_TASKS_LARGE, dn.TasksLargePreset, ("ns", "overlaps"), "D")
+    for scale, p in dn.DIAGONAL.items():
+        assert p.tasks_large is dn.DIAGONAL_TASKS_LARGE[scale]
+        q = p.tasks_large
+        assert q.sparsity_n in q.ns and max(q.ns) < q.D
+        assert all(0 <= ov <= q.k for _, ov in q.overlaps)
+        assert 1 <= q.rescale_k_main <= q.k and max(q.rescale_ns) < q.D
+        assert 1.0 in q.rescale_factors and q.gamma in q.rescale_gammas   # the references
+        for name in ("rescale_ns", "rescale_factors", "rescale_gammas"):
+            assert isinstance(getattr(q, name), tuple), name
+    paper = dn.DIAGONAL_TASKS_LARGE["paper"]
+    assert (paper.D, paper.k) == (1000, 40) and max(paper.ns) <= 1024     # issue 18; App. D
+    assert {ov for _, ov in paper.overlaps} >= {40, 0}                    # Fig. 5a caption
+
+
+def test_run_tasks_large_is_run_tasks_on_the_moments(tasks_large, tasks_converged):
+    """The same teachers, samples and Eq. 22 theory at the STL initialisation as run_tasks;
+    every network converged and within the discretisation error (the relative step, 1e-2) of
+    run_tasks' network run to convergence, and of the Eq. 22 minimiser at its own
+    initialisation (STL, PT+FT)."""
+    r, ref = tasks_large, tasks_converged
+    assert r.stl.beta.shape == (2, 2, 8) and r.mtl_aux.shape == (2, 2, 8)
+    assert r.beta_pre.shape == (2, 8) and r.qmin_ptft.residual.shape == (2, 2)
+    np.testing.assert_array_equal(r.beta_main, ref.beta_main)
+    np.testing.assert_array_equal(r.beta_aux, ref.beta_aux)
+    np.testing.assert_array_equal(r.qmin_stl.beta, ref.qmin_stl.beta)   # same samples, same alpha
+    assert r.pre_converged.all() and ref.pre_converged.all()
+    for m, run in r.methods.items():
+        assert run.converged.all() and ref.methods[m].converged.all(), m
+        b, b_ref = run.beta, ref.methods[m].beta
+        assert (np.linalg.norm(b - b_ref, axis=-1) < 1e-2 * np.linalg.norm(b_ref, axis=-1)).all(), m
+        np.testing.assert_allclose(run.risk, ((b - r.beta_main[None]) ** 2).sum(-1), rtol=1e-12)
+    np.testing.assert_allclose(r.mtl_aux, ref.mtl_aux, atol=1e-2 * np.abs(ref.mtl_aux).max())
+    for m, q in r.qmin.items():
+        assert q.residual.max() < 1e-10, m
+        dist = np.linalg.norm(r.methods[m].beta - q.beta, axis=-1)
+        assert (dist < 1e-2 * np.linalg.norm(q.beta, axis=-1)).all(), (m, dist)
+
+
+def test_run_tasks_large_loads_the_cache(tasks_large, cache, monkeypatch):
+    monkeypatch.setattr(dn, "train_diagonal_gram", trained_again)
+    monkeypatch.setattr(dn, "q_min_interpolant", trained_again)
+    assert_same(dn.run_tasks_large(**TL, directory=cache), tasks_large)
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(ns=[2, 8]), "n"), (dict(ns=[]), "ns"), (dict(ns=[0]), "n"), (dict(draws=0), "draws"),
+    (dict(overlap=3), "overlap"), (dict(alpha=0.0), "alpha"), (dict(gamma=-1.0), "gamma"),
+    (dict(mtl_loss_tol=0.0), "mtl_loss_tol"), (dict(max_steps=0), "max_steps"),
+    (dict(n_aux=0), "n_aux"), (dict(rel_step=float("nan")), "rel_step")])
+def test_run_tasks_large_refuses_bad_input_before_training(kw, name, monkeypatch):
+    monkeypatch.setattr(dn, "run", trained_again)
+    with pytest.raises(ValueError, match=name):
+        dn.run_tasks_large(**{**TL, **kw}, cache=False)
+
+
+#: rescaling_experiment_large's arguments at a test size, every network trained to its
+#: tolerance; rescaling_experiment with the same arguments (the fixed step rule) is the
+#: reference.
+RL = dict(D=8, k=3, k_main=1, ns=[2, 4], scales=[0.25, 1.0], draws=2, n_aux=16, alpha=0.1,
+          gamma=0.1, seed=3, loss_tol=1e-10, max_steps=400_000, progress=False)
+
+
+@pytest.fixture(scope="module")
+def rescaled_large(one_thread, cache):
+    return dn.rescaling_experiment_large(**RL, directory=cache)
+
+
+def test_rescaling_large_is_rescaling_experiment_on_the_moments(rescaled_large, one_thread, cache):
+    """The same teachers, nested samples and Eq. 22 minimisers (up to the pretrained weights'
+    discretisation) as rescaling_experiment; every network converged and within the
+    discretisation error (the relative step, 1e-2) of the reference and of its own Eq. 22
+    minimiser."""
+    r = rescaled_large
+    ref = dn.rescaling_experiment(**RL, directory=cache)
+    assert r.beta.shape == (2, 2, 2, 8) and r.risk.shape == (2, 2, 2)
+    np.testing.assert_array_equal(r.beta_main, ref.beta_main)
+    np.testing.assert_array_equal(r.beta_aux, ref.beta_aux)
+    assert r.pre_converged.all() and r.converged.all() and ref.converged.all()
+    diff = np.linalg.norm(r.beta - ref.beta, axis=-1)
+    assert (diff < 1e-2 * np.linalg.norm(ref.beta, axis=-1)).all(), diff
+    assert r.qmin_residual.max() < 1e-10 and r.distance.max() < 1e-2
+    np.testing.assert_allclose(r.risk, ((r.beta - r.beta_main[None, None]) ** 2).sum(-1),
+                               rtol=1e-12)
+    # the nested teacher: k_main of the auxiliary features, nothing outside its support
+    assert ((r.beta_main != 0).sum(-1) == RL["k_main"]).all()
+    assert np.all((r.beta_main != 0) <= (r.beta_aux != 0))
+
+
+def test_rescaling_large_loads_the_cache(rescaled_large, cache, monkeypatch):
+    monkeypatch.setattr(dn, "train_diagonal_gram", trained_again)
+    monkeypatch.setattr(dn, "q_min_interpolant", trained_again)
+    assert_same(dn.rescaling_experiment_large(**RL, directory=cache), rescaled_large)
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(k_main=4), "k_main"), (dict(k_main=0), "k_main"), (dict(scales=[]), "scales"),
+    (dict(scales=[1.0, -0.5]), "scales"), (dict(ns=[2, 8]), "n"), (dict(ns=[]), "ns"),
+    (dict(draws=0), "draws"), (dict(gamma=0.0), "gamma"), (dict(k=9), "k"),
+    (dict(loss_tol=float("inf")), "loss_tol")])
+def test_rescaling_large_refuses_bad_input_before_training(kw, name, monkeypatch):
+    monkeypatch.setattr(dn, "run", trained_again)
+    with pytest.raises(ValueError, match=name):
+        dn.rescaling_experiment_large(**{**RL, **kw}, cache=False)
+
+
+def test_nested_task_data_keeps_its_draws():
+    """nested_task_data's main teachers and targets, bit for bit those of its documented
+    rule written out here: the first k_main of a permutation of the auxiliary support drawn
+    from keyed_rng(seed, j, 0, k_main), with task_data's main signs."""
+    seed, D, k, k_main, ns, draws, n_aux = 3, 8, 3, 2, [2, 4], 2, 16
+    data = dn.nested_task_data(seed, D, k, k_main, ns, draws, n_aux)
+    full = dn.task_data(seed, D, k, k, ns, draws, n_aux)
+    for j in range(draws):
+        supp = np.flatnonzero(full.beta_aux[j])
+        keep = supp[keyed_rng(seed, j, 0, k_main).permutation(len(supp))[:k_main]]
+        bm = np.zeros(D)
+        bm[keep] = full.beta_main[j, keep]
+        np.testing.assert_array_equal(data.beta_main[j], bm)
+    for i, (x, y) in enumerate(zip(data.Xm, data.ym)):
+        np.testing.assert_array_equal(y, x @ data.beta_main[i % draws])

@@ -176,6 +176,8 @@ def test_diagonal_rescaling_figure_draws_theory_beside_gd():
     assert lines[1].get_color() == "k"           # s = 1, the reference, in black
     right = [ln for ln in fig.axes[1].lines if ln.get_linestyle() == "-"]
     np.testing.assert_allclose(right[0].get_ydata(), r.qmin_aux_fraction[0].mean(-1))
+    assert f"$D = {r.D}$" in fig.axes[0].get_title()
+    assert rf"$\gamma = {r.gamma:g}$" in fig.axes[0].get_title()
     check_figure(fig, 2)
 
 
@@ -190,6 +192,20 @@ def test_diagonal_sparsity_figure():
         paper003_004.diagonal_sparsity_figure(runs, lp, 5)
     with pytest.raises(ValueError, match="readout"):
         paper003_004.diagonal_sparsity_figure(runs, {"overlapping": lp["overlapping"]}, 6)
+    # k_max: panels c and e stop at k = k_max (default: every k up to D)
+    D = runs["overlapping"].D
+    full = paper003_004.diagonal_sparsity_figure(runs, lp, 6)
+    assert all(len(ln.get_xdata()) == D for ln in full.axes[0].lines if len(ln.get_xdata()))
+    top = paper003_004.diagonal_sparsity_figure(runs, lp, 6, k_max=2)
+    for ax in (top.axes[0], top.axes[1]):
+        drawn = [ln for ln in ax.lines if len(ln.get_xdata())]
+        assert drawn and all(list(ln.get_xdata()) == [1, 2] for ln in drawn)
+    first = [ln for ln in full.axes[0].lines if len(ln.get_xdata())][0]
+    np.testing.assert_array_equal(
+        [ln for ln in top.axes[0].lines if len(ln.get_xdata())][0].get_ydata(), first.get_ydata()[:2])
+    for bad in (0, 1.5, "3"):
+        with pytest.raises((ValueError, TypeError), match="k_max"):
+            paper003_004.diagonal_sparsity_figure(runs, lp, 6, k_max=bad)
 
 
 def test_diagonal_l12_large_figure_one_row_per_overlap():

@@ -21,7 +21,10 @@ from ..theory.penalties import l12_norm
 
 __all__ = ["DiagonalPreset", "DIAGONAL", "sparse_teachers", "task_data", "run_tasks", "tasks_cell", "mtl_small_init", "mtl_cell",
            "l12_cell", "L12LargePreset", "DIAGONAL_L12_LARGE", "DIAGONAL_L12_FULL",
-           "mtl_small_init_large", "mtl_draw_cell", "l12_draw_cell", "TaskData", "MethodRun", "QMinSolution", "TasksResult", "L12Result",
+           "mtl_small_init_large", "mtl_draw_cell", "l12_draw_cell", "TasksLargePreset",
+           "DIAGONAL_TASKS_LARGE", "run_tasks_large", "tasks_draw_cell", "TaskData", "MethodRun",
+           "QMinSolution", "TasksResult", "L12Result", "rescaling_experiment_large",
+           "rescaling_draw_cell",
            "RescalingResult", "aux_norm_fraction", "nested_task_data", "rescaling_experiment",
            "rescaling_cell", "top_k_variance", "l1_norm", "ReadoutFit", "readout_only_fit",
            "ReadoutRuns", "stl_readout_only"]
@@ -214,6 +217,108 @@ DIAGONAL_L12_FULL = L12LargePreset(D=1000, k=40, n_aux=1024, ns=(16, 32, 64, 128
 
 
 @dataclass(frozen=True)
+class TasksLargePreset:
+    r"""Parameters of the section "STL, PT+FT and MTL at :math:`D = 1000`"
+    (:func:`run_tasks_large`), sources on :data:`DIAGONAL_TASKS_LARGE`.
+
+    Attributes
+    ----------
+    D, k : int
+        Input dimension and teacher features per task.
+    n_aux : int
+        Auxiliary-task samples.
+    ns : tuple of int
+        Main-task sample sizes.
+    overlaps : tuple of (str, int)
+        The main/auxiliary support overlaps, by name.
+    draws : int
+        Draws of teachers and samples.
+    sparsity_n : int
+        The main-task sample size of Fig. 5e (one of ``ns``).
+    alpha, gamma : float
+        Initialisation scale (STL, MTL, pretraining) and PT+FT readout re-initialisation.
+    rel_step, loss_tol, mtl_loss_tol, max_steps : float, float, float, int
+        Step control, stopping rules (loss over the mean squared target; MTL's) and step
+        budget of :func:`transferkit.models.diagonal.train_diagonal_gram`.
+    seed : int
+        Base seed.
+    rescale_k_main : int
+        Features of the nested main task of the rescaling section
+        (:func:`rescaling_experiment_large`), a subset of the ``k`` auxiliary ones.
+    rescale_ns : tuple of int
+        Its main-task sample sizes.
+    rescale_factors : tuple of float
+        The factors :math:`s` of the pretrained first layer (1: no rescaling).
+    rescale_gammas : tuple of float
+        The PT+FT readout re-initialisations :math:`\gamma` it is run at.
+    rescale_draws : int
+        Its draws.
+    """
+
+    D: int
+    k: int
+    n_aux: int
+    ns: tuple
+    overlaps: tuple
+    draws: int
+    sparsity_n: int
+    alpha: float = 0.1
+    gamma: float = 0.1
+    rel_step: float = 0.01
+    loss_tol: float = 1e-10
+    mtl_loss_tol: float = 1e-8
+    max_steps: int = 100_000
+    seed: int = 0
+    rescale_k_main: int = 4
+    rescale_ns: tuple = (4, 8, 12, 16, 24, 32, 48)
+    rescale_factors: tuple = (0.1, 0.25, 0.5, 1.0, 2.0)
+    rescale_gammas: tuple = (0.1, 0.01)
+    rescale_draws: int = 8
+
+
+#: The parameters of the section that runs the chapter's STL, PT+FT and MTL comparison
+#: (generalisation, Fig. 5a, Figs. 5c-f) at the paper's size, at each ``TRANSFERKIT_SCALE``
+#: (read through ``DIAGONAL[SCALE].tasks_large``).
+#:
+#: Sources.  D = 1000 and k = 40 features per task, as :data:`DIAGONAL_L12_LARGE` (issue 18;
+#: Fig. 5 caption and App. E.1: "the 40 dimensions relevant for the auxiliary task", "each of
+#: which uses 40 features"); overlaps 40/40 and 0/40 (Fig. 5a caption, App. E.1) and 20/40
+#: (ours: Fig. 5e-f show "different values of the number of overlapping features" without
+#: saying which); main-task samples "up to 1024" (App. D).  Ours, as in the chapter's
+#: reduced design (:data:`DIAGONAL`): alpha = gamma = 0.1, relative step 0.01, stopping at a
+#: loss of 1e-10 times the mean squared target (1e-8 for MTL), teacher coefficients +-1.
+#: Ours, with their reasons: n_aux = 2D = 2000 instead of 1024 (as :data:`DIAGONAL_L12_LARGE`:
+#: at n_aux ~ D pretraining does not converge in the budget, and with 2D samples it recovers
+#: the auxiliary teacher); n = 16, ..., 512 (at n >= D the main task's one interpolant is the
+#: teacher: nothing is left to the implicit bias, and Eq. 22's dual solver needs n < D); 8
+#: draws (about 25 s of one core per draw and the three overlaps); Fig. 5e at n = 128
+#: (about 3k, as the reduced design's n = 15 = 3k; the paper does not say which n).
+#: Trained by :func:`transferkit.models.diagonal.train_diagonal_gram` (the grown step under
+#: the same relative cap; see :func:`run_tasks_large`).  ``smoke``: D = 40, k = 4, n = 8,
+#: 16, 2 draws, the same three kinds of overlap.
+#:
+#: Rescaling section at D = 1000 (fields ``rescale_*``, :func:`rescaling_experiment_large`).
+#: The paper's 40 auxiliary features (Fig. 5b caption: "the 40 dimensions relevant for the
+#: auxiliary task"); the factors of the reduced section (0.1 and 0.5 from App. E.2.3 and
+#: App. F, 0.25, 1 and 2 ours); ours: a nested main task on k_main = 4 of the 40 features
+#: (App. E.2.3's ReLU task uses 1 of 6; a tenth here), n = 4, ..., 48 (from k_main to
+#: beyond k, where the unrescaled fit on the auxiliary support has the samples it needs), 8
+#: draws, and gamma = 0.1 (the chapter's) and 0.01: the readout re-initialisation sets
+#: c_d = gamma^2 of the features pretraining did not use, against s^2 + gamma^2 on the
+#: auxiliary ones, and paper 003 (Sec. 1.1) says only "a small value".  About 15 s of one
+#: core.  ``smoke``: k_main = 1, n = 2, 4, factors 0.25 and 1, 2 draws.
+DIAGONAL_TASKS_LARGE = {
+    "paper": TasksLargePreset(D=1000, k=40, n_aux=2000, ns=(16, 32, 64, 128, 256, 512),
+                              overlaps=(("overlapping", 40), ("half", 20), ("disjoint", 0)),
+                              draws=8, sparsity_n=128),
+    "smoke": TasksLargePreset(D=40, k=4, n_aux=80, ns=(8, 16),
+                              overlaps=(("overlapping", 4), ("half", 2), ("disjoint", 0)),
+                              draws=2, sparsity_n=8, rescale_k_main=1, rescale_ns=(2, 4),
+                              rescale_factors=(0.25, 1.0), rescale_draws=2),
+}
+
+
+@dataclass(frozen=True)
 class DiagonalPreset:
     r"""Parameters of the diagonal-networks chapter (paper 004) at one scale.
 
@@ -249,6 +354,9 @@ class DiagonalPreset:
         (sources and every choice the paper leaves open: the comment on :data:`DIAGONAL`).
     l12_large : L12LargePreset or None
         The parameters of the :math:`D = 1000` section (:data:`DIAGONAL_L12_LARGE`).
+    tasks_large : TasksLargePreset or None
+        The parameters of the section that runs STL, PT+FT and MTL at :math:`D = 1000`
+        (:data:`DIAGONAL_TASKS_LARGE`).
     sparsity_n : int
         The main-task sample size of Fig. 5e in the sparsity section (one of ``ns``; ours:
         the paper's figure does not say which sample sizes it shows).
@@ -280,6 +388,8 @@ class DiagonalPreset:
     sparsity_n: int = 15
     # the MTL-against-l1,2 comparison at the paper's size (mtl_small_init_large)
     l12_large: L12LargePreset | None = None
+    # STL, PT+FT and MTL at the paper's size (run_tasks_large)
+    tasks_large: TasksLargePreset | None = None
 
 
 #: The diagonal-networks chapter's parameters at each ``TRANSFERKIT_SCALE``.
@@ -293,8 +403,9 @@ class DiagonalPreset:
 #: squared target (1e-8 for MTL, whose over-determined auxiliary task converges
 #: sublinearly); seed 0; the MTL section at alpha = 0.1, 0.03, 0.01 with a budget of 4e5
 #: steps (trained with the grown step of ``train_diagonal_gram``: every run converges, in
-#: at most 21,510 accepted steps; 4 s on one core with the compiled kernel).  The paper's sizes are run only by the MTL comparison at D = 1000 (field
-#: ``l12_large``, :data:`DIAGONAL_L12_LARGE`).  ``smoke``: D = 16, k = 2, 2 draws, n = 4, 8,
+#: at most 21,510 accepted steps; 4 s on one core with the compiled kernel).  The paper's sizes are run by the MTL comparison at D = 1000 (field
+#: ``l12_large``, :data:`DIAGONAL_L12_LARGE`) and by the generalisation, Fig. 5a and Figs.
+#: 5c-f at D = 1000 (field ``tasks_large``, :data:`DIAGONAL_TASKS_LARGE`).  ``smoke``: D = 16, k = 2, 2 draws, n = 4, 8,
 #: the MTL section at alpha = 0.1, 0.03, relative step 0.05 (half the smoke notebook's time;
 #: the chapter's checks scale with the step).
 #:
@@ -335,16 +446,18 @@ class DiagonalPreset:
 #: (LP) (ours: the chapter's STL initialisation, alpha in both layers; the readout-only
 #: limit, the minimum-l2 interpolant, does not depend on it).  No new training: the networks
 #: are those of run_tasks, STL (LP) is computed in closed form (:func:`stl_readout_only`).
-#: The paper's D = 1000, 40 features are not run.  ``smoke``: n = 4.
+#: The paper's D = 1000, 40 features: :data:`DIAGONAL_TASKS_LARGE`.  ``smoke``: n = 4.
 DIAGONAL = {
     "paper": DiagonalPreset(D=50, k=5, ns=(5, 10, 15, 20, 25, 30), draws=8, n_aux=100,
                             overlaps=(("overlapping", 5), ("disjoint", 0)),
-                            l12_large=DIAGONAL_L12_LARGE["paper"]),
+                            l12_large=DIAGONAL_L12_LARGE["paper"],
+                            tasks_large=DIAGONAL_TASKS_LARGE["paper"]),
     "smoke": DiagonalPreset(D=16, k=2, ns=(4, 8), draws=2, n_aux=32,
                             overlaps=(("overlapping", 2), ("disjoint", 0)), rel_step=0.05,
                             mtl_alphas=(0.1, 0.03), rescale_k_main=1, rescale_ns=(2, 4),
                             rescale_draws=2, rescale_factors=(0.1, 0.25, 1.0), sparsity_n=4,
-                            l12_large=DIAGONAL_L12_LARGE["smoke"]),
+                            l12_large=DIAGONAL_L12_LARGE["smoke"],
+                            tasks_large=DIAGONAL_TASKS_LARGE["smoke"]),
 }
 
 
@@ -901,6 +1014,139 @@ def _equivalent_rows(X, y):
 
 
 # ---------------------------------------------------------------------------
+# STL, PT+FT and MTL at large D: one cell per draw on the sample moments
+# ---------------------------------------------------------------------------
+
+
+def run_tasks_large(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int,
+                    alpha: float, gamma: float, seed: int = 0, rel_step: float = 0.01,
+                    loss_tol: float = 1e-10, mtl_loss_tol: float = 1e-8,
+                    max_steps: int = 100_000, **run_kwargs) -> TasksResult:
+    r""":func:`run_tasks` for large :math:`D`: the same methods, theory and samples, trained
+    on the sample moments with the grown step.
+
+    The networks are those of :func:`run_tasks` (STL from :math:`\alpha`; PT+FT fine-tuned
+    from :math:`w^{(1)}_{\pm,0} = \sqrt{|\beta^{\rm pre}|}`, :math:`w^{(2)}_{\pm,0} = \gamma`
+    after STL pretraining on the auxiliary samples; MTL, a two-output network from
+    :math:`\alpha` on both tasks), with the same initialisations, losses and stopping rules,
+    on the same teachers and samples (draw ``j`` of :func:`task_data` with the same ``seed``).
+    They are trained by :func:`transferkit.models.diagonal.train_diagonal_gram`, whose step is
+    the largest stable one under the same relative cap ``rel_step`` (:func:`run_tasks` takes
+    the fixed curvature rule of :func:`~transferkit.models.diagonal.train_diagonal`, which at
+    :math:`D = 1000` and :math:`n \ll D` is throttled by :math:`\lambda_{\max}(X^\top X/n)
+    \approx D/n`): the same gradient-flow limit, within the discretisation error of the
+    relative step (tested against :func:`run_tasks`).  One :func:`transferkit.sweep.run` cell
+    per draw (:func:`tasks_draw_cell`): the draw's networks share its auxiliary and main-task
+    moments.  The theory is the minimiser of Eq. 22 at the STL and PT+FT initialisations
+    (:func:`~transferkit.models.diagonal.q_min_interpolant`), as in :func:`run_tasks`.
+
+    Parameters
+    ----------
+    D, k, overlap, ns, draws, n_aux, alpha, gamma, seed
+        As in :func:`run_tasks`; every ``n`` must be below ``D`` (at :math:`n \ge D` the only
+        interpolant is the teacher, and the dual solver of Eq. 22 needs :math:`n < D`).
+    rel_step, loss_tol, mtl_loss_tol, max_steps
+        Step control and stopping rules (relative to the mean squared target, MTL's
+        ``mtl_loss_tol``) and the step budget of each network.
+    **run_kwargs
+        ``cache``, ``directory``, ``version``, ``scheduler``, ``progress`` for
+        :func:`~transferkit.sweep.run`.
+
+    Returns
+    -------
+    TasksResult
+        As :func:`run_tasks` returns it, shapes ``(len(ns), draws, ...)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, before any training: a bad ``D``, ``k``, ``overlap``, ``n``
+        (also one not below ``D``), ``draws``, ``n_aux``, ``alpha``, ``gamma``, ``seed``,
+        ``rel_step``, ``loss_tol``, ``mtl_loss_tol`` or ``max_steps``, or an empty ``ns``.
+    """
+    D, k = check_int("D", D, 1), check_int("k", k, 1)
+    overlap = check_int("overlap", overlap, 0)
+    if overlap > k or 2 * k - overlap > D:
+        raise ValueError(f"overlap must be in [max(0, 2k - D), k] (got {overlap})")
+    ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
+    if not ns:
+        raise ValueError("ns must list at least one sample size")
+    if max(ns) >= D:
+        raise ValueError(f"n must be below D = {D} (got {max(ns)})")
+    draws = check_int("draws", draws, 1)
+    n_aux = check_int("n_aux", n_aux, 1)
+    alpha, gamma = check_positive("alpha", alpha), check_positive("gamma", gamma)
+    seed = check_int("seed", seed, 0)
+    rel_step, loss_tol = check_positive("rel_step", rel_step), check_positive("loss_tol", loss_tol)
+    mtl_loss_tol = check_positive("mtl_loss_tol", mtl_loss_tol)
+    max_steps = check_int("max_steps", max_steps, 1)
+    sw = run(tasks_draw_cell, Grid(draw=list(range(draws))),
+             fixed=dict(seed=seed, D=D, k=k, overlap=overlap, ns=ns, n_aux=n_aux, alpha=alpha,
+                        gamma=gamma, rel_step=rel_step, loss_tol=loss_tol,
+                        mtl_loss_tol=mtl_loss_tol, max_steps=max_steps),
+             desc="STL, PT+FT, MTL per draw", **run_kwargs)
+
+    def by_n(v):                        # (draws, len(ns), ...) -> (len(ns), draws, ...)
+        return np.ascontiguousarray(np.swapaxes(sw[v], 0, 1))
+
+    def part(cls, prefix):
+        return cls(**{f.name: by_n(prefix + f.name) for f in fields(cls)})
+
+    return TasksResult(ns=np.array(ns), D=D, k=k, overlap=overlap, alpha=alpha, gamma=gamma,
+                       n_aux=n_aux, beta_aux=sw["beta_aux"], beta_main=sw["beta_main"],
+                       beta_pre=sw["beta_pre"], pre_converged=sw["pre_converged"],
+                       stl=part(MethodRun, "stl_"), ptft=part(MethodRun, "ptft_"),
+                       mtl=part(MethodRun, "mtl_"), mtl_aux=by_n("mtl_aux"),
+                       qmin_stl=part(QMinSolution, "qmin_stl_"),
+                       qmin_ptft=part(QMinSolution, "qmin_ptft_"))
+
+
+def tasks_draw_cell(draw, seed, D, k, overlap, ns, n_aux, alpha, gamma, rel_step=0.01,
+                    loss_tol=1e-10, mtl_loss_tol=1e-8, max_steps=100_000) -> dict:
+    r"""One draw of :func:`run_tasks_large`: a cell function for :func:`transferkit.sweep.run`.
+
+    Pretraining (one network on the auxiliary moments), STL and PT+FT (one network per
+    ``n`` each, on the main-task moments), MTL (one two-output network per ``n``) by
+    :func:`~transferkit.models.diagonal.train_diagonal_gram`, and the minimisers of Eq. 22
+    at the STL and PT+FT initialisations.  Returns the arrays of :class:`TasksResult` for
+    this draw by name (``beta_aux``, ``beta_main``, ``beta_pre`` ``(D,)``, ``pre_converged``,
+    ``mtl_aux`` ``(len(ns), D)``) and those of its :class:`MethodRun` and
+    :class:`QMinSolution` parts as ``<part>_<field>``, each ``(len(ns), ...)``."""
+    ns = [int(n) for n in ns]
+    ba, bm, xa, ya, Xm, ym = _one_draw(seed, int(draw), D, k, overlap, ns, n_aux)
+    data = TaskData(ba[None], bm[None], [xa], [ya], Xm, ym)   # one draw, n-major
+    mom = sample_moments([xa] + Xm, [ya] + ym)
+    S = len(ns)
+    main = np.arange(1, S + 1)[:, None]                      # sample set of each n
+
+    def train(index, w1, w2, what):
+        st = init_state(len(index), 1, D, w1, w2)
+        return train_diagonal_gram(st, mom, index, rel_step=rel_step, loss_tol=loss_tol,
+                                   max_steps=max_steps, desc=what)
+
+    pre = train(np.zeros((1, 1), int), alpha, alpha, "pretraining, one draw")
+    b_pre = pre.beta[0, 0]
+    w1_ft = np.broadcast_to(np.sqrt(np.abs(b_pre)), (S, D))
+    out = {"beta_aux": ba, "beta_main": bm, "beta_pre": b_pre,
+           "pre_converged": bool(pre.converged[0])}
+    runs = {"stl_": train(main, alpha, alpha, "STL, one draw"),
+            "ptft_": train(main, w1_ft, gamma, "PT+FT, one draw"),
+            "mtl_": _train_mtl_gram(data, ns, 1, alpha, rel_step, mtl_loss_tol, max_steps,
+                                    grow=1.1)}
+    for prefix, res in runs.items():
+        beta = res.beta[:, -1]                               # the main-task output
+        out.update({prefix + "beta": beta, prefix + "risk": _main_risk(beta, data, ns, 1)[:, 0],
+                    prefix + "steps": res.steps, prefix + "converged": res.converged})
+    out["mtl_aux"] = runs["mtl_"].beta[:, 0]
+    for prefix, (w1, w2) in (("qmin_stl_", (np.full((S, D), alpha), alpha)),
+                             ("qmin_ptft_", (w1_ft, gamma))):
+        betas, resid = _q_min_all(data, w1, w2)
+        out.update({prefix + "beta": betas, prefix + "risk": _main_risk(betas, data, ns, 1)[:, 0],
+                    prefix + "residual": resid})
+    return out
+
+
+# ---------------------------------------------------------------------------
 # rescaling the pretrained weights before fine-tuning: the nested task
 # ---------------------------------------------------------------------------
 
@@ -1015,14 +1261,22 @@ def nested_task_data(seed, D, k, k_main, ns, draws, n_aux) -> TaskData:
     data = task_data(seed, D, k, k, ns, draws, n_aux)
     if k_main == k:
         return data
-    bm = np.zeros_like(data.beta_main)
-    for j in range(draws):
-        supp = np.flatnonzero(data.beta_aux[j])
-        keep = supp[keyed_rng(seed, j, 0, k_main).permutation(len(supp))[:k_main]]
-        bm[j, keep] = data.beta_main[j, keep]
+    bm = np.stack([_nested_teacher(seed, j, k_main, data.beta_aux[j], data.beta_main[j])
+                   for j in range(draws)])
     jj = np.tile(np.arange(draws), len(ns))
     ym = [x @ bm[j] for x, j in zip(data.Xm, jj)]
     return TaskData(data.beta_aux, bm, data.Xa, data.ya, data.Xm, ym)
+
+
+def _nested_teacher(seed, j, k_main, beta_aux, beta_main):
+    """The main teacher of draw ``j`` of :func:`nested_task_data`: ``beta_main`` (on the
+    auxiliary support) kept on ``k_main`` auxiliary features drawn from
+    ``keyed_rng(seed, j, 0, k_main)``, zero elsewhere."""
+    supp = np.flatnonzero(beta_aux)
+    keep = supp[keyed_rng(seed, j, 0, k_main).permutation(len(supp))[:k_main]]
+    bm = np.zeros_like(beta_main)
+    bm[keep] = beta_main[keep]
+    return bm
 
 
 def rescaling_experiment(D: int, k: int, k_main: int, ns, *, scales, draws: int, n_aux: int,
@@ -1126,6 +1380,121 @@ def rescaling_cell(scale, seed, D, k, k_main, ns, draws, n_aux, alpha, gamma, re
             "qmin_residual": qr.reshape(shape),
             "beta_aux": data.beta_aux, "beta_main": data.beta_main, "beta_pre": b_pre,
             "pre_converged": pre.converged}
+
+
+def rescaling_experiment_large(D: int, k: int, k_main: int, ns, *, scales, draws: int,
+                               n_aux: int, alpha: float, gamma: float, seed: int = 0,
+                               rel_step: float = 0.01, loss_tol: float = 1e-10,
+                               max_steps: int = 100_000, **run_kwargs) -> RescalingResult:
+    r""":func:`rescaling_experiment` for large :math:`D`: the same networks, theory and
+    samples, trained on the sample moments with the grown step.
+
+    Pretraining (STL from :math:`\alpha` on the auxiliary samples) and fine-tuning from
+    :math:`w^{(1)}_{\pm,0} = s\sqrt{|\beta^{\rm pre}|}`, :math:`w^{(2)}_{\pm,0} = \gamma`
+    on the nested main task of :func:`nested_task_data` (the same teachers and samples with
+    the same ``seed``), beside the minimiser of Eq. 22 at the same initialisation, as in
+    :func:`rescaling_experiment`; trained by
+    :func:`transferkit.models.diagonal.train_diagonal_gram` (the largest stable step under
+    the same relative cap, as in :func:`run_tasks_large`).  One :func:`transferkit.sweep.run`
+    cell per draw (:func:`rescaling_draw_cell`): every factor and sample size of the draw in
+    one batch on its moments.
+
+    Parameters
+    ----------
+    D, k, k_main, ns, scales, draws, n_aux, alpha, gamma, seed, rel_step, loss_tol, max_steps
+        As in :func:`rescaling_experiment`; every ``n`` must be below ``D`` (the dual solver
+        of Eq. 22 needs :math:`n < D`).
+    **run_kwargs
+        ``cache``, ``directory``, ``version``, ``scheduler``, ``progress`` for
+        :func:`~transferkit.sweep.run`.
+
+    Returns
+    -------
+    RescalingResult
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, before any training: ``k_main`` outside ``[1, k]``, a factor
+        in ``scales`` that is not finite and positive, an empty ``scales`` or ``ns``, an
+        ``n`` not below ``D``, or a bad ``D``, ``k``, ``draws``, ``n_aux``, ``alpha``,
+        ``gamma``, ``seed``, ``rel_step``, ``loss_tol`` or ``max_steps``.
+    """
+    D, k = check_int("D", D, 1), check_int("k", k, 1)
+    k_main = check_int("k_main", k_main, 1, k)
+    if k > D:
+        raise ValueError(f"k must be at most D = {D} (got {k})")
+    ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
+    if not ns:
+        raise ValueError("ns must list at least one sample size")
+    if max(ns) >= D:
+        raise ValueError(f"n must be below D = {D} (got {max(ns)})")
+    draws = check_int("draws", draws, 1)
+    alpha, gamma = check_positive("alpha", alpha), check_positive("gamma", gamma)
+    n_aux = check_int("n_aux", n_aux, 1)
+    seed = check_int("seed", seed, 0)
+    scales = [check_positive("scales", v) for v in np.atleast_1d(np.asarray(scales, float))]
+    if not scales:
+        raise ValueError("scales must list at least one rescaling factor (got none)")
+    rel_step, loss_tol = check_positive("rel_step", rel_step), check_positive("loss_tol", loss_tol)
+    max_steps = check_int("max_steps", max_steps, 1)
+    sw = run(rescaling_draw_cell, Grid(draw=list(range(draws))),
+             fixed=dict(seed=seed, D=D, k=k, k_main=k_main, ns=ns, n_aux=n_aux, scales=scales,
+                        alpha=alpha, gamma=gamma, rel_step=rel_step, loss_tol=loss_tol,
+                        max_steps=max_steps),
+             desc="PT+FT per draw (all factors)", **run_kwargs)
+
+    def by_draw(v):                # (draws, S, len(ns), ...) -> (S, len(ns), draws, ...)
+        return np.ascontiguousarray(np.moveaxis(sw[v], 0, 2))
+
+    return RescalingResult(scales=np.array(scales), ns=np.array(ns), D=D, k=k, k_main=k_main,
+                           n_aux=n_aux, alpha=alpha, gamma=gamma, beta_aux=sw["beta_aux"],
+                           beta_main=sw["beta_main"], beta_pre=sw["beta_pre"],
+                           pre_converged=sw["pre_converged"], beta=by_draw("beta"),
+                           risk=by_draw("risk"), steps=by_draw("steps"),
+                           converged=by_draw("converged"), qmin_beta=by_draw("qmin_beta"),
+                           qmin_risk=by_draw("qmin_risk"),
+                           qmin_residual=by_draw("qmin_residual"))
+
+
+def rescaling_draw_cell(draw, seed, D, k, k_main, ns, n_aux, scales, alpha, gamma,
+                        rel_step=0.01, loss_tol=1e-10, max_steps=100_000) -> dict:
+    r"""One draw of :func:`rescaling_experiment_large`: a cell function for
+    :func:`transferkit.sweep.run`.  Pretraining (one network on the auxiliary moments), then
+    PT+FT at every factor and sample size in one batch, and the Eq. 22 minimisers.  Returns
+    ``beta``, ``qmin_beta`` ``(len(scales), len(ns), D)``; ``risk``, ``steps``,
+    ``converged``, ``qmin_risk``, ``qmin_residual`` ``(len(scales), len(ns))``; the teachers,
+    ``beta_pre`` ``(D,)`` and ``pre_converged``."""
+    ns, j = [int(n) for n in ns], int(draw)
+    scales = np.asarray(scales, float)
+    ba, bm, xa, ya, Xm, _ = _one_draw(seed, j, D, k, k, ns, n_aux)
+    if k_main < k:
+        bm = _nested_teacher(seed, j, k_main, ba, bm)
+    ym = [x @ bm for x in Xm]                                  # as nested_task_data
+    mom = sample_moments([xa] + Xm, [ya] + ym)
+    S, N = len(scales), len(ns)
+    pre = train_diagonal_gram(init_state(1, 1, D, alpha, alpha), mom, np.zeros((1, 1), int),
+                              rel_step=rel_step, loss_tol=loss_tol, max_steps=max_steps,
+                              desc="pretraining, one draw")
+    b_pre = pre.beta[0, 0]
+    w1 = scales[:, None, None] * np.sqrt(np.abs(b_pre))[None, None]       # (S, 1, D)
+    w1 = np.broadcast_to(w1, (S, N, D)).reshape(S * N, D)       # (factor, n) order
+    index = np.tile(np.arange(1, N + 1), S)[:, None]
+    res = train_diagonal_gram(init_state(S * N, 1, D, w1, gamma), mom, index,
+                              rel_step=rel_step, loss_tol=loss_tol, max_steps=max_steps,
+                              desc="PT+FT, one draw, every factor")
+    beta = res.beta[:, 0]
+    data = TaskData(ba[None], bm[None], [xa], [ya], Xm * S, ym * S)   # (factor, n) order
+    qb, qr = _q_min_all(data, w1, gamma)
+
+    def risk(b):
+        return ((b - bm) ** 2).sum(-1).reshape(S, N)
+
+    return {"beta": beta.reshape(S, N, D), "risk": risk(beta),
+            "steps": res.steps.reshape(S, N), "converged": res.converged.reshape(S, N),
+            "qmin_beta": qb.reshape(S, N, D), "qmin_risk": risk(qb),
+            "qmin_residual": qr.reshape(S, N), "beta_aux": ba, "beta_main": bm,
+            "beta_pre": b_pre, "pre_converged": bool(pre.converged[0])}
 
 
 # ---------------------------------------------------------------------------

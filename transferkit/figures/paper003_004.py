@@ -17,6 +17,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .._validate import check_int
 from ..experiments.diagonal_networks import aux_norm_fraction, l1_norm, top_k_variance
 from ..experiments.ptft_relu import penalty_ratio
 from ..stats import mean_se
@@ -634,7 +635,8 @@ def diagonal_rescaling_figure(result):
         colour per factor :math:`s` (markers: gradient descent, mean and standard error over
         draws; lines: the minimiser of Eq. 22 at the rescaled initialisation, the theory).
         Right: the fraction of :math:`\|\hat\beta\|^2` on the auxiliary support (Fig. 5b's
-        quantity), the same way.  :math:`s = 1` (no rescaling) is drawn in black.
+        quantity), the same way.  :math:`s = 1` (no rescaling) is drawn in black.  The left
+        title gives :math:`D` and the readout re-initialisation :math:`\gamma`.
     """
     r = result
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
@@ -648,7 +650,8 @@ def diagonal_rescaling_figure(result):
                         label=rf"$s = {s:g}$" + (" (no rescaling)" if s == 1 else ""))
             ax.plot(r.ns, th[i].mean(-1), "-", lw=1, color=col)
     axes[0].set_ylabel(r"$\|\hat\beta - \beta\|^2$")
-    axes[0].set_title(f"nested main task ({r.k_main} of {r.k} auxiliary features)")
+    axes[0].set_title(f"nested main task ({r.k_main} of {r.k} auxiliary features)\n"
+                      rf"$D = {r.D}$, $\gamma = {r.gamma:g}$")
     axes[1].set_ylabel(r"fraction of $\|\hat\beta\|^2$ on the auxiliary support")
     axes[1].set_title("Fig. 5b's quantity")
     for ax in axes:
@@ -658,7 +661,7 @@ def diagonal_rescaling_figure(result):
     return fig
 
 
-def diagonal_sparsity_figure(runs: dict, readout: dict, n_show: int):
+def diagonal_sparsity_figure(runs: dict, readout: dict, n_show: int, k_max: int | None = None):
     r"""Sparsity of the learned diagonal-network solutions (paper 004, Fig. 5c-f).
 
     Parameters
@@ -673,6 +676,9 @@ def diagonal_sparsity_figure(runs: dict, readout: dict, n_show: int):
         and draws: STL (LP), readout-only training.
     n_show : int
         The main-task sample size of panel e (one of the runs' ``ns``).
+    k_max : int, optional
+        The largest :math:`k` of panels c and e (default: the input dimension :math:`D`;
+        a smaller one shows the top of a large :math:`D`).
 
     Returns
     -------
@@ -694,7 +700,7 @@ def diagonal_sparsity_figure(runs: dict, readout: dict, n_show: int):
     ------
     ValueError
         Naming ``readout`` when its keys differ from those of ``runs``, ``n_show`` when it
-        is not one of the sample sizes.
+        is not one of the sample sizes, ``k_max`` when it is not an integer >= 1.
     """
     if list(readout) != list(runs):
         raise ValueError(f"readout must have the keys of runs {list(runs)} (got {list(readout)})")
@@ -703,15 +709,16 @@ def diagonal_sparsity_figure(runs: dict, readout: dict, n_show: int):
     if n_show not in ns:
         raise ValueError(f"n_show must be one of the sample sizes {list(ns)} (got {n_show!r})")
     j = int(np.flatnonzero(ns == n_show)[0])
+    K = runs[first].D if k_max is None else min(check_int("k_max", k_max, 1), runs[first].D)
     fig, axes = plt.subplots(2, 1 + len(runs), figsize=(4 + 3.6 * len(runs), 6.6),
                              squeeze=False)
 
-    def outside(beta):
-        return np.maximum(1 - top_k_variance(beta), 1e-16).mean(-2)   # mean over draws
+    def outside(beta):                                  # mean over draws, k = 1, ..., K
+        return np.maximum(1 - top_k_variance(beta), 1e-16).mean(-2)[..., :K]
 
     # c: STL against STL (LP), every n
     r, lp = runs[first], readout[first]
-    ks = np.arange(1, r.D + 1)
+    ks = np.arange(1, K + 1)
     shades = plt.cm.viridis(np.linspace(0.05, 0.9, len(ns)))
     ax = axes[0, 0]
     out_gd, out_q, out_lp = outside(r.stl.beta), outside(r.qmin_stl.beta), outside(lp.beta)
