@@ -968,8 +968,9 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # at $D = 50$, $k = 5$, and named three untested reasons. One was the size: with $k = 5$ the
 # unrescaled fit needs only about $k$ samples. Here the same experiment runs at the paper's
 # $D = 1000$ with its 40 auxiliary features, on a nested main task that uses 4 of them
-# (`experiments.diagonal_networks.rescaling_experiment_large`, the trainer of this section;
-# parameters printed below, sources in the API reference of `DIAGONAL_TASKS_LARGE`). A
+# (`experiments.diagonal_networks.rescaling_experiment_large`, trained as the previous
+# section's networks; parameters printed below, sources in the API reference of
+# `DIAGONAL_TASKS_LARGE`). A
 # second reason was the readout's re-initialisation $\gamma$, which the paper leaves open
 # (paper 003, Sec. 1.1: "a small value"). It sets $c_d = \gamma^2$ for the features
 # pretraining did not use, against $s^2|\beta^{\rm pre}_d| + \gamma^2$ on the auxiliary

@@ -1018,6 +1018,17 @@ def _equivalent_rows(X, y):
 # ---------------------------------------------------------------------------
 
 
+def _sizes_below(ns, D) -> list:
+    """The main-task sample sizes of the large-D experiments, checked: integers >= 1, at
+    least one, each below ``D`` (the dual solver of Eq. 22 needs :math:`n < D`)."""
+    ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
+    if not ns:
+        raise ValueError("ns must list at least one sample size")
+    if max(ns) >= D:
+        raise ValueError(f"n must be below D = {D} (got {max(ns)})")
+    return ns
+
+
 def run_tasks_large(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int,
                     alpha: float, gamma: float, seed: int = 0, rel_step: float = 0.01,
                     loss_tol: float = 1e-10, mtl_loss_tol: float = 1e-8,
@@ -1068,11 +1079,7 @@ def run_tasks_large(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int,
     overlap = check_int("overlap", overlap, 0)
     if overlap > k or 2 * k - overlap > D:
         raise ValueError(f"overlap must be in [max(0, 2k - D), k] (got {overlap})")
-    ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
-    if not ns:
-        raise ValueError("ns must list at least one sample size")
-    if max(ns) >= D:
-        raise ValueError(f"n must be below D = {D} (got {max(ns)})")
+    ns = _sizes_below(ns, D)
     draws = check_int("draws", draws, 1)
     n_aux = check_int("n_aux", n_aux, 1)
     alpha, gamma = check_positive("alpha", alpha), check_positive("gamma", gamma)
@@ -1424,11 +1431,7 @@ def rescaling_experiment_large(D: int, k: int, k_main: int, ns, *, scales, draws
     k_main = check_int("k_main", k_main, 1, k)
     if k > D:
         raise ValueError(f"k must be at most D = {D} (got {k})")
-    ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
-    if not ns:
-        raise ValueError("ns must list at least one sample size")
-    if max(ns) >= D:
-        raise ValueError(f"n must be below D = {D} (got {max(ns)})")
+    ns = _sizes_below(ns, D)
     draws = check_int("draws", draws, 1)
     alpha, gamma = check_positive("alpha", alpha), check_positive("gamma", gamma)
     n_aux = check_int("n_aux", n_aux, 1)
