@@ -745,10 +745,10 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # **Reductions**, each with its reason: $n_{\rm aux} = 2D = 2000$ instead of 1024 and
 # $n \le 512$ instead of 1024 (the reasons of the previous section: at $n_{\rm aux}\approx D$
 # pretraining does not converge in the budget, and at $n \ge D$ the teacher is the only
-# interpolant); 8 draws; the one initialisation $\alpha = 0.1$ (the previous section
-# shows how MTL moves as $\alpha$ shrinks). The 20/40 support is ours: the paper's Figs.
-# 5e-f show "different values of the number of overlapping features" without saying
-# which.
+# interpolant); the one initialisation $\alpha = 0.1$ (the previous section shows how MTL
+# moves as $\alpha$ shrinks). Ours: 8 draws (the paper does not state its number), and
+# the 20/40 support: the paper's Figs. 5e-f show "different values of the number of
+# overlapping features" without saying which.
 
 # %%
 TL = PRESET.tasks_large
