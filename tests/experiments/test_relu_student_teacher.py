@@ -323,3 +323,32 @@ def test_earlier_stops_are_the_experiments_with_those_rules(one_thread):
                       ([dict(max_time=8.0)], TypeError), (dict(a=8.0), TypeError)):
         with pytest.raises(kind, match="max_time|abs_tol|earlier"):
             rst.fig3_earlier_stops(bad, **Q, cache=False)
+
+
+def test_a_rule_that_stops_nothing_reuses_the_fits(one_thread, monkeypatch):
+    """A rule that stops no run earlier (here the same horizon, and an absolute tolerance no
+    loss reaches) has the chapter's units and students bit for bit, so fig3_n_cell reuses
+    their linear-transfer fits and scratch risks instead of computing them again: the same
+    results as fig3_experiment with that rule, and no more fits or risks than without it."""
+    Q = dict(P, ns=[5, 9], max_time=30.0)
+    calls = {"lt": 0, "risk": 0}
+    lt, risk = rst.readout_transfer_risk, rst.risk_np
+
+    def count_lt(*a, **k):
+        calls["lt"] += 1
+        return lt(*a, **k)
+
+    def count_risk(*a, **k):
+        calls["risk"] += 1
+        return risk(*a, **k)
+
+    monkeypatch.setattr(rst, "readout_transfer_risk", count_lt)
+    monkeypatch.setattr(rst, "risk_np", count_risk)
+    alone = rst.fig3_experiment(**Q, cache=False)
+    once = dict(calls)
+    earlier = {"same horizon": dict(max_time=30.0), "unreached": dict(abs_tol=1e-300)}
+    res, runs = rst.fig3_earlier_stops(earlier, **Q, cache=False)
+    assert calls["lt"] - once["lt"] == once["lt"] and calls["risk"] - once["risk"] == once["risk"]
+    assert_same(res, alone)
+    for name, rule in earlier.items():
+        assert_same(runs[name], rst.fig3_experiment(**dict(Q, **rule), cache=False))

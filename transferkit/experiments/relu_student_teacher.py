@@ -772,12 +772,17 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
     R_lt = np.zeros((len(Ws_pre), M, draws))
     for i in range(M):
         skip_normals(rng, t * draws * n * d)
+        units = [Wr[i * teachers + t] for Wr in Ws_pre]
+        # a rule whose units are bit for bit an earlier rule's (a pretraining run that rule
+        # did not stop earlier) has that rule's fits: the same inputs, the same numbers
+        same = [next((q for q in range(r) if np.array_equal(units[q], units[r])), r)
+                for r in range(len(units))]
         for k0 in range(0, draws, chunk):
             k = min(chunk, draws - k0)
             X = rng.standard_normal((k, n, d))
-            for r, Wr in enumerate(Ws_pre):            # every rule's units, the same data
-                R_lt[r, i, k0:k0 + k] = readout_transfer_risk(
-                    np.repeat(Wr[i * teachers + t][None], k, 0), X, repeat_teacher(Tt, k))
+            for r, q in enumerate(same):               # every rule's units, the same data
+                R_lt[r, i, k0:k0 + k] = R_lt[q, i, k0:k0 + k] if q < r else \
+                    readout_transfer_risk(np.repeat(units[r][None], k, 0), X, repeat_teacher(Tt, k))
         skip_normals(rng, (teachers - 1 - t) * draws * n * d)
     skip_normals(rng, t * scratch_seeds * n * d)
     Xs = rng.standard_normal((scratch_seeds, n, d))
@@ -792,11 +797,16 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
                                         abs_tol=abs_tol, fixed_step=fixed_step,
                                         earlier=earlier)
     out = {}
+    done = []                                          # (W, c, risk) of the rules so far
     for k, (Ws_k, cs_k, info_k) in enumerate([(Ws, cs, info)] + (runs[0] if runs else [])):
         tag, prefix = _rule_names(k - 1 if k else None)
         out.update(_padded_info_arrays(info_k, scratch_steps, prefix))
         out["R_lt" + tag] = R_lt[k]
-        out["R_sc" + tag] = risk_np(Ws_k, cs_k / m, Ts)
+        # the students of a rule that stopped no run earlier are an earlier rule's, bit for bit
+        risk = next((r for W_q, c_q, r in done
+                     if np.array_equal(W_q, Ws_k) and np.array_equal(c_q, cs_k)), None)
+        out["R_sc" + tag] = risk_np(Ws_k, cs_k / m, Ts) if risk is None else risk.copy()
+        done.append((Ws_k, cs_k, out["R_sc" + tag]))
         out["loss_rel" + tag] = info_k.loss / np.mean(ys ** 2, axis=1)
     return out
 
