@@ -49,8 +49,10 @@ def test_paper_preset_states_the_paper_where_cited():
     # App. A: weight decay 5e-4, the default of train_lenet and of transfer_cell
     assert inspect.signature(train_lenet).parameters["weight_decay"].default == 5e-4
     assert inspect.signature(transfer_cell).parameters["weight_decay"].default == 5e-4
-    # ours: five seeds at paper scale, enough to establish Fig. 8a's claims; not at smoke
+    # ours: eight seeds at paper scale, enough to establish Fig. 8a's claims with a margin
+    # (five fell short on one machine); not at smoke
     assert p.establish_claims and not LENET_TRANSFER["smoke"].establish_claims
+    assert len(p.seeds) == 8 and len(set(p.seeds)) == 8
 
 
 @needs_data
@@ -86,7 +88,7 @@ def test_transfer_cell_returns_both_deviations(one_thread):
 def test_fig9_presets_state_the_paper():
     """Fig. 9 at the paper's optimiser: every preset carries App. A's SGD, learning rate 0.01,
     momentum 0.9, weight decay 5e-4, batch 64; ``paper`` and the full protocol pretrain on the
-    whole MNIST training set and fine-tune on 600 target images (Sec. 5.1) with 3 seeds; the
+    whole MNIST training set and fine-tune on 600 target images (Sec. 5.1); the
     full protocol keeps App. A's 100 pretraining and 100 fine-tuning epochs, snapshots at 1,
     2, 5, 10, 20, 50, 100; ``paper`` is a prefix of those snapshots (the reduction)."""
     assert set(LENET_FIG9) == {"paper", "smoke"}
@@ -105,7 +107,12 @@ def test_fig9_presets_state_the_paper():
         assert p.fig8a_epochs in p.snapshots and p.fig8a_epochs >= 1
         assert len(set(p.seeds)) == len(p.seeds) >= 2
     for p in (LENET_FIG9["paper"], LENET_FIG9_FULL):
-        assert p.n_pretrain == 0 and p.n_target == 600 and len(p.seeds) == 3
+        assert p.n_pretrain == 0 and p.n_target == 600
+    # the full protocol: 3 seeds, the paper's number of runs for its Tables 1 and 2 (it states
+    # none for Figs. 8a and 9); ours at paper scale: 5, enough to establish the chapter's
+    # claims with a margin (with 3, Student's t at 2 degrees of freedom passed on one machine
+    # and failed on another)
+    assert len(LENET_FIG9_FULL.seeds) == 3 and len(LENET_FIG9["paper"].seeds) == 5
     full = LENET_FIG9_FULL
     assert full.snapshots == (0, 1, 2, 5, 10, 20, 50, 100) and full.ft_epochs == 100
     assert full.fig8a_epochs == 100                       # App. A: 100 epochs

@@ -104,14 +104,21 @@ class LenetTransferPreset:
 #: and a fixed number of fine-tuning epochs, several seeds; the subset sizes of the pixel
 #: task similarity of Sec. 6 (the paper has no numbers for it), seed 0.
 #: ``paper``: 5000 pretraining images (500 per class), Fig. 9 snapshots after 1, 2, 4, 8
-#: epochs, Fig. 8a at 8, 20 fine-tuning epochs, 5 seeds, similarity on 500 source and 300
-#: target images; with 5 seeds the paper's Fig. 8a claims must be established.  ``smoke``:
+#: epochs, Fig. 8a at 8, 20 fine-tuning epochs, 8 seeds, similarity on 500 source and 300
+#: target images; with 8 seeds the paper's Fig. 8a claims must be established.  (With 5
+#: seeds, the number until 2026-11-28, one of the eight deviation claims, Fashion-MNIST
+#: below scratch in fc1, fell just short of its critical value on one machine, t = -8.0
+#: against 8.1, having passed on another: the pretrained sources' numbers differ between
+#: machines in the second or third digit, rounding of the convolutions amplified by
+#: training.  With 8 seeds each claimed difference is about twice its critical value or more
+#: there: 1.98 times for the smallest, MNIST against Fashion-MNIST in accuracy.)
+#: ``smoke``:
 #: 1500 pretraining images, snapshots after 1 and 3 epochs, Fig. 8a at 3, 4 fine-tuning
 #: epochs on 300 target images, 2 seeds (too few to establish a difference), similarity on
 #: 200 and 100 images.
 LENET_TRANSFER = {
     "paper": LenetTransferPreset(n_pretrain=5000, snapshots=(1, 2, 4, 8), fig8a_epochs=8,
-                                 ft_epochs=20, n_target=600, seeds=(0, 1, 2, 3, 4),
+                                 ft_epochs=20, n_target=600, seeds=tuple(range(8)),
                                  sim_source=500, sim_target=300, establish_claims=True),
     "smoke": LenetTransferPreset(n_pretrain=1500, snapshots=(1, 3), fig8a_epochs=3,
                                  ft_epochs=4, n_target=300, seeds=(0, 1),
@@ -200,16 +207,21 @@ class LenetFig9Preset:
 #: pretrained for 100 epochs, beyond the chapter's budget of 20 minutes.  ``paper`` is
 #: therefore a **reduction**: snapshots after 1, 2, 5, 10 and 20 epochs (and 0, scratch),
 #: Fig. 8a at 10 of the 100 pretraining epochs (upside-down MNIST and Fashion-MNIST
-#: pretrained for 10 epochs; MNIST and scratch are Fig. 9's snapshots 10 and 0), 3 seeds,
-#: 20 fine-tuning epochs (the chapter's, App. A: 100) on 600 target images; estimated 11.7
-#: minutes of CPU, of which Fig. 9 measured 322-337 s on an idle machine; the optimiser,
+#: pretrained for 10 epochs; MNIST and scratch are Fig. 9's snapshots 10 and 0), 5 seeds
+#: (3 until 2026-11-28: with Student's t at 2 degrees of freedom the claims checked under
+#: ``establish_claims`` passed on one machine and failed on another, MNIST's gain over
+#: scratch at t = 14.9 and 12.3 against a critical 14.1; paper 002 runs its Tables 1 and 2
+#: three times and states no number for Figs. 8a and 9),
+#: 20 fine-tuning epochs (the chapter's, App. A: 100) on 600 target images; estimated 19.5
+#: minutes of CPU (11.7 with 3 seeds, of which Fig. 9 measured 322-337 s on an idle
+#: machine); the optimiser,
 #: learning rate, momentum, weight decay, batch and the pretraining sets are the paper's.
 #: ``smoke``: 300 pretraining images, snapshots after 0, 1, 2 epochs, Fig. 8a at 2, 2
 #: fine-tuning epochs on 100 target images, 2 seeds (nothing is learnt in so few steps:
 #: ``establish_claims`` is off).  The full protocol is :data:`LENET_FIG9_FULL`.
 LENET_FIG9 = {
     "paper": LenetFig9Preset(n_pretrain=0, snapshots=(0, 1, 2, 5, 10, 20), ft_epochs=20,
-                             n_target=600, seeds=(0, 1, 2), fig8a_epochs=10,
+                             n_target=600, seeds=(0, 1, 2, 3, 4), fig8a_epochs=10,
                              establish_claims=True),
     "smoke": LenetFig9Preset(n_pretrain=300, snapshots=(0, 1, 2), ft_epochs=2,
                              n_target=100, seeds=(0, 1), fig8a_epochs=2),
