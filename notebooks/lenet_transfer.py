@@ -376,7 +376,8 @@ if P9.establish_claims:                                    # stated above for th
 # (App. A: SGD, momentum 0.9, learning rate 0.01, weight decay $5\times10^{-4}$, batch 64),
 # each source pretrained on its whole training set (60,000 images, the same size and labels
 # for the three) for `fig8a_epochs` epochs (10 at `paper` scale, App. A: 100; see the
-# caption), then fine-tuned, all layers, on the chapter's 600 target images, 3 seeds.
+# caption), then fine-tuned, all layers, on the chapter's 600 target images, 5 seeds at
+# `paper` scale.
 # The MNIST network and scratch are those of Fig. 9 above (the snapshot at the Fig. 8a epoch
 # count, and snapshot 0), so only upside-down MNIST and Fashion-MNIST are new cells, one
 # `transferkit.sweep` cell per (source, seed). The task similarity (d) is the pixel
@@ -408,7 +409,7 @@ provenance.record(fig, "p002-fig8a-sgd", seeds=list(P9.seeds), params=PARAMS8,
 
 # %% [markdown]
 # *Fig. 8a at the paper's optimiser.* Panels as in Fig. 8a above: (a) target accuracy after
-# fine-tuning (bars: mean and standard deviation over 3 seeds; dots: seeds); (b) the paper's
+# fine-tuning (bars: mean and standard deviation over the seeds; dots: seeds); (b) the paper's
 # deviation $\|W_l - W_l^{\rm start}\|_F$ of each layer from where fine-tuning started; (c)
 # the same divided by $\|W_l^{\rm start}\|_F$ (ours); (d) Thm 1's task dissimilarity on the
 # pixels (the theory section). Parameters as printed above: the optimiser, learning rate,
