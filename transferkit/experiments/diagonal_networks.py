@@ -461,6 +461,17 @@ DIAGONAL = {
 }
 
 
+def _check_supports(D, k, overlap):
+    """``D``, ``k`` and ``overlap`` of two ``k``-sparse teachers in ``D`` dimensions sharing
+    ``overlap`` features, checked: integers with ``0 <= overlap <= k`` and
+    ``2k - overlap <= D`` (a ``ValueError`` naming the parameter otherwise)."""
+    D, k = check_int("D", D, 1), check_int("k", k, 1)
+    overlap = check_int("overlap", overlap, 0)
+    if overlap > k or 2 * k - overlap > D:
+        raise ValueError(f"overlap must be in [max(0, 2k - D), k] (got {overlap})")
+    return D, k, overlap
+
+
 def sparse_teachers(D: int, k: int, overlap: int, rng: np.random.Generator):
     r"""Auxiliary and main teachers with ``k`` non-zero coefficients each, ``overlap`` shared.
 
@@ -469,10 +480,7 @@ def sparse_teachers(D: int, k: int, overlap: int, rng: np.random.Generator):
     independent signs in the two tasks (features shared, weights not).  Returns ``(beta_aux,
     beta_main)``, each of shape ``(D,)``.
     """
-    D, k = check_int("D", D, 1), check_int("k", k, 1)
-    overlap = check_int("overlap", overlap, 0)
-    if overlap > k or 2 * k - overlap > D:
-        raise ValueError(f"overlap must be in [max(0, 2k - D), k] (got {overlap})")
+    D, k, overlap = _check_supports(D, k, overlap)
     perm = rng.permutation(D)
     aux_idx = perm[:k]
     main_idx = np.r_[perm[:overlap], perm[k:2 * k - overlap]]
@@ -698,13 +706,16 @@ def _train_mtl(data: TaskData, ns, draws, n_aux, alpha, rel_step, loss_tol, max_
                           rel_step=rel_step, loss_tol=loss_tol, max_steps=max_steps)
 
 
-def _train_mtl_gram(data: TaskData, ns, draws, alpha, rel_step, loss_tol, max_steps, grow):
+def _train_mtl_gram(data: TaskData, ns, draws, alpha, rel_step, loss_tol, max_steps, grow,
+                    mom=None):
     """The networks of :func:`_train_mtl` (same order, initialisation, loss and stopping
     rule) trained by :func:`~transferkit.models.diagonal.train_diagonal_gram` on the sample
-    moments: the ``draws`` auxiliary sets, then the ``len(ns) * draws`` main-task sets."""
+    moments: the ``draws`` auxiliary sets, then the ``len(ns) * draws`` main-task sets
+    (``mom``: those moments, if the caller has them already)."""
     G = len(ns) * draws
     jj = np.tile(np.arange(draws), len(ns))
-    mom = sample_moments(list(data.Xa) + list(data.Xm), list(data.ya) + list(data.ym))
+    if mom is None:
+        mom = sample_moments(list(data.Xa) + list(data.Xm), list(data.ya) + list(data.ym))
     index = np.stack([jj, draws + np.arange(G)], 1)
     st = init_state(G, 2, data.beta_aux.shape[1], alpha, alpha)
     return train_diagonal_gram(st, mom, index, rel_step=rel_step, loss_tol=loss_tol,
@@ -922,10 +933,7 @@ def mtl_small_init_large(D: int, k: int, overlap: int, ns, *, draws: int, n_aux:
         ``rel_step``, ``loss_tol`` or ``max_steps``, an empty ``alphas``, or teacher sizes
         that :func:`sparse_teachers` refuses.
     """
-    D, k = check_int("D", D, 1), check_int("k", k, 1)
-    overlap = check_int("overlap", overlap, 0)
-    if overlap > k or 2 * k - overlap > D:
-        raise ValueError(f"overlap must be in [max(0, 2k - D), k] (got {overlap})")
+    D, k, overlap = _check_supports(D, k, overlap)
     ns = [check_int("n", n, 1) for n in ns]
     draws = check_int("draws", draws, 1)
     n_aux = check_int("n_aux", n_aux, 1)
@@ -1075,10 +1083,7 @@ def run_tasks_large(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int,
         (also one not below ``D``), ``draws``, ``n_aux``, ``alpha``, ``gamma``, ``seed``,
         ``rel_step``, ``loss_tol``, ``mtl_loss_tol`` or ``max_steps``, or an empty ``ns``.
     """
-    D, k = check_int("D", D, 1), check_int("k", k, 1)
-    overlap = check_int("overlap", overlap, 0)
-    if overlap > k or 2 * k - overlap > D:
-        raise ValueError(f"overlap must be in [max(0, 2k - D), k] (got {overlap})")
+    D, k, overlap = _check_supports(D, k, overlap)
     ns = _sizes_below(ns, D)
     draws = check_int("draws", draws, 1)
     n_aux = check_int("n_aux", n_aux, 1)
@@ -1139,7 +1144,7 @@ def tasks_draw_cell(draw, seed, D, k, overlap, ns, n_aux, alpha, gamma, rel_step
     runs = {"stl_": train(main, alpha, alpha, "STL, one draw"),
             "ptft_": train(main, w1_ft, gamma, "PT+FT, one draw"),
             "mtl_": _train_mtl_gram(data, ns, 1, alpha, rel_step, mtl_loss_tol, max_steps,
-                                    grow=1.1)}
+                                    grow=1.1, mom=mom)}             # the same sample sets
     for prefix, res in runs.items():
         beta = res.beta[:, -1]                               # the main-task output
         out.update({prefix + "beta": beta, prefix + "risk": _main_risk(beta, data, ns, 1)[:, 0],
