@@ -95,6 +95,11 @@ def test_sample_efficiency_preset_is_valid(scale):
     # the chapter prints "alpha = gamma" and checks (and analyses) the cell rho = 1, m = 1
     assert p.gamma == p.alpha
     assert 1.0 in p.rhos and 1.0 in p.magnitudes
+    # the steps of the sensitivity section: other than the chapter's (whose students it
+    # takes from Fig. 1c), distinct, > 0
+    assert p.lr_scale > 0 and all(s > 0 for s in p.step_ladder)
+    assert p.lr_scale not in p.step_ladder and len(set(p.step_ladder)) == len(p.step_ladder)
+    assert p.step_check > 0 and p.step_check != p.lr_scale
 
 
 @pytest.mark.parametrize("scale", SCALES)
@@ -117,6 +122,10 @@ def test_relu_features_preset_is_valid(scale):
     assert list(p.cluster_ns) == sorted(set(p.cluster_ns))
     assert p.cluster_max_steps >= grid.max_steps
     assert all(-1 <= rho <= 1 and m > 0 for rho, m in p.mtl_cells)
+    # Fig. 6a's dense teacher: known readout laws, a cap no smaller than Fig. 1c's
+    assert p.dense_units >= 1 and len(p.dense_readouts) >= 1
+    assert set(p.dense_readouts) <= set(ptft_relu.DENSE_READOUTS)
+    assert p.dense_max_steps >= grid.max_steps
 
 
 def test_paper_presets_state_the_papers_values():
@@ -128,11 +137,14 @@ def test_paper_presets_state_the_papers_values():
     assert ptft_relu.RELU_FEATURES["paper"].align_k == 6
     # paper 004, App. E.2.3 and the captions of Figs. 6f-g, 8b: rescaling factors 0.1, 1, 10
     assert ptft_relu.RELU_FEATURES["paper"].rescale_factors == (0.1, 1.0, 10.0)
+    # paper 004, App. E.2.1: a teacher of "many (1000) units"; both readout laws (ours)
+    assert ptft_relu.RELU_FEATURES["paper"].dense_units == 1000
+    assert ptft_relu.RELU_FEATURES["paper"].dense_readouts == ptft_relu.DENSE_READOUTS
     # ours, stated in the preset (the paper states neither)
     p = ptft_relu.SAMPLE_EFFICIENCY["paper"]
     assert (p.rhos, p.magnitudes, p.ns, p.draws, p.max_steps, p.pre_max_steps) == (
         (1.0, 0.9), (1.0, 0.1, 0.03, 0.01), (8, 16, 32, 64), 8, 50_000, 1_000_000)
-    assert (p.d, p.width, p.alpha, p.loss_tol) == (12, 24, 1e-2, 1e-6)
+    assert (p.d, p.width, p.alpha, p.loss_tol, p.lr_scale) == (12, 24, 1e-2, 1e-6, 0.5)
     # paper 004, App. D: 1024 auxiliary samples, main-task samples up to 1024 (the full
     # protocol, for a cluster)
     assert p.n_aux == 1024
@@ -190,12 +202,48 @@ def test_pretraining_memory_does_not_change_the_numbers(se, one_thread, monkeypa
     ("rho", 1.5), ("rho", float("nan")), ("magnitude", 0.0), ("magnitude", -1.0), ("ns", []),
     ("n", [4, 0]), ("draws", 0), ("width", 0), ("d", 3), ("n_aux", 0), ("n_test", 1),
     ("alpha", 0.0), ("gamma", -1e-2), ("loss_tol", 0.0), ("loss_tol", 2.0), ("max_steps", 0),
-    ("pre_max_steps", 0), ("seed", -1)])
+    ("pre_max_steps", 0), ("seed", -1), ("lr_scale", 0.0), ("lr_scale", float("inf"))])
 def test_bad_input_names_the_parameter(name, value):
     kwargs = {**P, "cache": False}
     kwargs["ns" if name == "n" else name] = value
     with pytest.raises(ValueError, match=name):
         ptft_relu.run_sample_efficiency(**kwargs)
+
+
+def test_lr_scale_reaches_every_trainer(one_thread, monkeypatch):
+    """The step of gradient descent (lr_scale, a choice the papers leave open) is the one
+    given, for pretraining, STL, PT+FT and MTL, the nested tasks, the initialisation scales
+    and the dense teacher: no trainer silently keeps the default."""
+    seen = []
+
+    def recording(trainer):
+        def wrapped(*args, lr_scale=0.5, **kwargs):
+            seen.append(lr_scale)
+            return trainer(*args, lr_scale=lr_scale, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(ptft_relu, "train_units", recording(models.relu.train_units))
+    monkeypatch.setattr(ptft_relu, "train_units_mtl", recording(models.relu.train_units_mtl))
+    monkeypatch.setattr(ptft_relu, "_PRETRAINED", {})
+    kw = {k: v for k, v in P.items() if k != "pre_max_steps"}
+    small = dataclasses.replace(NESTED_PRESET, lr_scale=0.3)
+    ptft_relu.run_sample_efficiency(**P, mtl=True, lr_scale=0.3, cache=False)
+    assert len(seen) == 4                           # pretraining, STL, PT+FT, MTL
+    ptft_relu.run_sample_efficiency_grid(dataclasses.replace(GP, lr_scale=0.3), cache=False,
+                                         progress=False)
+    ptft_relu.run_nested_rescaling(small, (0.5,), cache=False, progress=False)
+    ptft_relu.run_nested_mtl(small, ptft_relu.ReluFeaturesPreset(mtl_ns=(4,), mtl_draws=1),
+                             cache=False, progress=False)
+    ptft_relu.run_stl_init_scale(**kw, alphas=[1e-2], lr_scale=0.3, cache=False)
+    kw.pop("rho"), kw.pop("magnitude")
+    ptft_relu.run_stl_dense(**kw, alphas=[1e-2], readouts=["gaussian"], dense_units=10,
+                            lr_scale=0.3, cache=False)
+    assert len(seen) > 10 and set(seen) == {0.3}, seen
+    # and it changes the networks (same draws, another step)
+    a = ptft_relu.run_stl_init_scale(**kw, rho=1.0, magnitude=1.0, alphas=[1e-2], cache=False)
+    b = ptft_relu.run_stl_init_scale(**kw, rho=1.0, magnitude=1.0, alphas=[1e-2], lr_scale=0.3,
+                                     cache=False)
+    assert not np.array_equal(a.runs[0].W, b.runs[0].W)
 
 
 def test_bad_grid_preset_names_the_parameter():
@@ -243,6 +291,106 @@ def test_stl_init_scale_refuses_bad_alphas(alphas, match):
     kw = {k: v for k, v in P.items() if k != "pre_max_steps"}
     with pytest.raises(ValueError, match=match):
         ptft_relu.run_stl_init_scale(**kw, alphas=alphas, cache=False)
+
+
+# ------------------------------------------------- paper 004, Fig. 6a: the dense teacher
+
+@pytest.mark.parametrize("readout", ptft_relu.DENSE_READOUTS)
+def test_dense_teacher_has_its_law_and_second_moment(readout):
+    """The closed form a^T K a of the teacher's mean squared output (relu_kernel) against a
+    Monte Carlo mean over Gaussian inputs, within 4 standard errors; unit directions; the
+    law of the readouts; the same stream, the same teacher."""
+    theta, a = ptft_relu.dense_teacher(5, 300, readout, 2.5, keyed_rng(3, 0))
+    assert theta.shape == (300, 5) and a.shape == (300,)
+    np.testing.assert_allclose(np.linalg.norm(theta, axis=1), 1.0, rtol=1e-12)
+    if readout == "positive":
+        assert np.all(a > 0) and np.ptp(a) == 0
+    else:
+        assert (a > 0).any() and (a < 0).any()
+    X = keyed_rng(4, 0).standard_normal((200_000, 5))
+    f2 = (np.maximum(X @ theta.T, 0) @ a) ** 2
+    assert abs(f2.mean() - 2.5) < 4 * f2.std() / math.sqrt(f2.size), (f2.mean(), f2.std())
+    again = ptft_relu.dense_teacher(5, 300, readout, 2.5, keyed_rng(3, 0))
+    np.testing.assert_array_equal(again[0], theta)
+    np.testing.assert_array_equal(again[1], a)
+
+
+@pytest.mark.parametrize("kw, err, match", [
+    (dict(d=0), ValueError, "d"), (dict(units=0), ValueError, "units"),
+    (dict(readout="cauchy"), ValueError, "readout"), (dict(readout=1), TypeError, "readout"),
+    (dict(second_moment=0.0), ValueError, "second_moment")])
+def test_dense_teacher_refuses_bad_input(kw, err, match):
+    args = dict(d=4, units=10, readout="gaussian", second_moment=1.0) | kw
+    rng = keyed_rng(0)
+    with pytest.raises(err, match=match):
+        ptft_relu.dense_teacher(**args, rng=rng)
+    assert rng.standard_normal() == keyed_rng(0).standard_normal()     # nothing drawn
+
+
+DENSE = {k: v for k, v in P.items() if k not in ("pre_max_steps", "rho", "magnitude")} | dict(
+    dense_units=40)
+
+
+@pytest.fixture(scope="module")
+def dense(one_thread, cache):
+    return ptft_relu.run_stl_dense(**DENSE, alphas=[1e-2, 1.0], directory=cache)
+
+
+def test_dense_students_differ_from_the_sparse_ones_in_the_teacher_alone(dense, cache, one_thread):
+    """Paper 004 Fig. 6a, dense teacher: the initial normals and main-task inputs are those
+    of run_stl_init_scale; each student is the network train_units gives on its draw's
+    dense teacher built by hand (the stream (seed, draw, *DENSE_TEACHER_KEY), scaled to the
+    six-unit teacher's mean squared output), bit for bit."""
+    assert isinstance(dense, ptft_relu.StlDenseResult)
+    assert dense.readouts == ptft_relu.DENSE_READOUTS and dense.dense_units == 40
+    sparse = ptft_relu.run_stl_init_scale(**{k: v for k, v in DENSE.items() if k != "dense_units"},
+                                          rho=1.0, magnitude=1.0, alphas=[1e-2, 1.0],
+                                          directory=cache)
+    np.testing.assert_array_equal(dense.W0, sparse.W0)
+    kw, dev = DENSE, torch.device("cpu")
+    for readout in dense.readouts:
+        for k, alpha in enumerate(dense.alphas):
+            got = dense.student(readout, alpha)
+            assert got is dense.runs[dense.readouts.index(readout)][k]
+            assert got.error.shape == (2, 2) and got.W.shape == (2, 2, 5, 6)
+            assert not np.array_equal(got.W, sparse.runs[k].W)
+            teachers, _, _, W0, a0, _, _ = ptft_relu._task_draws(
+                kw["seed"], kw["d"], 1.0, 1.0, kw["draws"], kw["width"], kw["units"],
+                kw["n_aux"], kw["n_test"], alpha, dev)
+            dense_t = []
+            for j, T in enumerate(teachers):
+                target = float(T[3] @ theory.relu.relu_kernel(T[2], T[2]) @ T[3])
+                rng = keyed_rng(kw["seed"], j, *ptft_relu.DENSE_TEACHER_KEY)
+                dense_t.append((None, None) + ptft_relu.dense_teacher(kw["d"], 40, readout,
+                                                                      target, rng))
+            X, y, nn, jj = ptft_relu._main_samples(kw["seed"], kw["d"], kw["ns"], kw["draws"],
+                                                   dense_t)
+            W, a, _, _, conv = models.relu.train_units(
+                W0[jj].clone(), a0[jj].clone(), torch.as_tensor(X), torch.as_tensor(y),
+                np.array(nn, float), loss_tol=1e-6, max_steps=kw["max_steps"])
+            np.testing.assert_array_equal(got.W, W.numpy().reshape(got.W.shape))
+            np.testing.assert_array_equal(got.a, a.numpy().reshape(got.a.shape))
+            np.testing.assert_array_equal(got.converged, conv.numpy().reshape(2, 2))
+    with pytest.raises(KeyError, match="readout"):
+        dense.student("gaussian", 0.5)
+
+
+def test_dense_second_run_loads_the_cache(dense, cache, monkeypatch):
+    monkeypatch.setattr(ptft_relu, "train_units", trained_again)
+    assert_same(ptft_relu.run_stl_dense(**DENSE, alphas=[1e-2, 1.0], directory=cache), dense)
+
+
+@pytest.mark.parametrize("kw, err, match", [
+    (dict(alphas=[]), ValueError, "alphas"), (dict(alphas=[0.0]), ValueError, "alpha"),
+    (dict(readouts=[]), ValueError, "readouts"), (dict(readouts="gaussian"), ValueError, "readouts"),
+    (dict(readouts=["cauchy"]), ValueError, "readout"), (dict(readouts=[2]), TypeError, "readout"),
+    (dict(dense_units=0), ValueError, "dense_units"), (dict(ns=[]), ValueError, "ns"),
+    (dict(d=3), ValueError, "d")])
+def test_run_stl_dense_refuses_bad_input_before_any_training(kw, err, match, monkeypatch):
+    monkeypatch.setattr(ptft_relu, "train_units", trained_again)
+    args = DENSE | dict(alphas=[1e-2]) | kw
+    with pytest.raises(err, match=match):
+        ptft_relu.run_stl_dense(**args, cache=False)
 
 
 # ----------------------------------------------- paper 004, App. E.2.3 / G: nested tasks

@@ -280,6 +280,34 @@ def test_stl_clusters_figure():
         paper003_004.stl_clusters_figure(ns, [1e-2, 1.0], cl, conv[:1])
 
 
+def test_dense_clusters_figure():
+    ns, ks = [8, 16, 32], np.array([1, 2, 4, 6])
+    cl = lambda: UnitClusters(ks=ks, inertia=RNG.uniform(size=(3, 4, 4)), align_k=6,  # noqa: E731
+                              alignment=RNG.uniform(size=(3, 4)))
+    conv = np.array([[True] * 4, [True] * 4, [False] + [True] * 3])
+    dense = [[cl(), cl()] for _ in range(2)]
+    dconv = [[conv, np.ones((3, 4), bool)] for _ in range(2)]
+    sparse, sconv = [cl(), cl()], [np.ones((3, 4), bool)] * 2
+    fig = paper003_004.dense_clusters_figure(ns, [1e-2, 1.0], ["gaussian", "positive"], dense,
+                                             dconv, sparse, sconv)
+    check_figure(fig, 3)
+    # last panel: 3 teachers x 2 scales of errorbars, one hollow overlay per stopped curve
+    # (the first scale of each dense law), two style keys
+    last = fig.axes[-1]
+    assert len(last.containers) == 6 and len(last.lines) - 6 * 3 == 2 + 2
+    check_figure(paper003_004.dense_clusters_figure(ns, [1e-2, 1.0], ["gaussian"], dense[:1],
+                                                    dconv[:1], sparse, sconv, k=4), 2)
+    with pytest.raises(ValueError, match="one entry per readout"):
+        paper003_004.dense_clusters_figure(ns, [1e-2, 1.0], ["gaussian"], dense, dconv, sparse,
+                                           sconv)
+    with pytest.raises(ValueError, match="one item per alpha"):
+        paper003_004.dense_clusters_figure(ns, [1e-2], ["gaussian", "positive"], dense, dconv,
+                                           sparse, sconv)
+    with pytest.raises(ValueError, match="k must be one of"):
+        paper003_004.dense_clusters_figure(ns, [1e-2, 1.0], ["gaussian", "positive"], dense,
+                                           dconv, sparse, sconv, k=8)
+
+
 def test_participation_ratio_figure():
     ns, pr, se = [8, 16, 32], RNG.uniform(1, 6, size=(2, 3)), RNG.uniform(0, 1, size=(2, 3))
     check_figure(paper003_004.participation_ratio_figure(ns, [1e-2, 1.0], pr, se), 1)

@@ -15,13 +15,15 @@ from ..stats import alignment_score, direction_spread, ensd, kmeans_inertia, par
 from ..streams import keyed_rng
 from ..sweep import Grid, run
 from ..theory.penalties import relu_ptft_penalty
+from ..theory.relu import relu_kernel
 
 __all__ = ["PENALTY", "SAMPLE_EFFICIENCY", "SAMPLE_EFFICIENCY_FULL", "RELU_FEATURES",
            "PenaltyPreset", "SampleEfficiencyPreset", "ReluFeaturesPreset",
            "run_sample_efficiency", "run_sample_efficiency_grid", "sample_efficiency_cell",
            "run_mtl_students",
            "penalty_ratio", "StudentRun", "SampleEfficiencyResult", "run_stl_init_scale",
-           "stl_init_scale_cell", "StlInitScaleResult", "NESTED_TASKS",
+           "stl_init_scale_cell", "StlInitScaleResult", "DENSE_READOUTS", "dense_teacher",
+           "run_stl_dense", "stl_dense_cell", "StlDenseResult", "NESTED_TASKS",
            "NestedRescalingResult", "run_nested_rescaling", "nested_rescaling_cell",
            "NestedStatistics", "nested_statistics", "NestedMtlResult", "run_nested_mtl",
            "nested_mtl_cell", "NestedMtlStatistics", "nested_mtl_statistics",
@@ -123,6 +125,18 @@ class SampleEfficiencyPreset:
         Training stops at a loss below ``loss_tol`` times the mean squared label (ours; not
         stated).  The optimiser, full-batch gradient descent with the step of
         :func:`transferkit.models.relu.train_units`, is ours too.
+    lr_scale : float
+        That step's fraction of the curvature bound, for pretraining, fine-tuning, STL and
+        MTL alike (ours: 0.5, the trainer's default; neither paper states a learning rate;
+        the chapter shows the results under other steps).
+    step_ladder : tuple of float
+        Other steps at which the chapter trains Fig. 1c's STL students of
+        :math:`(\rho, m) = (1, 1)` again, each for the same horizon (step cap times
+        ``lr_scale``), to show how far the chapter's step is from the small-step limit
+        (ours).
+    step_check : float
+        The step at which the chapter runs the whole Fig. 1c grid again (ours: four times
+        the chapter's, about five times fewer pretraining steps).
     d : int
         Input dimension (ours; not stated).
     width : int
@@ -154,6 +168,9 @@ class SampleEfficiencyPreset:
     max_steps: int                  # ours (not stated)
     pre_max_steps: int | None = None    # ours: 5 * max_steps
     loss_tol: float = 1e-6          # ours (not stated)
+    lr_scale: float = 0.5           # ours (not stated)
+    step_ladder: tuple = (0.125, 0.25, 1.0, 2.0)    # ours (sensitivity to the step)
+    step_check: float = 2.0                         # ours (sensitivity to the step)
     d: int = 12                     # ours (not stated)
     width: int = 24                 # ours (not stated)
     units: int = 6                  # paper 003, caption of Fig. 1c
@@ -182,15 +199,19 @@ class SampleEfficiencyPreset:
 #: label, or after 50000 steps for STL and fine-tuning; pretraining (one network per draw,
 #: the same for every rho and m) may take 10^6 steps, enough to reach the tolerance (it took
 #: 17000 to 37000 in our runs; the chapter prints the steps and marks any run stopped at a
-#: cap); seed 0.  The whole grid ran in 5 to 8 minutes on two shared CPU cores.
+#: cap); seed 0.  The whole grid ran in 5 to 8 minutes on two shared CPU cores.  The step,
+#: half the curvature bound of :func:`transferkit.models.relu.train_units` (ours: neither
+#: paper states a learning rate), is varied by the chapter: STL at 1/4 to 4 times it, the
+#: whole grid at 4 times it (``step_ladder``, ``step_check``).
 #: ``smoke``: ours, the same pipeline small enough for the tests (rho = 1, m = 1, n = 8, 32,
-#: one draw, 128 auxiliary samples, 3000 steps, pretraining stopped at 15000 steps).
+#: one draw, 128 auxiliary samples, 3000 steps, pretraining stopped at 15000 steps; STL at
+#: half and four times the step).
 SAMPLE_EFFICIENCY = {
     "paper": SampleEfficiencyPreset(rhos=(1.0, 0.9), magnitudes=(1.0, 0.1, 0.03, 0.01),
                                     ns=(8, 16, 32, 64), draws=8, max_steps=50_000,
                                     pre_max_steps=1_000_000, n_aux=1024),
     "smoke": SampleEfficiencyPreset(rhos=(1.0,), magnitudes=(1.0,), ns=(8, 32), draws=1,
-                                    max_steps=3_000),
+                                    max_steps=3_000, step_ladder=(0.25, 2.0)),
 }
 
 #: The protocol of Fig. 1c as far as papers 003 and 004 state it, for a cluster.
@@ -262,6 +283,19 @@ class ReluFeaturesPreset:
         at :math:`n = 128` did, in 314 s of one core for both scales; the runs that reach
         their tolerance are the same whatever the cap, so those of Fig. 1c's :math:`n` are
         Fig. 1c's STL students).
+    dense_units : int
+        Units of the dense teacher of Fig. 6a (paper 004, App. E.2.1: "many (1000) units";
+        :func:`run_stl_dense`).
+    dense_readouts : tuple of str
+        Laws of the dense teacher's readouts, each a reading of its own
+        (:data:`DENSE_READOUTS`; ours: the paper states no law, nor the units' directions;
+        ours too, the directions uniform on the sphere and the readouts scaled so that the
+        teacher's mean squared output is the six-unit teacher's).
+    dense_max_steps : int
+        Step cap of the students of the dense teacher (ours: at :math:`n \le 64` a run
+        that has not reached its tolerance by 50,000 steps did not reach it by 250,000 in
+        our trial, 8 draws of the Gaussian law from the small initialisation; the runs
+        stopped at the cap are marked).
     """
 
     ks: tuple = (1, 2, 4, 6, 8)     # ours
@@ -274,6 +308,9 @@ class ReluFeaturesPreset:
     mtl_cells: tuple = ((1.0, 1.0), (0.9, 1.0))  # ours (rho, m)
     cluster_ns: tuple = (8, 16, 32, 64, 128, 256)   # ours (paper 004: up to 1024)
     cluster_max_steps: int = 250_000                # ours (not stated)
+    dense_units: int = 1000                         # paper 004, App. E.2.1
+    dense_readouts: tuple = ("gaussian", "positive")  # ours (not stated)
+    dense_max_steps: int = 50_000                   # ours (not stated)
 
 
 #: The parameters of the ReLU-feature analysis (paper 004, App. E.2 and G) at each
@@ -288,13 +325,17 @@ class ReluFeaturesPreset:
 #: teacher's readout 1 is ours; so are the sizes of the multi-task students (``mtl_ns``,
 #: ``mtl_draws``, ``mtl_cells``: n = 8 and 64, 4 draws, rho = 1 and 0.9 at m = 1).
 #: The STL students of the reduced Figs. 6a-b and 8a are trained at n = 8 to 256 (ours), with
-#: a cap of 250,000 steps (ours).
+#: a cap of 250,000 steps (ours).  Fig. 6a's dense teacher has 1000 units (paper 004, App.
+#: E.2.1); its law is ours (directions uniform on the sphere, Gaussian or equal positive
+#: readouts scaled to the six-unit teacher's mean squared output), and so are its students'
+#: sizes (those of Figs. 6a-b) and their cap of 50,000 steps.
 #: ``smoke``: the same, with MTL at n = 32, 1 draw, rho = 1, STL students at n = 8, 32, 64 with
-#: Fig. 1c's smoke cap of 3000 steps.
+#: Fig. 1c's smoke cap of 3000 steps (the dense teacher's too, Gaussian readouts only).
 RELU_FEATURES = {
     "paper": ReluFeaturesPreset(),
     "smoke": ReluFeaturesPreset(mtl_ns=(32,), mtl_draws=1, mtl_cells=((1.0, 1.0),),
-                                cluster_ns=(8, 32, 64), cluster_max_steps=3_000),
+                                cluster_ns=(8, 32, 64), cluster_max_steps=3_000,
+                                dense_readouts=("gaussian",), dense_max_steps=3_000),
 }
 
 
@@ -392,7 +433,7 @@ _PRETRAINED: dict = {}
 
 
 def _checked(d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, gamma, seed,
-             loss_tol, max_steps, pre_max_steps, mtl=False):
+             loss_tol, max_steps, pre_max_steps, mtl=False, lr_scale=0.5):
     """The arguments of :func:`run_sample_efficiency`, checked; the integers as ``int``."""
     d, width, units = check_int("d", d, 2), check_int("width", width, 1), check_int("units", units, 1)
     check_values("rho", rho, -1, 1)
@@ -405,6 +446,7 @@ def _checked(d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, g
     check_positive("alpha", alpha)
     check_positive("gamma", gamma)
     check_values("loss_tol", loss_tol, 0, 1, lo_open=True)
+    check_positive("lr_scale", lr_scale)
     max_steps = check_int("max_steps", max_steps, 1)
     if pre_max_steps is not None:
         pre_max_steps = check_int("pre_max_steps", pre_max_steps, 1)
@@ -423,7 +465,7 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
                           n_test: int = 2000, alpha: float = 1e-2, gamma: float = 1e-2,
                           seed: int = 0, loss_tol: float = 1e-6, max_steps: int = 50_000,
                           pre_max_steps: int | None = None, mtl: bool = False,
-                          **run_kwargs) -> SampleEfficiencyResult:
+                          lr_scale: float = 0.5, **run_kwargs) -> SampleEfficiencyResult:
     r"""STL against PT+FT (and MTL) on a six-unit ReLU teacher (paper 003, Fig. 1c).
 
     Per draw ``j`` (generator ``default_rng([seed, j])``): the teachers
@@ -438,7 +480,10 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
     the stream ``(seed, j, *MTL_READOUT_KEY)``), on both tasks at once
     (:func:`transferkit.models.relu.train_units_mtl`: the sum of the two tasks' mean
     losses, every task to ``loss_tol``), for at most the pretraining's cap of steps, since
-    it learns the auxiliary task from the small initialisation as pretraining does.
+    it learns the auxiliary task from the small initialisation as pretraining does.  Every
+    network is trained with the step ``lr_scale`` of
+    :func:`transferkit.models.relu.train_units` and
+    :func:`~transferkit.models.relu.train_units_mtl`.
 
     Returns
     -------
@@ -450,7 +495,7 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
     ------
     ValueError
         Naming the parameter, for ``d`` < 2 ``units``, ``rho`` outside [-1, 1], a magnitude,
-        ``alpha`` or ``gamma`` not > 0, ``loss_tol`` outside (0, 1], an empty ``ns`` or a
+        ``alpha``, ``gamma`` or ``lr_scale`` not > 0, ``loss_tol`` outside (0, 1], an empty ``ns`` or a
         count (``n``, ``draws``, ``width``, ``units``, ``n_aux``, ``n_test``,
         ``max_steps``, ``pre_max_steps``, ``seed``) below its minimum; a ``TypeError`` for
         an ``mtl`` that is not a bool.
@@ -467,12 +512,12 @@ def run_sample_efficiency(d: int, rho: float, magnitude: float, ns, *, draws: in
     """
     d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
         d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, gamma, seed, loss_tol,
-        max_steps, pre_max_steps, mtl)
+        max_steps, pre_max_steps, mtl, lr_scale)
     sw = run(sample_efficiency_cell, Grid(seed=[seed]),
              fixed=dict(d=d, rho=rho, magnitude=magnitude, ns=ns, draws=draws, width=width,
                         units=units, n_aux=n_aux, n_test=n_test, alpha=alpha, gamma=gamma,
                         loss_tol=loss_tol, max_steps=max_steps, pre_max_steps=pre_max_steps,
-                        mtl=mtl),
+                        mtl=mtl, lr_scale=lr_scale),
              desc="STL, PT+FT, MTL" if mtl else "STL, PT+FT", **run_kwargs)
     return _result(sw, (0,), rho, magnitude, draws, ns)
 
@@ -520,14 +565,14 @@ def _main_samples(seed, d, ns, draws, teachers):
 
 
 def _train_students(W_start, a_start, seed, d, ns, draws, teachers, Xt, yt, loss_tol, max_steps,
-                    dev) -> StudentRun:
+                    dev, lr_scale=0.5) -> StudentRun:
     """Train students from ``(W_start, a_start)`` (one per draw) on the main-task samples of
     every ``(n, draw)`` (:func:`_main_samples`) and score them on the test set."""
     X, y, nn, jj = _main_samples(seed, d, ns, draws, teachers)
     W, a, loss, steps, conv = train_units(W_start[jj].clone(), a_start[jj].clone(),
                                           as_tensor(X, dev), as_tensor(y, dev),
                                           np.array(nn, float), loss_tol=loss_tol,
-                                          max_steps=max_steps)
+                                          max_steps=max_steps, lr_scale=lr_scale)
     return _scored(W, a, conv, Xt, yt, jj, (len(ns), draws), dev)
 
 
@@ -551,7 +596,7 @@ def _run_arrays(run: StudentRun) -> dict:
 
 
 def _train_mtl(W0, a0, seed, d, ns, draws, teachers, Xa, ya, Xt, yt, alpha, loss_tol, max_steps,
-               dev) -> StudentRun:
+               dev, lr_scale=0.5) -> StudentRun:
     """MTL students: from the STL initialisation ``(W0, a0)`` plus an auxiliary readout of
     scale ``alpha`` (stream ``(seed, j, *MTL_READOUT_KEY)``), one network
     per ``(n, draw)`` trained on the draw's auxiliary samples and the main samples of
@@ -559,7 +604,7 @@ def _train_mtl(W0, a0, seed, d, ns, draws, teachers, Xa, ya, Xt, yt, alpha, loss
     W_s, A0, Xs, ys, counts, jj = _mtl_batch(W0, a0, seed, d, ns, draws, teachers, Xa, ya,
                                              alpha, dev)
     W, A, _, _, conv = train_units_mtl(W_s, A0, Xs, ys, counts, loss_tol=loss_tol,
-                                       max_steps=max_steps)
+                                       max_steps=max_steps, lr_scale=lr_scale)
     return _scored(W, A[..., 1], conv, Xt, yt, jj, (len(ns), draws), dev, a_aux=A[..., 0])
 
 
@@ -579,20 +624,24 @@ def _mtl_batch(W0, a0, seed, d, ns, draws, teachers, Xa, ya, alpha, dev):
 
 
 def stl_init_scale_cell(alpha, seed, d, rho, magnitude, ns, draws, width=32, units=6,
-                        n_aux=256, n_test=2000, loss_tol=1e-6, max_steps=50_000) -> dict:
+                        n_aux=256, n_test=2000, loss_tol=1e-6, max_steps=50_000,
+                        lr_scale=0.5) -> dict:
     r"""Single-task learning of :func:`sample_efficiency_cell` alone, at initialisation
     scale ``alpha``: a cell function for :func:`transferkit.sweep.run` (one cell per
     ``alpha``).  The teachers, main-task and test samples are those of
     :func:`run_sample_efficiency` with the same arguments (the auxiliary samples are drawn
     and not used, so that the streams stay the same), and the initialisation is the same
-    normals times ``alpha``.  Returns the :class:`StudentRun` fields as ``error``,
-    ``converged``, ``W``, ``a``, the initial weights ``W0`` ``(draws, width, d)`` and ``a0``,
-    ``X_test`` and the main teacher's unit directions ``teacher_dirs`` ``(draws, units, d)``."""
+    normals times ``alpha``; the step is ``lr_scale``
+    (:func:`transferkit.models.relu.train_units`).  Returns the :class:`StudentRun` fields
+    as ``error``, ``converged``, ``W``, ``a``, the initial weights ``W0``
+    ``(draws, width, d)`` and ``a0``, ``X_test`` and the main teacher's unit directions
+    ``teacher_dirs`` ``(draws, units, d)``."""
     dev = default_device()
     ns = [int(v) for v in ns]
     teachers, _, _, W0, a0, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
                                                  n_aux, n_test, alpha, dev)
-    run = _train_students(W0, a0, seed, d, ns, draws, teachers, Xt, yt, loss_tol, max_steps, dev)
+    run = _train_students(W0, a0, seed, d, ns, draws, teachers, Xt, yt, loss_tol, max_steps, dev,
+                          lr_scale)
     return {**_run_arrays(run),
             "W0": W0.cpu().numpy(), "a0": a0.cpu().numpy(), "X_test": np.array(Xt),
             "teacher_dirs": np.array([T[2] for T in teachers])}
@@ -630,7 +679,7 @@ class StlInitScaleResult:
 def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draws: int,
                        width: int = 32, units: int = 6, n_aux: int = 256, n_test: int = 2000,
                        seed: int = 0, loss_tol: float = 1e-6, max_steps: int = 50_000,
-                       **run_kwargs) -> StlInitScaleResult:
+                       lr_scale: float = 0.5, **run_kwargs) -> StlInitScaleResult:
     r"""STL of paper 003, Fig. 1c at several initialisation scales (paper 004, Fig. 8a).
 
     Paper 004, App. G: networks in the rich regime (small initialisation) learn
@@ -638,7 +687,8 @@ def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draw
     initialisation).  For every ``alpha`` the single-task students of
     :func:`run_sample_efficiency` (same arguments, same teachers and samples; at the
     ``alpha`` of a :func:`run_sample_efficiency` call its STL students exactly) are trained
-    from the initialisation scaled to ``alpha``; one :func:`transferkit.sweep.run` cell per
+    from the initialisation scaled to ``alpha``, with the step ``lr_scale`` of
+    :func:`transferkit.models.relu.train_units`; one :func:`transferkit.sweep.run` cell per
     ``alpha`` (:func:`stl_init_scale_cell`).  ``run_kwargs`` go to
     :func:`~transferkit.sweep.run`.
 
@@ -652,13 +702,13 @@ def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draw
     alphas = np.array([check_positive("alpha", a) for a in alphas], dtype=float)
     d, width, units, ns, draws, seed, n_aux, n_test, max_steps, _ = _checked(
         d, rho, magnitude, ns, draws, width, units, n_aux, n_test, float(alphas[0]), 1.0, seed,
-        loss_tol, max_steps, None)
+        loss_tol, max_steps, None, lr_scale=lr_scale)
     kw = dict(run_kwargs)
     kw.setdefault("desc", "STL at each initialisation scale")
     sw = run(stl_init_scale_cell, Grid(alpha=alphas),
              fixed=dict(seed=seed, d=d, rho=rho, magnitude=magnitude, ns=ns, draws=draws,
                         width=width, units=units, n_aux=n_aux, n_test=n_test,
-                        loss_tol=loss_tol, max_steps=max_steps), **kw)
+                        loss_tol=loss_tol, max_steps=max_steps, lr_scale=lr_scale), **kw)
     runs = [StudentRun(**{f.name: np.ascontiguousarray(sw[f.name][k]) for f in fields(StudentRun)
                           if f.name in sw.keys()})
             for k in range(len(alphas))]
@@ -668,25 +718,197 @@ def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draw
                               teacher_dirs=np.ascontiguousarray(sw["teacher_dirs"][0]))
 
 
-def _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol, cap, W0, a0, Xa, ya, dev):
+#: Key of the dense teacher's stream after ``(seed, draw)`` (:func:`stl_dense_cell`: its
+#: units, readouts and test inputs); used by no other stream of this module.
+DENSE_TEACHER_KEY = (0, 2)
+
+#: Laws of a dense teacher's readouts (:func:`dense_teacher`): ``"gaussian"``,
+#: :math:`a_h\sim\mathcal N(0, 1)`; ``"positive"``, every :math:`a_h` equal; both scaled.
+DENSE_READOUTS = ("gaussian", "positive")
+
+
+def dense_teacher(d: int, units: int, readout: str, second_moment: float,
+                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    r"""A dense ReLU teacher :math:`f_*(x) = \sum_{h=1}^{H} a_h(\langle\theta_h, x\rangle)_+`
+    (paper 004, App. E.2.1 and Fig. 6a: a teacher of "many (1000) units").
+
+    The directions :math:`\theta_h` are uniform on the unit sphere of :math:`\mathbb R^d`;
+    the readouts follow the law ``readout`` (:data:`DENSE_READOUTS`) and are then scaled by
+    one factor so that the teacher's mean squared output is ``second_moment``,
+
+    .. math:: \mathbb E_{x\sim\mathcal N(0, I_d)}\, f_*(x)^2 = a^\top K(\Theta, \Theta)\, a,
+
+    with :math:`K` the ReLU Gram matrix of :func:`transferkit.theory.relu.relu_kernel`.  The
+    paper states neither the law of the units nor that of the readouts.
+
+    Returns ``(theta, a)``, shapes ``(units, d)`` and ``(units,)``.
+
+    Raises
+    ------
+    ValueError
+        Before any draw, naming the argument: ``d`` < 1, ``units`` < 1, ``readout`` not one of
+        :data:`DENSE_READOUTS`, ``second_moment`` not > 0.
+    """
+    d, units = check_int("d", d, 1), check_int("units", units, 1)
+    readout = _check_readout(readout)
+    second_moment = check_positive("second_moment", second_moment)
+    theta = rng.standard_normal((units, d))
+    theta /= np.linalg.norm(theta, axis=1, keepdims=True)
+    a = rng.standard_normal(units) if readout == "gaussian" else np.ones(units)
+    return theta, a * np.sqrt(second_moment / (a @ relu_kernel(theta, theta) @ a))
+
+
+def _check_readout(readout):
+    if not isinstance(readout, str):
+        raise InputTypeError(f"readout must be a str, one of {DENSE_READOUTS} "
+                             f"(got {type(readout).__name__})")
+    if readout not in DENSE_READOUTS:
+        raise ValueError(f"readout must be one of {DENSE_READOUTS} (got {readout!r})")
+    return readout
+
+
+def stl_dense_cell(alpha, readout, seed, d, ns, draws, width=32, units=6, dense_units=1000,
+                   n_aux=256, n_test=2000, loss_tol=1e-6, max_steps=50_000,
+                   lr_scale=0.5) -> dict:
+    r"""Single-task students of a dense teacher (:func:`run_stl_dense`), one initialisation
+    scale ``alpha`` and readout law ``readout``: a cell function for
+    :func:`transferkit.sweep.run`.
+
+    Per draw :math:`j` the teacher (:func:`dense_teacher`, ``dense_units`` units, scaled to
+    the mean squared output of draw :math:`j`'s six-unit main teacher of
+    :func:`run_stl_init_scale` at :math:`\rho = m = 1`) and then the test inputs come from the
+    stream ``(seed, j, *DENSE_TEACHER_KEY)``; the main-task inputs and the initial normals
+    are those of :func:`run_stl_init_scale` with the same arguments, so a student here and
+    there differ in their teacher alone.  Returns the :class:`StudentRun` fields as
+    ``error``, ``converged``, ``W``, ``a`` and the initial weights ``W0``
+    ``(draws, width, d)``."""
+    dev = default_device()
+    ns = [int(v) for v in ns]
+    sparse, _, _, W0, a0, _, _ = _task_draws(seed, d, 1.0, 1.0, draws, width, units, n_aux,
+                                             n_test, alpha, dev)
+    teachers, Xt, yt = [], [], []
+    for j, T in enumerate(sparse):
+        rng = keyed_rng(seed, j, *DENSE_TEACHER_KEY)
+        theta, a = dense_teacher(d, dense_units, readout,
+                                 float(T[3] @ relu_kernel(T[2], T[2]) @ T[3]), rng)
+        teachers.append((None, None, theta, a))             # the main teacher's slots
+        Xt.append(rng.standard_normal((n_test, d)))
+        yt.append(_teacher_out(theta, a, Xt[-1]))
+    run = _train_students(W0, a0, seed, d, ns, draws, teachers, Xt, yt, loss_tol, max_steps, dev,
+                          lr_scale)
+    return {**_run_arrays(run), "W0": W0.cpu().numpy()}
+
+
+@dataclass(frozen=True)
+class StlDenseResult:
+    r"""Single-task students of dense teachers (:func:`run_stl_dense`; paper 004, Fig. 6a).
+
+    Attributes
+    ----------
+    readouts : tuple of str
+        The readout laws of the teachers (:data:`DENSE_READOUTS`).
+    alphas : ndarray
+        The initialisation scales.
+    ns : ndarray of int
+        The main-task sample sizes.
+    dense_units : int
+        Units of each teacher.
+    runs : tuple of tuple of StudentRun
+        ``runs[i][k]``: the students of law ``readouts[i]`` from scale ``alphas[k]``
+        (``(len(ns), draws, ...)`` arrays); :meth:`student` looks them up by value.
+    W0 : ndarray, shape (len(alphas), draws, width, d)
+        The initial first-layer weights (those of :func:`run_stl_init_scale`).
+    """
+
+    readouts: tuple
+    alphas: np.ndarray
+    ns: np.ndarray
+    dense_units: int
+    runs: tuple
+    W0: np.ndarray
+
+    def student(self, readout: str, alpha: float) -> StudentRun:
+        """The students of law ``readout`` from scale ``alpha`` (a ``KeyError`` if not run)."""
+        hits = np.flatnonzero(self.alphas == alpha)
+        if readout not in self.readouts or hits.size == 0:
+            raise KeyError(f"no students of readout {readout!r} at alpha {alpha!r} (run: "
+                           f"{self.readouts} x {self.alphas.tolist()})")
+        return self.runs[self.readouts.index(readout)][int(hits[0])]
+
+
+def run_stl_dense(d: int, ns, alphas, readouts=DENSE_READOUTS, *, draws: int,
+                  width: int = 32, units: int = 6, dense_units: int = 1000, n_aux: int = 256,
+                  n_test: int = 2000, seed: int = 0, loss_tol: float = 1e-6,
+                  max_steps: int = 50_000, lr_scale: float = 0.5,
+                  **run_kwargs) -> StlDenseResult:
+    r"""Single-task learning on a dense teacher at several initialisation scales (paper 004,
+    App. E.2.1, Fig. 6a: "for tasks with many (1000) units in the teacher network, the
+    network finds solutions that use a small number of feature clusters when main task
+    samples are limited, but gradually uses more clusters as the number of samples is
+    increased"; networks from a large initialisation "display no such bias").
+
+    The students of :func:`run_stl_init_scale` (same arguments: same main-task inputs,
+    initial normals, widths, stopping rule) with the six-unit teacher replaced by a dense one
+    of ``dense_units`` units per readout law (:func:`dense_teacher`,
+    :func:`stl_dense_cell`); one :func:`transferkit.sweep.run` cell per ``(alpha,
+    readout)``, cached, resumable, Dask with ``scheduler=``.  ``run_kwargs`` go to
+    :func:`~transferkit.sweep.run`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`run_stl_init_scale`; for ``dense_units`` < 1 and for an empty ``readouts``
+        or one not in :data:`DENSE_READOUTS` (a ``TypeError`` if not a str); all before any
+        training.
+    """
+    if isinstance(alphas, (str, bytes)) or not np.iterable(alphas) or len(alphas) == 0:
+        raise ValueError(f"alphas must be a non-empty sequence of numbers > 0 (got {alphas!r})")
+    alphas = np.array([check_positive("alpha", a) for a in alphas], dtype=float)
+    if isinstance(readouts, (str, bytes)) or not np.iterable(readouts) or len(readouts) == 0:
+        raise ValueError(f"readouts must be a non-empty sequence of {DENSE_READOUTS} "
+                         f"(got {readouts!r})")
+    readouts = tuple(_check_readout(r) for r in readouts)
+    dense_units = check_int("dense_units", dense_units, 1)
+    d, width, units, ns, draws, seed, n_aux, n_test, max_steps, _ = _checked(
+        d, 1.0, 1.0, ns, draws, width, units, n_aux, n_test, float(alphas[0]), 1.0, seed,
+        loss_tol, max_steps, None, lr_scale=lr_scale)
+    kw = dict(run_kwargs)
+    kw.setdefault("desc", "STL on dense teachers")
+    sw = run(stl_dense_cell, Grid(readout=list(readouts), alpha=alphas),
+             fixed=dict(seed=seed, d=d, ns=ns, draws=draws, width=width, units=units,
+                        dense_units=dense_units, n_aux=n_aux, n_test=n_test,
+                        loss_tol=loss_tol, max_steps=max_steps, lr_scale=lr_scale), **kw)
+    runs = tuple(tuple(StudentRun(**{f.name: np.ascontiguousarray(sw[f.name][i, k])
+                                     for f in fields(StudentRun) if f.name in sw.keys()})
+                       for k in range(len(alphas)))
+                 for i in range(len(readouts)))
+    return StlDenseResult(readouts=readouts, alphas=alphas, ns=np.array(ns),
+                          dense_units=dense_units, runs=runs,
+                          W0=np.ascontiguousarray(sw["W0"][0]))
+
+
+def _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol, cap, W0, a0, Xa, ya, dev,
+                lr_scale=0.5):
     """The pretrained networks ``(Wp, ap, steps, converged)`` of the draws of
-    :func:`_task_draws`: gradient descent on the auxiliary task from ``(W0, a0)``, at most
-    ``cap`` steps.  Pretraining depends on neither rho nor the magnitude (the auxiliary
-    teacher, its samples and the initialisation come first from the same streams), so it is
-    trained once per process and kept in :data:`_PRETRAINED` (one entry)."""
-    key = (seed, d, units, n_aux, width, alpha, draws, loss_tol, cap, str(dev))
+    :func:`_task_draws`: gradient descent on the auxiliary task from ``(W0, a0)`` with the
+    step ``lr_scale``, at most ``cap`` steps.  Pretraining depends on neither rho nor the
+    magnitude (the auxiliary teacher, its samples and the initialisation come first from the
+    same streams), so it is trained once per process and kept in :data:`_PRETRAINED` (one
+    entry)."""
+    key = (seed, d, units, n_aux, width, alpha, draws, loss_tol, cap, str(dev), lr_scale)
     if key not in _PRETRAINED:
         _PRETRAINED.clear()                 # keep one pretraining (the grid's) in memory
         Wp, ap, _, psteps, pconv = train_units(W0.clone(), a0.clone(), as_tensor(Xa, dev),
                                                as_tensor(ya, dev), np.full(draws, n_aux),
-                                               loss_tol=loss_tol, max_steps=cap)
+                                               loss_tol=loss_tol, max_steps=cap,
+                                               lr_scale=lr_scale)
         _PRETRAINED[key] = (Wp, ap, psteps, pconv)
     return _PRETRAINED[key]
 
 
 def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6, n_aux=256,
                            n_test=2000, alpha=1e-2, gamma=1e-2, loss_tol=1e-6,
-                           max_steps=50_000, pre_max_steps=None, mtl=False):
+                           max_steps=50_000, pre_max_steps=None, mtl=False, lr_scale=0.5):
     r"""The whole of :func:`run_sample_efficiency` for one ``seed``: a cell function for
     :func:`transferkit.sweep.run`.  Returns ``pre_converged``, ``pre_steps``, ``W_pre``,
     ``X_test``, the
@@ -699,14 +921,15 @@ def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6
     teachers, Xa, ya, W0, a0, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
                                                    n_aux, n_test, alpha, dev)
     Wp, _, psteps, pconv = _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol,
-                                       pre_max_steps or 5 * max_steps, W0, a0, Xa, ya, dev)
+                                       pre_max_steps or 5 * max_steps, W0, a0, Xa, ya, dev,
+                                       lr_scale)
     starts = {"stl": (W0, a0), "ptft": (Wp, torch.full_like(a0, gamma))}
     runs = {name: _train_students(Ws, as_, seed, d, ns, draws, teachers, Xt, yt, loss_tol,
-                                  max_steps, dev)
+                                  max_steps, dev, lr_scale)
             for name, (Ws, as_) in starts.items()}
     if mtl:
         runs["mtl"] = _train_mtl(W0, a0, seed, d, ns, draws, teachers, Xa, ya, Xt, yt, alpha,
-                                 loss_tol, pre_max_steps or 5 * max_steps, dev)
+                                 loss_tol, pre_max_steps or 5 * max_steps, dev, lr_scale)
     out = {"pre_converged": pconv.cpu().numpy(), "pre_steps": np.asarray(torch.as_tensor(psteps).cpu()),
            "W_pre": Wp.cpu().numpy(), "X_test": np.array(Xt)}
     out.update({f"teacher_{i}": np.array([T[i] for T in teachers]) for i in range(4)})
@@ -760,7 +983,7 @@ def _preset_args(preset) -> dict:
                 units=preset.units, n_aux=preset.n_aux, n_test=preset.n_test,
                 alpha=preset.alpha, gamma=preset.gamma, seed=preset.seed,
                 loss_tol=preset.loss_tol, max_steps=preset.max_steps,
-                pre_max_steps=preset.pre_max_steps, mtl=preset.mtl)
+                pre_max_steps=preset.pre_max_steps, mtl=preset.mtl, lr_scale=preset.lr_scale)
 
 
 def run_mtl_students(preset: SampleEfficiencyPreset, features: ReluFeaturesPreset,
@@ -924,7 +1147,7 @@ def _nested_task(seed, d, rho, magnitude, draws, width, units, n_aux, n_test, al
 
 def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, units=6,
                           n_aux=256, n_test=2000, alpha=1e-2, gamma=1e-2, loss_tol=1e-6,
-                          max_steps=50_000, pre_max_steps=None) -> dict:
+                          max_steps=50_000, pre_max_steps=None, lr_scale=0.5) -> dict:
     r"""The whole of :func:`run_nested_rescaling` for one ``seed``: a cell function for
     :func:`transferkit.sweep.run`.
 
@@ -932,8 +1155,8 @@ def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, u
     that cosine (the same auxiliary teacher, samples, initialisation and test inputs for both
     tasks, and the same pretraining as Fig. 1c), with the main teacher cut to its first unit,
     readout ``magnitude``.  Every student of every task and method is trained in one batch of
-    :func:`transferkit.models.relu.train_units`.  Returns the fields of
-    :class:`NestedRescalingResult` but ``ns``, ``scales``, ``tasks`` and ``methods``.
+    :func:`transferkit.models.relu.train_units` (step ``lr_scale``, pretraining's too).
+    Returns the fields of :class:`NestedRescalingResult` but ``ns``, ``scales``, ``tasks`` and ``methods``.
     """
     dev = default_device()
     ns = [int(v) for v in ns]
@@ -944,7 +1167,7 @@ def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, u
                                                       units, n_aux, n_test, alpha, dev)
         Wp, ap, psteps, pconv = _pretrained(seed, d, units, n_aux, width, alpha, draws,
                                             loss_tol, pre_max_steps or 5 * max_steps, W0, a0,
-                                            Xa, ya, dev)
+                                            Xa, ya, dev, lr_scale)
         dirs.append(u)
         X, y, nn, jj = _main_samples(seed, d, ns, draws, one)
         test_X.extend(Xt)
@@ -958,7 +1181,7 @@ def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, u
     W, a, _, steps, conv = train_units(torch.cat(starts_W).clone(), torch.cat(starts_a).clone(),
                                        as_tensor(np.concatenate(Xs), dev),
                                        as_tensor(np.concatenate(ys), dev), np.array(nns, float),
-                                       loss_tol=loss_tol, max_steps=max_steps)
+                                       loss_tol=loss_tol, max_steps=max_steps, lr_scale=lr_scale)
     shape = (len(NESTED_TASKS), 1 + len(scales), len(ns), draws)
     # the network of (task t, method, n, draw j) is scored on test set t * draws + j
     jj = np.tile(np.arange(draws), len(ns))
@@ -1022,7 +1245,8 @@ def run_nested_rescaling(preset: SampleEfficiencyPreset, scales, *, magnitude: f
              fixed=dict(d=d, ns=ns, draws=draws, scales=scales, magnitude=magnitude,
                         width=width, units=units, n_aux=n_aux, n_test=n_test,
                         alpha=preset.alpha, gamma=preset.gamma, loss_tol=preset.loss_tol,
-                        max_steps=max_steps, pre_max_steps=pre_max_steps), **kw)
+                        max_steps=max_steps, pre_max_steps=pre_max_steps,
+                        lr_scale=preset.lr_scale), **kw)
     out = {name: np.ascontiguousarray(sw[name][0]) for name in sw.keys()}
     return NestedRescalingResult(ns=np.array(ns), scales=np.array(scales),
                                  tasks=tuple(NESTED_TASKS),
@@ -1150,7 +1374,8 @@ class NestedMtlResult:
 
 
 def nested_mtl_cell(seed, d, ns, draws, magnitude=1.0, width=32, units=6, n_aux=256,
-                    n_test=2000, alpha=1e-2, loss_tol=1e-6, max_steps=250_000) -> dict:
+                    n_test=2000, alpha=1e-2, loss_tol=1e-6, max_steps=250_000,
+                    lr_scale=0.5) -> dict:
     r"""The whole of :func:`run_nested_mtl` for one ``seed``: a cell function for
     :func:`transferkit.sweep.run`.
 
@@ -1176,7 +1401,8 @@ def nested_mtl_cell(seed, d, ns, draws, magnitude=1.0, width=32, units=6, n_aux=
     per_output = lambda v, cat: tuple(cat([t[o] for t in v]) for o in (0, 1))  # noqa: E731
     W, A, _, steps, conv = train_units_mtl(
         torch.cat(W_s), torch.cat(A0), per_output(Xs, torch.cat), per_output(ys, torch.cat),
-        per_output(counts, np.concatenate), loss_tol=loss_tol, max_steps=max_steps)
+        per_output(counts, np.concatenate), loss_tol=loss_tol, max_steps=max_steps,
+        lr_scale=lr_scale)
     shape = (len(NESTED_TASKS), len(ns), draws)
     # the network of (task t, n, draw j) is scored on test set t * draws + j
     sets = np.concatenate([t * draws + jj for t, jj in enumerate(jjs)])
@@ -1227,8 +1453,8 @@ def run_nested_mtl(preset: SampleEfficiencyPreset, features: ReluFeaturesPreset,
     sw = run(nested_mtl_cell, Grid(seed=[seed]),
              fixed=dict(d=d, ns=ns, draws=draws, magnitude=float(magnitude), width=width,
                         units=units, n_aux=n_aux, n_test=n_test, alpha=preset.alpha,
-                        loss_tol=preset.loss_tol,
-                        max_steps=pre_max_steps or 5 * max_steps), **kw)
+                        loss_tol=preset.loss_tol, max_steps=pre_max_steps or 5 * max_steps,
+                        lr_scale=preset.lr_scale), **kw)
     out = {name: np.ascontiguousarray(sw[name][0]) for name in sw.keys()}
     return NestedMtlResult(ns=np.array(ns), tasks=tuple(NESTED_TASKS), **out)
 

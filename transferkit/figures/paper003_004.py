@@ -3,7 +3,7 @@ r"""Figures of papers 003 (*the PT+FT penalty of a ReLU unit*) and 004 (*diagona
 Paper 003: the penalty and its local exponent (Fig. 1a-b), sample efficiency of STL against
 PT+FT (Fig. 1c) with the penalty's prediction beside the measured benefit, and the
 clustering of the learned ReLU features and their alignment with the teacher for STL, PT+FT
-and MTL (paper 004, App. E.2/G, Figs. 6d-e).
+and MTL (paper 004, App. E.2/G, Figs. 6a-e, with Fig. 6a's dense teacher).
 Paper 004: generalisation of STL, PT+FT and MTL diagonal networks against the number of
 samples, and the :math:`Q` and :math:`\ell_{1,2}` norms of their solutions (Fig. 5a).
 
@@ -26,7 +26,8 @@ from .plotting import tight_layout
 
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
            "paired_log_ratio", "reversal_figure", "relu_features_figure", "alignment_figure",
-           "participation_ratio_figure", "stl_clusters_figure", "nested_rescaling_figure",
+           "participation_ratio_figure", "stl_clusters_figure", "dense_clusters_figure",
+           "nested_rescaling_figure",
            "diagonal_generalisation_figure", "diagonal_norms_figure",
            "diagonal_l12_figure", "diagonal_l12_large_figure", "diagonal_rescaling_figure", "diagonal_sparsity_figure"]
 
@@ -347,29 +348,107 @@ def stl_clusters_figure(ns, alphas, clusters, converged=None):
         raise ValueError(f"converged must hold one array per alpha "
                          f"(got {len(converged)} for {len(alphas)} alphas)")
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3.2))
-    styles = ["-", "--", ":", "-."]
-    colours = plt.cm.viridis(np.linspace(0, 0.9, len(ns)))
+    _inertia_panel(ax1, ns, alphas, clusters, converged, "(a) inertia, STL")
     for k, (alpha, cl, conv) in enumerate(zip(alphas, clusters, converged)):
-        ls = styles[k % len(styles)]
+        ls = _STYLES[k % len(_STYLES)]
         done = np.asarray(conv).all(axis=1)                                 # (len(ns),)
-        for i, n in enumerate(ns):
-            ax1.plot(cl.ks, cl.inertia[i].mean(0), ls, marker="o", ms=3, c=colours[i],
-                     mfc=colours[i] if done[i] else "white",
-                     label=rf"$n = {n}$" if k == 0 else None)
-        ax1.plot([], [], ls, c="k", label=rf"$\alpha = {alpha:g}$")
         m, se = mean_se(cl.alignment, axis=1)
         line = ax2.errorbar(ns, m, yerr=se, ls=ls, c="k", marker="o", ms=5, capsize=3,
                             label=rf"$\alpha = {alpha:g}$")
         _open_where_stopped(ax2, ns, m, done, "k", ms=5, zorder=line[0].get_zorder())
-    ax1.set_xlabel("clusters $K$")
-    ax1.set_ylabel("inertia")
-    ax1.set_title("(a) inertia, STL", fontsize=9)
-    ax1.legend(fontsize=6, ncol=2)
     ax2.set_xscale("log", base=2)
     ax2.set_xlabel("main-task samples $n$")
     ax2.set_ylabel(f"alignment score ($K = {clusters[0].align_k}$)")
     ax2.set_title("(b) alignment with the teacher, STL (hollow: stopped at the cap)", fontsize=8)
     ax2.legend(fontsize=7)
+    tight_layout(fig)
+    return fig
+
+
+#: Line style of the k-th initialisation scale in the cluster figures.
+_STYLES = ["-", "--", ":", "-."]
+
+
+def _inertia_panel(ax, ns, alphas, clusters, converged, title):
+    """Inertia against :math:`K`, one colour per :math:`n` and one line style per
+    initialisation scale (mean over the draws; hollow markers where a run stopped at its
+    cap): panel (a) of :func:`stl_clusters_figure` and the panels of
+    :func:`dense_clusters_figure`."""
+    colours = plt.cm.viridis(np.linspace(0, 0.9, len(ns)))
+    for k, (alpha, cl, conv) in enumerate(zip(alphas, clusters, converged)):
+        ls = _STYLES[k % len(_STYLES)]
+        done = np.asarray(conv).all(axis=1)                                 # (len(ns),)
+        for i, n in enumerate(ns):
+            ax.plot(cl.ks, cl.inertia[i].mean(0), ls, marker="o", ms=3, c=colours[i],
+                    mfc=colours[i] if done[i] else "white",
+                    label=rf"$n = {n}$" if k == 0 else None)
+        ax.plot([], [], ls, c="k", label=rf"$\alpha = {alpha:g}$")
+    ax.set_xlabel("clusters $K$")
+    ax.set_ylabel("inertia")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+
+
+def dense_clusters_figure(ns, alphas, readouts, clusters, converged, sparse, sparse_converged,
+                          k: int = 6):
+    r"""Weighted k-means of STL students of dense teachers (paper 004, App. E.2.1, Fig. 6a,
+    reduced), beside those of the sparse teacher.
+
+    One panel per readout law of the dense teacher: inertia against :math:`K`, as panel (a)
+    of :func:`stl_clusters_figure`; a last panel: the inertia at ``k`` clusters against
+    :math:`n`, one colour per teacher (sparse, then each dense law), one line style per
+    initialisation scale, mean and standard error over the draws (hollow where a run
+    stopped at its cap).
+
+    Parameters
+    ----------
+    ns, alphas : sequences
+        Main-task sample sizes and initialisation scales, shared by every teacher.
+    readouts : sequence of str
+        The dense teachers' readout laws.
+    clusters : sequence of sequence of transferkit.experiments.ptft_relu.UnitClusters
+        ``clusters[i][j]``: law ``readouts[i]``, scale ``alphas[j]``; ``inertia``
+        ``(len(ns), draws, K)``.
+    converged : sequence of sequence of bool arrays ``(len(ns), draws)``
+        Shaped as ``clusters``.
+    sparse, sparse_converged : sequences over ``alphas``
+        The same for the sparse (six-unit) teacher.
+    k : int
+        The :math:`K` of the last panel; one of the clusters' ``ks``.
+    """
+    if len(clusters) != len(readouts) or len(converged) != len(readouts):
+        raise ValueError(f"clusters and converged must hold one entry per readout law "
+                         f"(got {len(clusters)} and {len(converged)} for {len(readouts)})")
+    if any(len(c) != len(alphas) for c in (*clusters, *converged, sparse, sparse_converged)):
+        raise ValueError(f"every entry of clusters and converged, and sparse and "
+                         f"sparse_converged, must hold one item per alpha ({len(alphas)})")
+    ks = list(np.asarray(sparse[0].ks))
+    if k not in ks:
+        raise ValueError(f"k must be one of the clusters' ks {ks} (got {k!r})")
+    fig, axes = plt.subplots(1, len(readouts) + 1, figsize=(4 * (len(readouts) + 1), 3.2))
+    for i, (law, cls, conv) in enumerate(zip(readouts, clusters, converged)):
+        _inertia_panel(axes[i], ns, alphas, cls, conv,
+                       f"({chr(97 + i)}) dense teacher, {law} readouts")
+    ax = axes[-1]
+    ik = ks.index(k)
+    teachers = [("sparse (6 units)", sparse, sparse_converged)] + [
+        (f"dense, {law}", cls, conv) for law, cls, conv in zip(readouts, clusters, converged)]
+    for c, (label, cls, conv) in enumerate(teachers):
+        for j, alpha in enumerate(alphas):
+            m, se = mean_se(cls[j].inertia[..., ik], axis=1)
+            line = ax.errorbar(ns, m, yerr=se, ls=_STYLES[j % len(_STYLES)], c=f"C{c}",
+                               marker="o", ms=4, capsize=2,
+                               label=label if j == 0 else None)
+            _open_where_stopped(ax, ns, m, np.asarray(conv[j]).all(axis=1), f"C{c}", ms=4,
+                                zorder=line[0].get_zorder())
+    for j, alpha in enumerate(alphas):
+        ax.plot([], [], _STYLES[j % len(_STYLES)], c="k", label=rf"$\alpha = {alpha:g}$")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("main-task samples $n$")
+    ax.set_ylabel(f"inertia at $K = {k}$")
+    ax.set_title(f"({chr(97 + len(readouts))}) inertia at K = {k} (hollow: stopped at the cap)",
+                 fontsize=8)
+    ax.legend(fontsize=6)
     tight_layout(fig)
     return fig
 
