@@ -374,7 +374,8 @@ for k, lr in LOGR_STEP.items():
     print(f"rho = {k[0]}, m = {k[1]}: log10(PT+FT/STL) at lr_scale = {FIG1C.step_check} "
           + ", ".join(f"n={n}: {m:+.2f} +- {e:.2f} ({c}/{DRAWS})"
                       for n, m, e, c in zip(NS, STEP_MEAN[k], STEP_SE[k], STEP_COUNT[k])))
-fig = figures.paper003_004.reversal_figure(SE_STEP, FIG_RHOS, FIG_MAGS, FIG1C.gamma)
+fig = figures.paper003_004.reversal_figure(SE_STEP, FIG_RHOS, FIG_MAGS, FIG1C.gamma,
+                                           note=f"step {FIG1C.step_check:g} (ours: {FIG1C.lr_scale:g})")
 provenance.record(fig, "p003-fig1c-prediction-step", seeds=SEED,
                   params=dict(rhos=FIG_RHOS, magnitudes=FIG_MAGS, ns=NS, draws=DRAWS,
                               max_steps=STEPS, pre_max_steps=FIG1C.pre_max_steps, d=D_IN,

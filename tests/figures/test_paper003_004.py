@@ -153,6 +153,11 @@ def test_reversal_figure_draws_the_penalty_beside_the_measurements():
     dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
     assert len(dashed) == 1                         # the all-draws mean, only where one stopped
     assert len([ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]) == 0
+    # a note (the step of a sensitivity reading) ends every panel's title
+    titled = paper003_004.reversal_figure(res, rhos, mags, 1e-2, note="step 2")
+    assert [ax.get_title() for ax in titled.axes] == [r"$\rho = 1.0$, step 2",
+                                                      r"$\rho = 0.9$, step 2"]
+    assert [ax.get_title() for ax in fig.axes] == [r"$\rho = 1.0$", r"$\rho = 0.9$"]
 
 
 def test_diagonal_rescaling_figure_draws_theory_beside_gd():

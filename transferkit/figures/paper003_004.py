@@ -164,7 +164,8 @@ def paired_log_ratio(result, converged_only: bool = True):
     return lr
 
 
-def reversal_figure(results: dict, rhos, magnitudes, gamma: float, m_curve=None):
+def reversal_figure(results: dict, rhos, magnitudes, gamma: float, m_curve=None,
+                    note: str | None = None):
     r"""Measured benefit of pretraining against the penalty's prediction (paper 003, Fig. 1c
     beside Eqs. 10-11).
 
@@ -189,6 +190,9 @@ def reversal_figure(results: dict, rhos, magnitudes, gamma: float, m_curve=None)
     m_curve : array_like, optional
         Magnitudes of the prediction's curve (default: 200 points log-spaced over the
         range of ``magnitudes``, widened by a factor 2 each side).
+    note : str, optional
+        Appended to every panel's title (e.g. the step the networks were trained with, when
+        the figure is drawn again under another reading).
 
     Returns
     -------
@@ -215,7 +219,7 @@ def reversal_figure(results: dict, rhos, magnitudes, gamma: float, m_curve=None)
         ax.axhline(0, color="k", lw=0.6, ls=":")
         ax.set_xscale("log")
         ax.set_xlabel("main-task magnitude $m$")
-        ax.set_title(rf"$\rho = {rho}$", fontsize=9)
+        ax.set_title(rf"$\rho = {rho}$" + (f", {note}" if note else ""), fontsize=9)
     axes[0, 0].set_ylabel(r"$\log_{10}(e_{\rm PT+FT}/e_{\rm STL})$")
     axes[0, 0].legend(fontsize=7)
     tight_layout(fig)
