@@ -441,8 +441,9 @@ print(f"(* significant: Bonferroni t over {n_shift} comparisons, family-wise 1 %
 #   $n = 16$ ($-0.38\pm0.06$ against $-0.52\pm0.04$).
 # - *How the benefit moves.* At $\rho = 0.9$ the benefit of pretraining is smaller at the
 #   larger step in every one of the 15 cells with converged draws at both steps (the
-#   paired changes above, $+0.02$ to $+0.26$ in $\log_{10}$), none significant alone at
-#   the family's 1 %; the largest at small $m$ ($m = 0.01$: $-0.08\pm0.13$ at $n = 8$
+#   paired changes above, $+0.02$ to $+0.26$ in $\log_{10}$; at $m = 1$ the smallest, some by
+#   less than their standard error), none significant alone at the family's 1 %; the
+#   largest at small $m$ ($m = 0.01$: $-0.08\pm0.13$ at $n = 8$
 #   against $-0.21\pm0.17$). At $\rho = 1$ and $m < 1$ too the ratios at small $n$ are less
 #   extreme ($m = 0.03$, $n = 8$: $-2.20$ against $-2.83$); at $m = 1$ they hardly move.
 # - *A smaller step*, a one-off probe outside the chapter (`run_sample_efficiency_grid` of
@@ -474,11 +475,14 @@ if FIG1C == experiments.ptft_relu.SAMPLE_EFFICIENCY["paper"]:
     assert abs(m_ours[0]) < 0.02 and m_big[0] < -5 * se_big[0], (m_ours, m_big, se_big)
     assert not any(v == 1 for v in sign_step.values()), sign_step     # no reversal
     assert all(STEP_MEAN[k][i] < 0 for k, i in tested_step)
-    assert len(tested_step) == 32 and sum(v == -1 for v in sign_step.values()) == 24
-    assert {c for c in sign_step if c in sign and sign_step[c] != sign[c]} == {
-        (0.9, 0.1, 8), (0.9, 0.03, 16)}
+    # verdicts that change with the step are only at rho = 0.9 (the text's two cells; their
+    # count is not asserted: a cell near its critical value may fall either side elsewhere)
+    assert all(c[0] == 0.9 for c in sign_step if c in sign and sign_step[c] != sign[c])
     shifts = [v for v in SHIFT_SIG.values() if v[2] >= 2]
-    assert len(shifts) == n_shift == 15 and all(v[0] > 0 and not v[3] for v in shifts), shifts
+    assert len(shifts) == n_shift and not any(v[3] for v in shifts), shifts
+    # the shifts with the smallest standard errors (8 draws; 3.7 to 4.7 of them) are positive
+    assert all(SHIFT_SIG[0.9, m, n][0] > 3 * SHIFT_SIG[0.9, m, n][1]
+               for m in (0.1, 0.03) for n in (8, 32)), SHIFT_SIG
 
 # %% [markdown]
 # ## App. E.2 and G: clustering and dimensionality of the learned ReLU features
@@ -1133,14 +1137,18 @@ paired_verdicts(DENSE_CLAIMS, STL_NS)
 #   0.40, 0.54, 0.63, every run at its tolerance up to $n = 128$, none at 256.
 # - *Large initialisation.* The inertia stays at 0.42 to 0.50 at every $n$ under both laws
 #   (it is that of the initial random directions: the first layer moves little).
-# - *The paired tests.* The large initialisation's inertia is above the small one's,
-#   significantly, at $n$ = 8, 16 and 32 under both laws ($+0.41\pm0.02$ and
-#   $+0.38\pm0.03$ at $n = 8$), not significantly at 64; at $n = 128$ the order turns
-#   round under the positive law ($-0.12\pm0.01$, 7 draws, significant: there the rich
-#   network is less clustered than the random directions of the lazy one). The growth from
-#   $n = 8$ is significant at $n = 64$ under both laws ($+0.25\pm0.02$ Gaussian, 5 draws;
-#   $+0.34\pm0.03$ positive) and at 32 and 128 under the positive law; every tested mean
-#   is positive.
+# - *The paired tests.* The large initialisation's inertia is above the small one's at
+#   every $n$ up to 64 under both laws ($+0.41\pm0.02$ and $+0.38\pm0.03$ at $n = 8$),
+#   significantly up to $n = 32$ ($t$ = 7.8 to 27 against critical values of 6.3 to 10.8;
+#   the Gaussian law at $n = 16$ with a thin margin, 11.6 against 10.8 on 5 draws), not at
+#   64 (Gaussian 9.9 against 10.8, positive 1.8 against 6.3). At $n = 128$ the order turns
+#   round under the positive law ($-0.12\pm0.01$, 7 draws, $t = -9.1$ against 7.0: there
+#   the rich network is less clustered than the random directions of the lazy one). The
+#   growth from $n = 8$ is positive wherever tested; it is significant under the positive
+#   law at $n = 64$ and 128 ($t$ = 11 and 20 against 6.3), and with thin margins under the
+#   positive law at $n = 32$ (6.9 against 6.3) and the Gaussian one at $n = 64$ (11.2
+#   against 10.8, 5 draws). The thin margins are stated, not asserted: they could fall
+#   either side on another machine.
 #
 # **Against the six-unit teacher** (last panel). Up to $n = 128$ the dense teachers'
 # students are no less clustered than the sparse teacher's (0.27 Gaussian and 0.40
@@ -1169,11 +1177,19 @@ if (FIG1C == experiments.ptft_relu.SAMPLE_EFFICIENCY["paper"]
         lazy = f"dense {law}: inertia at K = {FEATURES.align_k}, large - small initialisation"
         grow = (f"dense {law}, small initialisation: inertia at K = {FEATURES.align_k}, "
                 f"at n - at n = {N0}")
-        assert all(VERDICT[lazy, n][0] > 0 and VERDICT[lazy, n][3] for n in (8, 16, 32)), law
-        assert not VERDICT[lazy, 64][3] and VERDICT[grow, 64][0] > 0 and VERDICT[grow, 64][3]
+        assert all(VERDICT[lazy, n][0] > 0 for n in (8, 16, 32, 64)), law
         assert all(VERDICT[grow, n][0] > 0 for n in STL_NS[1:] if VERDICT[grow, n][2] > 1)
+        # significant with a margin (t at least 1.2 times its critical value); the thin
+        # ones of the text are not asserted
+        robust = {"gaussian": ((lazy, 8), (lazy, 32)),
+                  "positive": ((lazy, 8), (lazy, 16), (lazy, 32), (grow, 64), (grow, 128))}
+        for name, n in robust[law]:
+            m, se, k, _ = VERDICT[name, n]
+            assert abs(m) > 1.2 * stats.critical_value(len(DENSE_CLAIMS) * len(STL_NS), k) * se, (
+                name, n, m, se, k)
     lazy_p = f"dense positive: inertia at K = {FEATURES.align_k}, large - small initialisation"
-    assert VERDICT[lazy_p, 128][0] < 0 and VERDICT[lazy_p, 128][3]
+    m, se, k, _ = VERDICT[lazy_p, 128]
+    assert m < -1.2 * stats.critical_value(len(DENSE_CLAIMS) * len(STL_NS), k) * se
     small_g = CL_DENSE[0][0].inertia[..., K6].mean(-1)
     assert DENSE.readouts[0] == "gaussian" and np.all(np.diff(small_g) > 0), small_g
     i256 = STL_NS.index(256)
