@@ -213,11 +213,34 @@ LOGR = {k: figures.paper003_004.paired_log_ratio(r) for k, r in SE.items()}  # N
 print(f"pretraining: at most {max(int(r.pre_steps.max()) for r in SE.values())} steps "
       f"(cap {FIG1C.pre_max_steps or 5 * STEPS}), converged in "
       f"{min(int(r.pre_converged.sum()) for r in SE.values())} of {DRAWS} draws")
-LR_MEAN, LR_SE, LR_COUNT = {}, {}, {}  # per (rho, m): mean, standard error, converged draws per n
-for k, lr in LOGR.items():
-    ok = np.isfinite(lr)
-    LR_COUNT[k] = ok.sum(1)
-    LR_MEAN[k], LR_SE[k] = stats.mean_se(lr, axis=1, where=ok)   # over the converged draws
+
+
+def ratio_summary(logr):
+    """Per (rho, m) of paired log ratios (NaN: a run stopped at its cap): the mean, standard
+    error and number of converged draws per n, over the converged draws (three dicts)."""
+    mean, se, count = {}, {}, {}
+    for k, lr in logr.items():
+        ok = np.isfinite(lr)
+        count[k] = ok.sum(1)
+        mean[k], se[k] = stats.mean_se(lr, axis=1, where=ok)
+    return mean, se, count
+
+
+def sign_test(mean, se, count):
+    """The cells (rho, m, n) with at least two converged draws, each -1 (PT+FT significantly
+    better), +1 (STL significantly better: the reversal) or 0, Bonferroni t critical values
+    over those cells (family-wise 1 %)."""
+    tested = [(k, i) for k in mean for i in range(len(NS)) if count[k][i] >= 2]
+    out = {}
+    for k, i in tested:
+        crit = stats.critical_value(len(tested), int(count[k][i]))
+        lo, hi = mean[k][i] - crit * se[k][i], mean[k][i] + crit * se[k][i]
+        out[k[0], k[1], NS[i]] = -1 if hi < 0 else (1 if lo > 0 else 0)
+    return tested, out
+
+
+LR_MEAN, LR_SE, LR_COUNT = ratio_summary(LOGR)   # per (rho, m): mean, s.e., converged draws per n
+for k in LOGR:
     cells = ", ".join(f"n={n}: {m:+.2f} +- {e:.2f} ({c}/{DRAWS})"
                       for n, m, e, c in zip(NS, LR_MEAN[k], LR_SE[k], LR_COUNT[k]))
     print(f"rho = {k[0]}, m = {k[1]}: penalty ratio {PRED[k]:.2f}; log10(PT+FT/STL) {cells}")
@@ -299,12 +322,7 @@ provenance.record(fig, "p003-fig1c-prediction", seeds=SEED,
 # (at smoke scale there is none: one draw). Tolerances: Bonferroni t critical values over
 # those cells with the converged draws of each (only runs that reached the tolerance enter).
 # -1: PT+FT significantly better, +1: STL significantly better (the reversal), 0: neither.
-tested = [(k, i) for k in SE for i in range(len(NS)) if LR_COUNT[k][i] >= 2]
-sign = {}
-for k, i in tested:
-    crit = stats.critical_value(len(tested), int(LR_COUNT[k][i]))
-    lo, hi = LR_MEAN[k][i] - crit * LR_SE[k][i], LR_MEAN[k][i] + crit * LR_SE[k][i]
-    sign[k[0], k[1], NS[i]] = -1 if hi < 0 else (1 if lo > 0 else 0)
+tested, sign = sign_test(LR_MEAN, LR_SE, LR_COUNT)
 print(f"{len(tested)} cells tested; PT+FT significantly better in "
       f"{sum(v == -1 for v in sign.values())}, STL in {sum(v == 1 for v in sign.values())}")
 assert not any(v == 1 for v in sign.values()), sign      # no reversal anywhere
@@ -366,11 +384,8 @@ LOGR_STEP = {k: figures.paper003_004.paired_log_ratio(r) for k, r in SE_STEP.ite
 print(f"pretraining at lr_scale = {FIG1C.step_check}: at most "
       f"{max(int(r.pre_steps.max()) for r in SE_STEP.values())} steps, converged in "
       f"{min(int(r.pre_converged.sum()) for r in SE_STEP.values())} of {DRAWS} draws")
-STEP_MEAN, STEP_SE, STEP_COUNT = {}, {}, {}
-for k, lr in LOGR_STEP.items():
-    ok = np.isfinite(lr)
-    STEP_COUNT[k] = ok.sum(1)
-    STEP_MEAN[k], STEP_SE[k] = stats.mean_se(lr, axis=1, where=ok)
+STEP_MEAN, STEP_SE, STEP_COUNT = ratio_summary(LOGR_STEP)
+for k in LOGR_STEP:
     print(f"rho = {k[0]}, m = {k[1]}: log10(PT+FT/STL) at lr_scale = {FIG1C.step_check} "
           + ", ".join(f"n={n}: {m:+.2f} +- {e:.2f} ({c}/{DRAWS})"
                       for n, m, e, c in zip(NS, STEP_MEAN[k], STEP_SE[k], STEP_COUNT[k])))
@@ -392,12 +407,7 @@ provenance.record(fig, "p003-fig1c-prediction-step", seeds=SEED,
 
 # %%
 # The sign test of the previous section at the larger step: Bonferroni over its tested cells.
-tested_step = [(k, i) for k in SE_STEP for i in range(len(NS)) if STEP_COUNT[k][i] >= 2]
-sign_step = {}
-for k, i in tested_step:
-    crit = stats.critical_value(len(tested_step), int(STEP_COUNT[k][i]))
-    lo, hi = STEP_MEAN[k][i] - crit * STEP_SE[k][i], STEP_MEAN[k][i] + crit * STEP_SE[k][i]
-    sign_step[k[0], k[1], NS[i]] = -1 if hi < 0 else (1 if lo > 0 else 0)
+tested_step, sign_step = sign_test(STEP_MEAN, STEP_SE, STEP_COUNT)
 print(f"{len(tested_step)} cells tested; PT+FT significantly better in "
       f"{sum(v == -1 for v in sign_step.values())}, STL in "
       f"{sum(v == 1 for v in sign_step.values())}; verdict changed from the chapter's step in "
