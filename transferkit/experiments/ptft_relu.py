@@ -676,6 +676,14 @@ class StlInitScaleResult:
     teacher_dirs: np.ndarray
 
 
+def _checked_alphas(alphas) -> np.ndarray:
+    """Initialisation scales as a float array: a ``ValueError`` for an empty sequence, a
+    non-sequence, or a scale not > 0 (naming ``alpha``)."""
+    if isinstance(alphas, (str, bytes)) or not np.iterable(alphas) or len(alphas) == 0:
+        raise ValueError(f"alphas must be a non-empty sequence of numbers > 0 (got {alphas!r})")
+    return np.array([check_positive("alpha", a) for a in alphas], dtype=float)
+
+
 def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draws: int,
                        width: int = 32, units: int = 6, n_aux: int = 256, n_test: int = 2000,
                        seed: int = 0, loss_tol: float = 1e-6, max_steps: int = 50_000,
@@ -697,9 +705,7 @@ def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draw
     ValueError
         As :func:`run_sample_efficiency`, and for an empty ``alphas`` or one not > 0.
     """
-    if isinstance(alphas, (str, bytes)) or not np.iterable(alphas) or len(alphas) == 0:
-        raise ValueError(f"alphas must be a non-empty sequence of numbers > 0 (got {alphas!r})")
-    alphas = np.array([check_positive("alpha", a) for a in alphas], dtype=float)
+    alphas = _checked_alphas(alphas)
     d, width, units, ns, draws, seed, n_aux, n_test, max_steps, _ = _checked(
         d, rho, magnitude, ns, draws, width, units, n_aux, n_test, float(alphas[0]), 1.0, seed,
         loss_tol, max_steps, None, lr_scale=lr_scale)
@@ -861,9 +867,7 @@ def run_stl_dense(d: int, ns, alphas, readouts=DENSE_READOUTS, *, draws: int,
         or one not in :data:`DENSE_READOUTS` (a ``TypeError`` if not a str); all before any
         training.
     """
-    if isinstance(alphas, (str, bytes)) or not np.iterable(alphas) or len(alphas) == 0:
-        raise ValueError(f"alphas must be a non-empty sequence of numbers > 0 (got {alphas!r})")
-    alphas = np.array([check_positive("alpha", a) for a in alphas], dtype=float)
+    alphas = _checked_alphas(alphas)
     if isinstance(readouts, (str, bytes)) or not np.iterable(readouts) or len(readouts) == 0:
         raise ValueError(f"readouts must be a non-empty sequence of {DENSE_READOUTS} "
                          f"(got {readouts!r})")
