@@ -42,6 +42,13 @@ def test_pretrain_teachers_and_features(depth):
     assert list(P.rank) == [1] * draws and P.U.shape == (draws, d, 1)
     np.testing.assert_allclose(np.abs(np.einsum("bi,bi->b", P.U[..., 0].numpy(), bs)), 1.0,
                                atol=1e-8)
+    # the kept subspace is the full decomposition's; the full spectrum only when asked for
+    U, S, rank, svals = models.deep_linear.feature_subspace(P.weights)
+    assert list(rank) == list(P.rank)
+    assert float((U @ U.transpose(1, 2) - P.U @ P.U.transpose(1, 2)).abs().max()) < 1e-12
+    assert float((S - P.S).abs().max()) < 1e-12
+    assert "feature_svals" not in vars(P)
+    assert torch.equal(P.feature_svals, svals) and "feature_svals" in vars(P)
     # targets at angle theta
     thetas = np.array([0.0, 0.7, math.pi / 2, math.pi])
     bt = P.beta_t(thetas).numpy()

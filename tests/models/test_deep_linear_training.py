@@ -523,6 +523,57 @@ def test_feature_subspace_rank_and_padding():
             models.deep_linear.feature_subspace(Ws, rcond=bad)
 
 
+def _spiked(rng, B, d, p, spikes, noise):
+    """``(B, d, p)``: orthonormal rank-``len(spikes)`` part with singular values ``spikes``
+    plus Gaussian noise of entry scale ``noise``."""
+    out = np.zeros((B, d, p))
+    for b in range(B):
+        U = np.linalg.qr(rng.standard_normal((d, len(spikes))))[0]
+        V = np.linalg.qr(rng.standard_normal((p, len(spikes))))[0]
+        out[b] = (U * np.asarray(spikes)) @ V.T + noise * rng.standard_normal((d, p))
+    return out
+
+
+def test_feature_subspace_without_spectrum_is_the_full_decomposition_to_rounding():
+    """spectrum=False: the certified block power iteration gives the rank, projector and
+    singular values of the full SVD (to 1e-12), svals None; rank 1 and 2 in one batch."""
+    rng = np.random.default_rng(3)
+    d, p = 60, 40
+    W1 = _spiked(rng, 3, d, p, [1.0], 1e-6)
+    W1[1] += _spiked(rng, 1, d, p, [0.3], 0.0)[0]           # instance 1: rank 2
+    Ws = [_t(W1), _t(rng.standard_normal((3, p, 1)))]
+    assert models.deep_linear._top_singular(_t(W1), 1e-3) is not None     # the fast path
+    U0, S0, r0, sv0 = models.deep_linear.feature_subspace(Ws, rcond=1e-3)
+    U1, S1, r1, sv1 = models.deep_linear.feature_subspace(Ws, rcond=1e-3, spectrum=False)
+    assert sv1 is None and sv0.shape == (3, p)
+    assert list(r1) == list(r0) == [1, 2, 1]
+    assert U1.shape == U0.shape and S1.shape == S0.shape
+    P0, P1 = U0 @ U0.transpose(1, 2), U1 @ U1.transpose(1, 2)
+    assert float((P0 - P1).abs().max()) < 1e-12
+    assert float((S0 - S1).abs().max()) < 1e-12
+    assert S1[0, 1] == 0 and torch.all(U1[0, :, 1] == 0)    # padding as the full path pads
+
+
+@pytest.mark.parametrize("case", ["near the cutoff", "too many kept", "noise above the cutoff",
+                                  "too small"])
+def test_top_singular_declines_what_it_cannot_certify(case):
+    """_top_singular returns None (and feature_subspace falls back to the full SVD, bit for
+    bit) when a singular value sits near the cutoff, when q or more are kept, when the rest
+    is not certainly below the cutoff, or when the matrix has no more than q columns."""
+    rng = np.random.default_rng(4)
+    d, p = 60, 40
+    W1 = {"near the cutoff": _spiked(rng, 2, d, p, [1.0, 1.0005e-3], 1e-9),
+          "too many kept": _spiked(rng, 2, d, p, list(np.linspace(1, 0.5, 8)), 1e-9),
+          "noise above the cutoff": _spiked(rng, 2, d, p, [1.0], 1e-3),
+          "too small": _spiked(rng, 2, 8, 8, [1.0], 1e-6)}[case]
+    assert models.deep_linear._top_singular(_t(W1), 1e-3) is None
+    Ws = [_t(W1), _t(rng.standard_normal((2, W1.shape[2], 1)))]
+    full = models.deep_linear.feature_subspace(Ws, rcond=1e-3)
+    fast = models.deep_linear.feature_subspace(Ws, rcond=1e-3, spectrum=False)
+    assert torch.equal(full[0], fast[0]) and torch.equal(full[1], fast[1])
+    assert list(full[2]) == list(fast[2]) and fast[3] is None
+
+
 def _orthonormal(rng, B, d, r):
     return np.stack([np.linalg.qr(rng.standard_normal((d, r)))[0] for _ in range(B)])
 

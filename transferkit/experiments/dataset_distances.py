@@ -102,9 +102,8 @@ def scaled_pretrained(P, norm, depth, seed, alpha, rcond, loss_tol):
                           device=P.beta_s.device, dtype=P.beta_s.dtype)
     Ws, info = gradient_descent(W0, population_objective(norm * P.beta_s), loss_tol=loss_tol,
                                 desc=f"pretraining |beta_s| = {norm:g}")
-    U, S, rank, svals = feature_subspace(Ws, rcond)
-    return dataclasses.replace(P, weights=Ws, U=U, S=S, rank=rank, feature_svals=svals,
-                               info=info)
+    U, S, rank, _ = feature_subspace(Ws, rcond, spectrum=False)   # as pretrain does
+    return dataclasses.replace(P, weights=Ws, U=U, S=S, rank=rank, info=info)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from .._validate import check_budget, check_grid, check_int, check_positive, che
 from ..models.deep_linear import (
     empirical_objective,
     end_to_end,
+    feature_map,
     feature_subspace,
     finetune_chain,
     gradient_descent,
@@ -132,8 +133,14 @@ class Pretrained:
     U: torch.Tensor             # (B, d, r) feature subspace
     S: torch.Tensor             # (B, r)
     rank: np.ndarray            # (B,) effective feature rank
-    feature_svals: torch.Tensor  # (B, d) singular values of W_1 ... W_{L-1}
     info: object = field(repr=False, default=None)
+
+    @functools.cached_property
+    def feature_svals(self) -> torch.Tensor:
+        r"""All singular values of :math:`W_1\cdots W_{L-1}`, ``(B, min(d, p))`` (Thm 3.4), computed
+        from ``weights`` when first asked for (a full decomposition that pretraining itself
+        does not need)."""
+        return torch.linalg.svd(feature_map(self.weights), full_matrices=False)[1]
 
     def beta_t(self, theta) -> torch.Tensor:
         """Targets for an array of angles, ``(B, m, d)``."""
@@ -341,8 +348,8 @@ def pretrain(d, depth=2, draws=20, seed=0, alpha=1e-5, rcond=1e-3, loss_tol=1e-1
                           device=device, dtype=dtype)
     Ws, info = gradient_descent(W0, population_objective(beta_s), loss_tol=loss_tol,
                                 max_steps=max_steps, progress=False, desc="pretraining")
-    U, S, rank, svals = feature_subspace(Ws, rcond)
-    return Pretrained(beta_s, nu, Ws, U, S, rank, svals, info)
+    U, S, rank, _ = feature_subspace(Ws, rcond, spectrum=False)
+    return Pretrained(beta_s, nu, Ws, U, S, rank, info)
 
 
 def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-5,

@@ -305,8 +305,8 @@ def feature_spectrum(d, alphas, depth=2, draws=4, seed=0, device=None,
     svals, ratio, align = [], [], []
     for a in alphas:
         p = pretrain(d, depth, draws, seed, float(a), device=device, dtype=dtype, progress=False)
-        sv = p.feature_svals.cpu().numpy()
-        U = torch.linalg.svd(feature_map(p.weights), full_matrices=False)[0][:, :, 0]
+        U, sv, _ = torch.linalg.svd(feature_map(p.weights), full_matrices=False)
+        sv, U = sv.cpu().numpy(), U[:, :, 0]          # sv: p.feature_svals, bit for bit
         svals.append(sv[0])
         ratio.append((sv[:, 1] / sv[:, 0]).max())
         align.append(float((U * p.beta_s).sum(1).abs().min()))

@@ -39,7 +39,8 @@ def markdown_table(rows: dict, settings: list[str], outcome: str) -> str:
 
 def scatter_figure(preds: dict, outcome, title: str, ylabel: str, color=None, clabel=""):
     """One panel per predictor: ``outcome`` against the predictor (log axis where the
-    predictor spans more than two decades), Spearman rho in the panel title."""
+    predictor is positive and spans more than two decades; values below ``1e-12`` times the
+    largest count as zero), Spearman rho in the panel title."""
     names = list(PREDICTORS)
     ncol = 4
     nrow = -(-len(names) // ncol)
@@ -52,8 +53,10 @@ def scatter_figure(preds: dict, outcome, title: str, ylabel: str, color=None, cl
     for ax, p in zip(axs, names):
         x = np.asarray(preds[p], float)
         sc = ax.scatter(x, y, s=10, c=color, cmap="viridis")
-        pos = x[x > 0]
-        if pos.size == x.size and pos.size and pos.max() / pos.min() > 100:
+        # a value at the rounding level of the largest (a fraction that is zero in exact
+        # arithmetic, computed as 1e-16) counts as zero: it must not switch the axis to log
+        tiny = 1e-12 * np.abs(x).max() if x.size else 0.0
+        if x.size and bool((x > tiny).all()) and x.max() > 100 * x.min():
             ax.set_xscale("log")
         rho = float(spearman(x, y)) if np.ptp(x) > 0 else math.nan
         ax.set_title(f"{p}: ρ = {rho:+.2f}", fontsize=9)
