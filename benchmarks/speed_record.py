@@ -26,6 +26,12 @@ implementation with closed-form gradients (the same update, all instances in one
 program; the script checks that it reproduces the autograd loop's weights).  Everything
 that is extrapolated is labelled as such in the output.
 
+It also times one cell computed alone, as ``transferkit simulate`` does
+(:func:`transferkit.experiments.deep_linear.simulate_transfer`: pretraining, then scratch
+training, linear transfer and fine-tuning of all draws at one angle), against the authors'
+cell (pretraining, scratch and last layer: their fine-tuning is not counted, so the ratio
+understates).  ``--json PATH`` writes these numbers for ``benchmarks/speed_table.py``.
+
 Prints (a) the time and speed-up per cell, (b) the generalization errors of both beside the
 exact finite-size theory, with the convergence of the authors' fixed-epoch runs, (c) the
 time of the full 21 x 19 grid for both (extrapolated; ``--full-grid`` measures
@@ -55,6 +61,8 @@ from transferkit.experiments.deep_linear import (
 from transferkit.experiments.linear_transfer import FIG1
 from transferkit.models.deep_linear import init_deep_linear
 from transferkit.streams import keyed_rng
+
+from _record import write_json  # benchmarks/ is on sys.path
 
 #: The chapter's preset (notebooks/linear_transfer.py: ``experiments.linear_transfer.FIG1[SCALE]``);
 #: the speed record runs its ``paper`` entry.  No private copy of the chapter's parameters.
@@ -328,7 +336,8 @@ def main():
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--scale", choices=["paper"], default="paper",
                     help="the chapter's preset: paper only (the record is a paper-scale figure)")
-    ap.add_argument("--json", default=None, help="not written: accepted for `make bench`")
+    ap.add_argument("--json", default=None,
+                    help="write the one-cell timings here (read by benchmarks/speed_table.py)")
     args = ap.parse_args()
     tk.models.device.use_threads()               # the chapters' count (TRANSFERKIT_THREADS)
     d, theta, epochs, seed = args.d, args.theta, args.epochs, BOOK.seed
@@ -354,6 +363,17 @@ def main():
         t0 = time.perf_counter()
         tk.pretrain(d, DEPTH, draws, seed=seed, alpha=ALPHA, progress=False)
         t_pre = min(t_pre, time.perf_counter() - t0)
+    # one cell alone, as `transferkit simulate` computes it (pretraining included, nothing
+    # memoised: simulate_transfer pretrains afresh)
+    one_s = {}
+    for g in gammas:
+        n = tk.experiments.deep_linear.sample_size(g, d)
+        one_s[n] = np.inf
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            tk.experiments.deep_linear.simulate_transfer(d, g, theta, SIGMA, depth=DEPTH, draws=draws,
+                                                         seed=seed, alpha=ALPHA)
+            one_s[n] = min(one_s[n], time.perf_counter() - t0)
     row_s = np.inf
     for _ in range(repeat):
         res = sweep.run(experiments.linear_transfer.linear_transfer_cell, sweep.Grid(gamma=gammas, theta=BOOK_THETAS),
@@ -408,6 +428,18 @@ def main():
               f"{int(np.median(steps)):>11d} / {int(steps.max()):<6d} (authors: {EPOCHS})")
     print(f"    'alone': pretraining + the cell's whole gamma row (all 19 angles: an upper bound for "
           f"one cell); 'in grid': pretraining / {n_cells} + row / 19, the cost of a cell within Fig. 1.")
+    print(f"    one cell computed alone as `transferkit simulate` does (pretraining, scratch, linear "
+          f"transfer and fine-tuning at theta = {theta:.4f}; the authors' cell has no fine-tuning): "
+          + "; ".join(f"n = {n}: {ms(one_s[n])}, {auth_cell[n] / one_s[n]:,.0f}x" for n in ns))
+    if args.json:
+        write_json(args.json, dict(
+            scale=args.scale, quick=bool(args.quick), d=d, depth=DEPTH, draws=draws,
+            theta=theta, epochs=EPOCHS, authors_how=auth_how,
+            cells=[dict(gamma=float(g), n=int(n), authors_s=float(auth_cell[n]),
+                        simulate_s=float(one_s[n]), simulate_ratio=float(auth_cell[n] / one_s[n]),
+                        row_alone_s=float(t_pre + row_s[i]),
+                        in_grid_s=float(t_pre / n_cells + row_s[i] / len(BOOK_THETAS)))
+                   for i, (g, n) in enumerate(zip(gammas, ns))]))
     if not args.authors_full:
         scale = EPOCHS / epochs
         print("    for comparison, the authors' protocol as batched iterates (same updates, all "

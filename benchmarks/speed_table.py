@@ -6,7 +6,7 @@ Run by ``make bench`` after the benchmarks::
 
 Reads ``fig1_grid.json``, ``fig2_grid.json`` and ``relu_speed.json`` (written by the
 benchmarks with ``--json``; required), the rows of the benchmarks in ``OPTIONAL`` whose JSON
-is present (``lenet_speed.json``, ``diagonal_speed.json``), and, when the paper-scale book has been built, the ReLU chapter's
+is present (``speed_record.json``, ``lenet_speed.json``, ``diagonal_speed.json``), and, when the paper-scale book has been built, the ReLU chapter's
 execution time from the book's jupyter-cache records (``benchmarks/book_times.py``) and the
 whole book's times from ``book-time.json`` next to that cache (written by ``make book`` when it
 executed every chapter, i.e. from empty caches, at paper scale), and replaces everything between the marker lines ``<!-- speed-table:start -->`` and
@@ -24,7 +24,7 @@ from pathlib import Path
 START, END = "<!-- speed-table:start -->", "<!-- speed-table:end -->"
 BENCHMARKS = ("fig1_grid", "fig2_grid", "relu_speed")
 #: benchmarks whose row is written when their JSON file is present
-OPTIONAL = ("lenet_speed", "diagonal_speed")
+OPTIONAL = ("speed_record", "lenet_speed", "diagonal_speed")
 
 
 def _dur(s: float) -> str:
@@ -80,6 +80,18 @@ def rows(res: dict, chapter_seconds: float | None) -> list[str]:
         f"pretraining {rl['pretrain_it_s']:.1f} steps/s for {rl['seeds']} seeds batched; scratch "
         f"training on n = {rl['n']} samples {rl['scratch_it_s']:.1f} steps/s for {rl['seeds']} "
         f"seeds{_relu_run(rl)} | {_relu_authors(rl)} |")
+    if "speed_record" in res:
+        sr = res["speed_record"]
+        cells = sr["cells"]
+        out.append(
+            f"| one cell of Fig. 1 computed alone, as `transferkit simulate` does (pretraining, then "
+            f"scratch training, linear transfer and fine-tuning of {sr['draws']} draws at d = "
+            f"{sr['d']}, theta = {sr['theta']:.4f}; `speed_record.py`){_reduced(sr)} | "
+            + "; ".join(f"gamma = {c['gamma']:g}: {c['simulate_s']:.2f} s" for c in cells)
+            + f" | pretraining, scratch and last layer ({sr['epochs']:,} epochs x {sr['draws']} "
+            f"instances each; fine-tuning not counted): "
+            + "; ".join(f"{_dur(c['authors_s'])}, {c['simulate_ratio']:,.0f}x" for c in cells)
+            + " |")
     if "lenet_speed" in res:
         ln = res["lenet_speed"]
         one = ln["images_s"].get("1", next(iter(ln["images_s"].values())))

@@ -208,6 +208,11 @@ def test_speed_table_optional_rows(tmp_path):
     readme.write_text(f"{st.START}\n{st.END}\n")
     assert st.main([str(tmp_path), str(readme)]) == 0
     assert "lenet_speed" not in readme.read_text() and "diagonal_speed" not in readme.read_text()
+    assert "speed_record" not in readme.read_text()
+    (tmp_path / "speed_record.json").write_text(json.dumps(dict(
+        scale="paper", quick=False, d=500, depth=2, draws=20, theta=1.0472, epochs=5000,
+        cells=[dict(gamma=0.5, n=250, authors_s=181.0, simulate_s=1.234, simulate_ratio=146.7),
+               dict(gamma=1.5, n=750, authors_s=300.0, simulate_s=2.5, simulate_ratio=120.0)])))
     (tmp_path / "lenet_speed.json").write_text(json.dumps(dict(
         scale="paper", images_s={"1": 12345.0}, s_per_epoch_60k=4.9, reduced_estimated_s=700.0,
         full_estimated_s=5200.0)))
@@ -223,6 +228,7 @@ def test_speed_table_optional_rows(tmp_path):
     assert "12,345 images/s" in text and "4.9 s per epoch" in text and "86.7 min" in text
     assert "4,450 network-steps" in text and "148,492" in text
     assert "612,345 network-steps" in text and "against 43,787" in text
+    assert "gamma = 0.5: 1.23 s; gamma = 1.5: 2.50 s" in text and "3.0 min, 147x" in text
     (tmp_path / "lenet_speed.json").write_text(json.dumps(dict(
         scale="smoke", images_s={"1": 1.0}, s_per_epoch_60k=1.0, reduced_estimated_s=1.0,
         full_estimated_s=1.0)))
