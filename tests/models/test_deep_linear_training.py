@@ -555,17 +555,19 @@ def test_feature_subspace_without_spectrum_is_the_full_decomposition_to_rounding
 
 
 @pytest.mark.parametrize("case", ["near the cutoff", "too many kept", "noise above the cutoff",
-                                  "too small"])
+                                  "too small", "zero"])
 def test_top_singular_declines_what_it_cannot_certify(case):
     """_top_singular returns None (and feature_subspace falls back to the full SVD, bit for
     bit) when a singular value sits near the cutoff, when q or more are kept, when the rest
-    is not certainly below the cutoff, or when the matrix has no more than q columns."""
+    is not certainly below the cutoff, when the matrix has no more than q columns, or when an
+    instance is zero (rank 0)."""
     rng = np.random.default_rng(4)
     d, p = 60, 40
     W1 = {"near the cutoff": _spiked(rng, 2, d, p, [1.0, 1.0005e-3], 1e-9),
           "too many kept": _spiked(rng, 2, d, p, list(np.linspace(1, 0.5, 8)), 1e-9),
           "noise above the cutoff": _spiked(rng, 2, d, p, [1.0], 1e-3),
-          "too small": _spiked(rng, 2, 8, 8, [1.0], 1e-6)}[case]
+          "too small": _spiked(rng, 2, 8, 8, [1.0], 1e-6),
+          "zero": np.concatenate([_spiked(rng, 1, d, p, [1.0], 1e-9), np.zeros((1, d, p))])}[case]
     assert models.deep_linear._top_singular(_t(W1), 1e-3) is None
     Ws = [_t(W1), _t(rng.standard_normal((2, W1.shape[2], 1)))]
     full = models.deep_linear.feature_subspace(Ws, rcond=1e-3)

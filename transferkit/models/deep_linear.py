@@ -641,8 +641,8 @@ def _top_singular(M, rcond, q=_TOP_COLUMNS, iterations=_TOP_ITERATIONS, tol=_TOP
     cut = rcond * s[:, :1]
     keep = s > cut
     r = keep.sum(1)
-    if not bool((r < q).all()) or not bool((res <= 0.5 * cut[:, 0]).all()):
-        return None
+    if not bool(((r >= 1) & (r < q)).all()) or not bool((res <= 0.5 * cut[:, 0]).all()):
+        return None                                             # (r = 0: a zero matrix)
     upper = torch.sqrt(s ** 2 + res[:, None] ** 2)             # sigma_i(M) <= upper
     cut_hi = rcond * upper[:, :1]                               # sigma_1(M) <= upper_1
     if not bool(torch.where(keep, s > cut_hi, upper <= cut).all()):
