@@ -40,6 +40,27 @@ def test_train_gradient_matches_autograd(one_thread):
     torch.testing.assert_close(gW, W.grad)
 
 
+def test_first_layer_gradient_is_the_masked_product_bit_for_bit(one_thread):
+    """loss_and_grads masks r a_h with ReLU's backward kernel: the same bits as the product
+    with the indicator 1[w_h . x > 0] written out (zero-padded samples and a dead unit,
+    where w_h . x = 0, included)."""
+    rng = np.random.default_rng(2)
+    X = torch.tensor(rng.standard_normal((3, 40, 6)))
+    X[:, 30:] = 0                                            # padding beyond n
+    y = torch.tensor(rng.standard_normal((3, 40)))
+    y[:, 30:] = 0
+    W = torch.tensor(rng.standard_normal((3, 8, 6)))
+    W[:, 0] = 0                                              # a dead unit: w . x = 0 exactly
+    a = torch.tensor(rng.standard_normal((3, 8)))
+    n = torch.full((3,), 30.0, dtype=torch.float64)
+    _, gW, _ = models.relu.loss_and_grads(W, a, X, y, n)
+    pre = X @ W.transpose(1, 2)
+    r = (torch.relu(pre) * a[:, None, :]).sum(-1) - y
+    mask = ((r[..., None] * a[:, None, :]) * (pre > 0)).transpose(1, 2) @ X / n[:, None, None]
+    assert torch.equal(gW, mask)
+    assert np.array_equal(gW.numpy().view(np.int64), mask.numpy().view(np.int64))
+
+
 def test_train_fits_a_teacher_and_is_deterministic(one_thread):
     out = []
     for _ in range(2):
