@@ -421,6 +421,27 @@ def test_sample_gradient_is_autograd_of_the_sample_loss(n, monkeypatch):
             np.testing.assert_array_equal(got[1:3].numpy(), alone.numpy())
 
 
+def test_sample_gradient_mask_is_the_indicator_product_bit_for_bit():
+    """The first-layer gradient of ``sample_loss_grad`` masks the residuals with ReLU's
+    backward kernel: the same bits as the product with the indicator 1[w_i . x > 0] written
+    out (one block; a unit orthogonal to an input included)."""
+    rng = np.random.default_rng(14)
+    S, n, m, d = 3, 30, 20, 5
+    X = torch.tensor(rng.standard_normal((S, n, d)))
+    X[:, 0] = 0.0
+    X[:, 0, 0] = 1.0                                         # x = e_1
+    y = torch.tensor(rng.standard_normal((S, n)))
+    W = torch.tensor(models.relu.random_sphere((S, m, d), rng))
+    W[:, :2, 0] = 0.0                                        # w . e_1 = 0 for two units
+    c = torch.tensor(rng.standard_normal((S, m)))
+    _, _, gW = models.relu.sample_loss_grad(W, c, X, y)
+    A = torch.bmm(X, W.transpose(1, 2)).clamp_(min=0.0)
+    r = torch.bmm(A, c[..., None]).div_(m).sub_(y[..., None])
+    want = X.new_zeros(S, m, d).baddbmm_((A > 0).to(A.dtype).mul_(r).transpose(1, 2), X)
+    want.mul_(c[..., None] * (2.0 / (n * m)))
+    assert np.array_equal(gW.numpy().view(np.int64), want.numpy().view(np.int64))
+
+
 @pytest.mark.parametrize("block", [1, 3, 7, 128])
 def test_tangent_gradient_by_blocks_of_units(block, monkeypatch):
     """The student-student terms by blocks of units, each pair of blocks evaluated once
@@ -557,3 +578,30 @@ def test_check_earlier_stops_refuses_rules_that_stop_later_and_bad_input():
                             (5.0, TypeError, "earlier"), ([("a", 0.0)], TypeError, "max_time")):
         with pytest.raises(kind, match=name):
             models.relu.check_earlier_stops(bad, 10.0, 0.0)
+
+
+def test_train_ntk_is_paper_002_eq4_written_out_bit_for_bit():
+    """train_ntk's update is vec W <- vec W - eta Z (u - y) (paper 002, Eq. 4) with the ReLU
+    derivative 1{w.x >= 0}: the same bits as the update written out with that indicator,
+    including inputs where w.x = 0 exactly (zero rows, -0.0, and units orthogonal to an
+    input that is not zero, where the convention decides the update)."""
+    rng = np.random.default_rng(5)
+    d, n, m = 6, 12, 16
+    X = torch.tensor(rng.standard_normal((n, d)))
+    X[0] = 0.0                                               # w.x = 0 for every unit
+    X[1] = -0.0
+    X[2] = 0.0
+    X[2, 0] = 2.0                                            # x = 2 e_1, not zero
+    y = torch.tensor(rng.standard_normal(n))
+    W0, A = models.relu.init_ntk(d, m, 1.0, [0, 1], device=torch.device("cpu"))
+    W0[:, 0, :3] = 0.0                                       # units with w.x = 0 on x = 2 e_1
+    W, info = models.relu.train_ntk(W0, A, X, y, eta=0.05, tol=1e-300, max_steps=7)
+    assert info.steps == 7
+    Wr = W0.clone()
+    for _ in range(7):
+        pre = X @ Wr
+        out = (torch.relu(pre) * A[:, None, :]).sum(-1) / math.sqrt(m)
+        act = (pre >= 0).to(Wr.dtype) * (A[:, None, :] / math.sqrt(m))
+        Wr -= 0.05 * (X.T @ ((out - y)[:, :, None] * act))
+    assert np.array_equal(W.numpy().view(np.int64), Wr.numpy().view(np.int64))
+    assert not torch.equal(W, W0)

@@ -284,6 +284,12 @@ def init_ntk(d: int, m: int, kappa: float, seeds, symmetric: bool = True,
     return W, A
 
 
+#: The negative double nearest zero: ``x > _BELOW_ZERO`` is ``x >= 0`` for every double
+#: (``-0.0`` included), the ReLU derivative convention :math:`\mathbf 1\{w\cdot x\ge 0\}` of
+#: paper 002 (Eq. 4) as a threshold of ``aten.threshold_backward``.
+_BELOW_ZERO = -math.ulp(0.0)
+
+
 def _ntk_forward(W, A, X):
     """Outputs ``(S, n)`` and activation pattern ``(S, n, m)`` of the network."""
     pre = X @ W                                   # (S, n, m)
@@ -350,14 +356,18 @@ def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_
     path_steps, path = [0], [torch.zeros(W.shape[0], dtype=W.dtype, device=W.device)]
     out, pre = _ntk_forward(W, A, X)
     outputs0 = out.clone()
+    a_m = A[:, None, :] / math.sqrt(m)                         # (S, 1, m), a_r / sqrt(m)
     while True:
         res = out - y                                          # (S, n)
         rn = torch.linalg.vector_norm(res, dim=-1)
         if rule.stop(rn):
             break
-        # dL/dw_r = (1/sqrt m) a_r sum_i (u_i - y_i) 1{w_r.x_i >= 0} x_i
-        act = (pre >= 0).to(W.dtype) * (A[:, None, :] / math.sqrt(m))   # (S, n, m)
-        grad = X.T @ (res[:, :, None] * act)                            # (S, d, m)
+        # dL/dw_r = (1/sqrt m) a_r sum_i (u_i - y_i) 1{w_r.x_i >= 0} x_i: the products
+        # (u_i - y_i) a_r / sqrt(m), kept where w_r.x_i >= 0 by ReLU's backward kernel (it
+        # keeps what lies above its threshold, here the negative double nearest zero): one
+        # pass instead of a mask, its conversion and two products, the same bits (tested)
+        grad = X.T @ torch.ops.aten.threshold_backward(res[:, :, None] * a_m, pre,
+                                                       _BELOW_ZERO)    # (S, d, m)
         W -= eta * grad
         rule.advance()
         steps = rule.t
@@ -664,7 +674,8 @@ def sample_loss_grad(W, c, X, y):
         r = torch.bmm(A, cc).div_(m).sub_(y[:, k:k + b, None])      # residuals, (S, b, 1)
         loss += (r * r).sum((1, 2))
         gc.baddbmm_(A.transpose(1, 2), r)
-        gW.baddbmm_((A > 0).to(A.dtype).mul_(r).transpose(1, 2), Xk)
+        # r_mu where w_i . x_mu > 0, else 0 (ReLU's backward kernel: one pass, the same bits)
+        gW.baddbmm_(torch.ops.aten.threshold_backward(r.expand_as(A), A, 0).transpose(1, 2), Xk)
     scale = 2.0 / (n * m)
     return loss / n, gc[..., 0].mul_(scale), gW.mul_(c[..., None] * scale)
 
