@@ -1169,7 +1169,8 @@ def loss_and_grads(W, a, X, y, n):
     # r a_h where w_h . x > 0, else 0: ReLU's own backward kernel, one pass over the
     # activations instead of a boolean mask, its conversion to float and a product (the
     # same bits, tested)
-    gW = torch.ops.aten.threshold_backward(r[..., None] * a[:, None, :], pre, 0).transpose(1, 2) @ X / n[:, None, None]
+    masked = torch.ops.aten.threshold_backward(r[..., None] * a[:, None, :], pre, 0)
+    gW = masked.transpose(1, 2) @ X / n[:, None, None]
     return loss, gW, ga
 
 
