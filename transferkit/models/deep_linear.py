@@ -566,7 +566,7 @@ def feature_subspace(Ws, rcond: float = 1e-3, spectrum: bool = True):
     spectrum : bool
         ``True`` (default): the full singular value decomposition of :math:`\Phi`, whose
         singular values are returned as ``svals``.  ``False``: only the kept part, from
-        :func:`_top_singular` (a block power iteration on a few columns, a tenth of the
+        ``_top_singular`` (a block power iteration on a few columns, a tenth of the
         cost at ``d = 500``) where its residual certifies it, else from the full
         decomposition; ``svals`` is then ``None``.  The two give the same rank, the same
         kept subspace ``U`` to an angle of ``1e-12`` (the certificate) and the same ``S`` to
