@@ -293,7 +293,7 @@ _BELOW_ZERO = -math.ulp(0.0)
 def _ntk_forward(W, A, X):
     """Outputs ``(S, n)`` and activation pattern ``(S, n, m)`` of the network."""
     pre = X @ W                                   # (S, n, m)
-    out = (torch.relu(pre) * A[:, None, :]).sum(-1) / math.sqrt(W.shape[-1])
+    out = torch.relu(pre).mul_(A[:, None, :]).sum(-1) / math.sqrt(W.shape[-1])
     return out, pre
 
 
@@ -357,6 +357,7 @@ def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_
     out, pre = _ntk_forward(W, A, X)
     outputs0 = out.clone()
     a_m = A[:, None, :] / math.sqrt(m)                         # (S, 1, m), a_r / sqrt(m)
+    Xt = X.T.contiguous()   # X^T laid out as rows: the product below twice as fast, same bits
     while True:
         res = out - y                                          # (S, n)
         rn = torch.linalg.vector_norm(res, dim=-1)
@@ -366,8 +367,8 @@ def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_
         # (u_i - y_i) a_r / sqrt(m), kept where w_r.x_i >= 0 by ReLU's backward kernel (it
         # keeps what lies above its threshold, here the negative double nearest zero): one
         # pass instead of a mask, its conversion and two products, the same bits (tested)
-        grad = X.T @ torch.ops.aten.threshold_backward(res[:, :, None] * a_m, pre,
-                                                       _BELOW_ZERO)    # (S, d, m)
+        grad = Xt @ torch.ops.aten.threshold_backward(res[:, :, None] * a_m, pre,
+                                                      _BELOW_ZERO)     # (S, d, m)
         W -= eta * grad
         rule.advance()
         steps = rule.t
