@@ -25,7 +25,7 @@ def test_scatter_axis_is_log_only_for_positive_values_over_two_decades(values, s
     y = np.array([0.1, -0.2, 0.3, 0.0])
     preds = {p: np.array([1.0, 2.0, 3.0, 4.0]) for p in PREDICTORS}
     preds["feature"] = np.array(values)
-    fig = figures.predictors.scatter_figure(preds, y, "t", "y")
+    fig = figures.predictors.scatter_figure(preds, y, "t", "y", color=np.arange(4.0))
     ax = fig.axes[list(PREDICTORS).index("feature")]
     assert ax.get_xscale() == scale
     plt.close(fig)

@@ -286,7 +286,9 @@ def init_ntk(d: int, m: int, kappa: float, seeds, symmetric: bool = True,
 
 #: The negative double nearest zero: ``x > _BELOW_ZERO`` is ``x >= 0`` for every double
 #: (``-0.0`` included), the ReLU derivative convention :math:`\mathbf 1\{w\cdot x\ge 0\}` of
-#: paper 002 (Eq. 4) as a threshold of ``aten.threshold_backward``.
+#: paper 002 (Eq. 4) as a threshold of ``aten.threshold_backward``.  It is subnormal: with
+#: ``torch.set_flush_denormal(True)`` it reads as 0, and a unit with ``w.x = 0`` exactly
+#: (a measure-zero event for continuous inputs) would get no gradient from that input.
 _BELOW_ZERO = -math.ulp(0.0)
 
 
