@@ -366,8 +366,7 @@ def main():
     # one cell alone, as `transferkit simulate` computes it (pretraining included, nothing
     # memoised: simulate_transfer pretrains afresh)
     one_s = {}
-    for g in gammas:
-        n = tk.experiments.deep_linear.sample_size(g, d)
+    for g, n in zip(gammas, ns):
         one_s[n] = np.inf
         for _ in range(repeat):
             t0 = time.perf_counter()
