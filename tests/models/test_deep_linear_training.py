@@ -521,6 +521,9 @@ def test_feature_subspace_rank_and_padding():
     for bad in (0.0, 1.0, -0.1):
         with pytest.raises(ValueError, match="rcond"):
             models.deep_linear.feature_subspace(Ws, rcond=bad)
+    for bad in (0, "no", None):                  # a switch, not a truthy value
+        with pytest.raises(TypeError, match="spectrum"):
+            models.deep_linear.feature_subspace(Ws, spectrum=bad)
 
 
 def _spiked(rng, B, d, p, spikes, noise):

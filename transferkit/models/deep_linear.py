@@ -31,7 +31,7 @@ import torch
 from tqdm import tqdm
 
 from .. import config
-from .._validate import check_array, check_int, check_positive
+from .._validate import check_array, check_bool, check_int, check_positive
 from ..streams import keyed_rng, unit_rows
 from ._chain_kernel import chain_descent
 from .descent import Descent
@@ -585,6 +585,7 @@ def feature_subspace(Ws, rcond: float = 1e-3, spectrum: bool = True):
     """
     if not (0 < rcond < 1):
         raise ValueError(f"rcond must be in (0, 1) (got {rcond!r})")
+    spectrum = check_bool("spectrum", spectrum)
     M = feature_map(Ws)
     top = None if spectrum else _top_singular(M, rcond)
     if top is None:
