@@ -229,6 +229,18 @@ def test_speed_table_optional_rows(tmp_path):
     assert "4,450 network-steps" in text and "148,492" in text
     assert "612,345 network-steps" in text and "against 43,787" in text
     assert "gamma = 0.5: 1.23 s; gamma = 1.5: 2.50 s" in text and "3.0 min, 147x" in text
+    assert "fine-tuning not counted" in text
+    # with the authors' fine-tuning timed (the same work as simulate), both ratios
+    (tmp_path / "speed_record.json").write_text(json.dumps(dict(
+        scale="paper", quick=False, d=500, depth=2, draws=20, theta=1.0472, epochs=5000,
+        cells=[dict(gamma=0.5, n=250, authors_s=181.0, simulate_s=1.234, simulate_ratio=146.7,
+                    authors_ft_s=241.0, simulate_ratio_ft=195.3),
+               dict(gamma=1.5, n=750, authors_s=300.0, simulate_s=2.5, simulate_ratio=120.0,
+                    authors_ft_s=420.0, simulate_ratio_ft=168.0)])))
+    assert st.main([str(tmp_path), str(readme)]) == 0
+    text = readme.read_text()
+    assert "last layer and fine-tuning" in text and "4.0 min, 195x; 7.0 min, 168x" in text
+    assert "without their fine-tuning: 3.0 min, 147x; 5.0 min, 120x" in text
     (tmp_path / "lenet_speed.json").write_text(json.dumps(dict(
         scale="smoke", images_s={"1": 1.0}, s_per_epoch_60k=1.0, reduced_estimated_s=1.0,
         full_estimated_s=1.0)))
