@@ -605,3 +605,43 @@ def test_train_ntk_is_paper_002_eq4_written_out_bit_for_bit():
         Wr -= 0.05 * (X.T @ ((out - y)[:, :, None] * act))
     assert np.array_equal(W.numpy().view(np.int64), Wr.numpy().view(np.int64))
     assert not torch.equal(W, W0)
+
+
+@pytest.mark.parametrize("S, m, d, m_star", [(8, 120, 10, 7), (5, 64, 12, 3), (2, 9, 4, 2)])
+def test_risk_of_shared_units_is_the_batched_computation_bit_for_bit(S, m, d, m_star):
+    """Linear transfer scores S draws of one set of pretrained units: risk_np computes their
+    kernel once and broadcasts it (_batch_kernel).  The risks are those of the kernel
+    computed for every copy, bit for bit, and a batch whose entries differ (in the units or
+    in the teacher) is computed entry by entry as before."""
+    rng = np.random.default_rng(S * 1000 + m)
+    W1 = models.relu.random_sphere((1, m, d), rng) * rng.uniform(0.5, 2.0, (1, m, 1))
+    T1 = models.relu.make_teachers(1, m_star, d, rng)
+    W = np.repeat(W1, S, 0)
+    T = models.relu.repeat_teacher(T1, S)
+    a = rng.standard_normal((S, m)) / m
+
+    def explicit(W, a, T):          # every kernel computed for every copy
+        Kww, Kwt, Ktt = relu_kernel(W, W), relu_kernel(W, T.W), relu_kernel(T.W, T.W)
+        return (np.einsum("si,sij,sj->s", a, Kww, a) - 2 * np.einsum("si,sij,sj->s", a, Kwt, T.a)
+                + np.einsum("si,sij,sj->s", T.a, Ktt, T.a))
+
+    assert np.array_equal(models.relu.risk_np(W, a, T), explicit(W, a, T))
+    K = models.relu._batch_kernel(W, W)
+    assert K.shape == (S, m, m) and K.strides[0] == 0          # computed once
+    # entries that differ: no sharing, the same numbers as before
+    W_other = W.copy()
+    W_other[-1, 0] = -W_other[-1, 0]
+    assert models.relu._batch_kernel(W_other, W_other).strides[0] != 0
+    assert np.array_equal(models.relu.risk_np(W_other, a, T), explicit(W_other, a, T))
+    T_other = models.relu.Teacher(T.W.copy(), T.a)
+    T_other.W[0, 0] = -T_other.W[0, 0]
+    assert models.relu._batch_kernel(W, T_other.W).strides[0] != 0
+    assert np.array_equal(models.relu.risk_np(W, a, T_other), explicit(W, a, T_other))
+    # two distinct unit sets, each repeated (several teachers' draws in one batch, as
+    # anchored_n_cell stacks them): each kernel computed once, gathered
+    W2 = np.concatenate([W, -W])
+    T2 = models.relu.repeat_teacher(T1, 2 * S)
+    a2 = np.concatenate([a, a[::-1]])
+    reps, inv = models.relu._first_equal(W2, T2.W)
+    assert reps.tolist() == [0, S] and inv.tolist() == [0] * S + [1] * S
+    assert np.array_equal(models.relu.risk_np(W2, a2, T2), explicit(W2, a2, T2))

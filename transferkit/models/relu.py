@@ -15,6 +15,7 @@ One module for the four parametrisations the papers use:
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 
@@ -1065,11 +1066,49 @@ def train_samples(W0, c0, X, y, lr: float = 1.0, tol: float = 1e-6, max_steps: i
 # evaluation: risks, linear transfer, RKHS projections (numpy)
 # ---------------------------------------------------------------------------
 
+def _first_equal(W, V):
+    """For batched ``W (S, N, d)``, ``V (S, M, d)``: the entries whose pair ``(W[s], V[s])``
+    first occurs at ``s`` (``reps``), and for every entry the position in ``reps`` of its
+    equal, bit for bit (``inv``).  Hashes find the candidates, ``array_equal`` decides."""
+    reps, inv, seen = [], np.empty(W.shape[0], dtype=np.intp), {}
+    for s in range(W.shape[0]):
+        key = hashlib.blake2b(W[s].tobytes() + V[s].tobytes(), digest_size=16).digest()
+        for u in seen.get(key, ()):
+            r = reps[u]
+            if np.array_equal(W[s], W[r]) and np.array_equal(V[s], V[r]):
+                inv[s] = u
+                break
+        else:
+            seen.setdefault(key, []).append(len(reps))
+            inv[s] = len(reps)
+            reps.append(s)
+    return np.array(reps, dtype=np.intp), inv
+
+
+def _batch_kernel(W, V) -> np.ndarray:
+    """:func:`~transferkit.theory.relu.relu_kernel` of batched rows ``W (S, N, d)`` and
+    ``V (S, M, d)``, computed once per distinct pair ``(W[s], V[s])``: linear transfer
+    scores many draws of one set of pretrained units against one teacher, whose ``N x M``
+    arc-cosine kernel would otherwise be computed once per draw.  The same numbers bit for
+    bit, as each entry's kernel is computed from its own rows alone (tested); one distinct
+    pair is broadcast (a read-only view), several are gathered."""
+    W, V = np.asarray(W), np.asarray(V)
+    if not (W.ndim == V.ndim == 3 and W.shape[0] == V.shape[0] > 1):
+        return relu_kernel(W, V)
+    reps, inv = _first_equal(W, V)
+    if reps.size == W.shape[0]:
+        return relu_kernel(W, V)
+    K = relu_kernel(W[reps], V[reps])
+    if reps.size == 1:
+        return np.broadcast_to(K, (W.shape[0],) + K.shape[1:])
+    return K[inv]
+
+
 def risk_np(W, a, teacher: Teacher) -> np.ndarray:
     """Exact population risk ``(S,)`` of batched students ``(W, a)`` (numpy)."""
-    Kww = relu_kernel(W, W)
-    Kwt = relu_kernel(W, teacher.W)
-    Ktt = relu_kernel(teacher.W, teacher.W)
+    Kww = _batch_kernel(W, W)
+    Kwt = _batch_kernel(W, teacher.W)
+    Ktt = _batch_kernel(teacher.W, teacher.W)
     return (np.einsum("si,sij,sj->s", a, Kww, a) - 2 * np.einsum("si,sij,sj->s", a, Kwt, teacher.a)
             + np.einsum("si,sij,sj->s", teacher.a, Ktt, teacher.a))
 
