@@ -460,8 +460,7 @@ provenance.record(fig, "fig9-anchored-fine", params=dict(P, lambdas=FINE, mu=MU_
 # $\lambda\le 10^{-4}$ stopped at the horizon $t = 10^3$, and the three largest at the step
 # cap of 1,200 steps, before the horizon ($t$ = 12 to 650: the backtracking accepted
 # steps well below the cap of h = 1). The numbers below come from the `paper`-scale run behind the
-# book ($\mu = 0.9$). The section took 14 min there, beside other jobs on the 2 cores; the
-# Fig. 9 section above took 5.5 min.
+# book ($\mu = 0.9$). Each section prints its own wall time above.
 #
 # - The half decades do sample the regime between rich and lazy that the paper's grid
 #   skips. From $\lambda = 10^{-7}$ to $3\cdot10^{-5}$:
