@@ -135,6 +135,20 @@ def check_positive(name: str, value, allow_zero: bool = False) -> float:
     return float(value)
 
 
+def check_positive_or_inf(name: str, value) -> float:
+    """``value`` as a ``float`` if > 0, finite or ``inf`` (a step cap, a time horizon that
+    may be absent), else ``ValueError``; a non-number is an :class:`InputTypeError`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputTypeError(f"{name} must be a number > 0 or inf (got {value!r})")
+    try:
+        ok = float(value) > 0                      # False for NaN
+    except OverflowError:                          # an int beyond the float range
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be a number > 0 or inf (got {value!r})")
+    return float(value)
+
+
 def check_fraction(name: str, value) -> float:
     """``value`` as a ``float`` in ``[0, 1)`` (a share of a batch, e.g. the trainers'
     ``compact``); a non-number (``bool`` included) is an :class:`InputTypeError`, a number out

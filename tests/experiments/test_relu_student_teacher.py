@@ -352,3 +352,26 @@ def test_a_rule_that_stops_nothing_reuses_the_fits(one_thread, monkeypatch):
     assert_same(res, alone)
     for name, rule in earlier.items():
         assert_same(runs[name], rst.fig3_experiment(**dict(Q, **rule), cache=False))
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(ns=[0]), r"^ns must be an integer in \[1, 2\*\*53\]"),
+    (dict(ns=[10.5]), r"^ns must be an integer"), (dict(ns=[]), r"^ns must be a non-empty"),
+    (dict(ns=[[10, 20]]), r"^ns must be a non-empty 1-d"),
+    (dict(mus=[]), r"^mus must be a non-empty"), (dict(mus=[1.0]), r"^mus must be a non-empty 1-d sequence of numbers in \[0, 1\)"),
+    (dict(mus=[np.nan]), r"^mus must be"), (dict(lr=0.0), r"^lr must be a number > 0 or inf"),
+    (dict(max_time=np.nan), r"^max_time must be"), (dict(max_step=-1.0), r"^max_step must be"),
+    (dict(pretrain_steps=-1), r"^pretrain_steps must be"), (dict(scratch_steps=1.5), r"^scratch_steps must be"),
+    (dict(gram_points=0), r"^gram_points must be"), (dict(readout_init=np.inf), r"^readout_init must be"),
+    (dict(ns=[10**12]), r"^ns=1000000000000 is too large"), (dict(m=10**6), r"^m=1000000 is too large")])
+def test_fig3_experiment_refuses_bad_input_before_any_work(kw, match, monkeypatch):
+    """Before, ns = [0] raised a ZeroDivisionError after pretraining had run, ns = [10.5]
+    was truncated to 10, lr = 0 trained without moving and the other settings reached the
+    trainers unchecked.  No sweep starts (``run`` is replaced by a tripwire)."""
+    def tripwire(*a, **k):
+        raise AssertionError("work started before the input was checked")
+    monkeypatch.setattr(rst, "run", tripwire)
+    args = dict(d=4, m=10, m_star=2, mus=[0.1], ns=[10], cache=False, progress=False)
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        rst.fig3_experiment(**args)

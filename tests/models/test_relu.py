@@ -645,3 +645,62 @@ def test_risk_of_shared_units_is_the_batched_computation_bit_for_bit(S, m, d, m_
     reps, inv = models.relu._first_equal(W2, T2.W)
     assert reps.tolist() == [0, S] and inv.tolist() == [0] * S + [1] * S
     assert np.array_equal(models.relu.risk_np(W2, a2, T2), explicit(W2, a2, T2))
+
+
+def test_mean_field_trainers_refuse_bad_input_before_any_step():
+    """train_samples and train_population: shapes, finiteness and the step settings are
+    checked first, each a ValueError naming the argument.  Before, NaN data and a NaN teacher
+    became a DivergenceError after the first loss, lr = 0 trained without moving, and
+    mismatched shapes raised torch's own errors."""
+    rng = np.random.default_rng(13)
+    T = models.relu.make_teachers(1, 2, 3, rng)
+    W0 = models.relu.random_sphere((1, 4, 3), rng)
+    c0 = np.full((1, 4), 1e-7)
+    X, y = rng.standard_normal((1, 5, 3)), np.ones((1, 5))
+    nan_X = X.copy()
+    nan_X[0, 0, 0] = np.nan
+    zero_W = W0.copy()
+    zero_W[0, 1] = 0.0
+    samples = [(dict(X=nan_X), r"^X must be finite"), (dict(y=y * np.inf), r"^y must be finite"),
+               (dict(X=X[..., :2]), r"^X must have shape \(S, N, d\) = \(1, N, 3\)"),
+               (dict(y=y[:, :4]), r"^y must have shape \(1, 5\)"),
+               (dict(c0=c0[:, :3]), r"^c0 must have shape \(S, m\)"),
+               (dict(W0=zero_W), r"^W0 must have no zero rows"),
+               (dict(lr=0.0), r"^lr must be a number > 0 or inf"),
+               (dict(lr=np.nan), r"^lr must be a number > 0 or inf"),
+               (dict(max_step=-1.0), r"^max_step must be"), (dict(max_time=0.0), r"^max_time must be"),
+               (dict(max_steps=-1), r"^max_steps must be"), (dict(record_every=0), r"^record_every must be")]
+    for kw, match in samples:
+        args = dict(W0=W0, c0=c0, X=X, y=y, max_steps=5)
+        args.update(kw)
+        with pytest.raises(ValueError, match=match):
+            models.relu.train_samples(args.pop("W0"), args.pop("c0"), args.pop("X"), args.pop("y"),
+                                      **args)
+    bad_T = models.relu.Teacher(np.where(T.W > 0, np.nan, T.W), T.a)
+    with pytest.raises(ValueError, match=r"^teacher\.W must be finite"):
+        models.relu.train_population(W0, c0, bad_T, max_steps=5)
+    with pytest.raises(ValueError, match=r"^teacher\.a must have shape \(1, 2\)"):
+        models.relu.train_population(W0, c0, models.relu.Teacher(T.W, T.a[:, :1]), max_steps=5)
+    with pytest.raises(ValueError, match=r"^teacher\.W must have shape \(S, N, d\) = \(1, N, 3\)"):
+        models.relu.train_population(W0, c0, models.relu.Teacher(T.W[..., :2], T.a), max_steps=5)
+
+
+def test_risk_np_and_train_ntk_refuse_mismatched_shapes():
+    """numpy's einsum message and torch's bmm message were what escaped before."""
+    rng = np.random.default_rng(14)
+    T = models.relu.make_teachers(2, 2, 3, rng)
+    W = rng.standard_normal((2, 4, 3))
+    with pytest.raises(ValueError, match=r"^W must be \(S, m, d\), a \(S, m\)"):
+        models.relu.risk_np(W, np.ones((2, 5)), T)
+    with pytest.raises(ValueError, match=r"^W must be \(S, m, d\), a \(S, m\)"):
+        models.relu.risk_np(W[:1], np.ones((1, 4)), T)
+    Wn, A = models.relu.init_ntk(3, 8, 1.0, [0])
+    X, y = torch.randn(5, 3, dtype=torch.float64), torch.randn(5, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"^W must be \(S, d, m\), A \(S, m\), X \(n, d\)"):
+        models.relu.train_ntk(Wn.transpose(1, 2), A, X, y, eta=0.1)
+    with pytest.raises(ValueError, match=r"^W must be \(S, d, m\)"):
+        models.relu.train_ntk(Wn, A, X, y[:4], eta=0.1)
+    with pytest.raises(ValueError, match=r"^X must be finite"):
+        models.relu.train_ntk(Wn, A, X * np.nan, y, eta=0.1)
+    with pytest.raises(TypeError, match=r"^y must be a torch tensor"):
+        models.relu.train_ntk(Wn, A, X, y.numpy(), eta=0.1)

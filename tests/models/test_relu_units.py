@@ -2,6 +2,7 @@
 and the alignment score (paper 004, App. E.2)."""
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -227,3 +228,25 @@ def test_mtl_fits_every_task_to_its_own_tolerance(one_thread):
     for bad in (ns[0][:2], np.zeros(4), ns[0] + 100):
         with pytest.raises(ValueError, match=r"^ns\[0\] must hold B = 4 sample counts"):
             models.relu.train_units_mtl(W0, A0, Xs, ys, [bad, ns[1]])
+
+
+@pytest.mark.parametrize("arg", ["W", "a", "X", "y"])
+def test_train_units_refuses_non_finite_input(arg):
+    """A NaN or inf in the weights or the data is a ValueError naming it, before any step
+    (before: NaN in X raised torch's LinAlgError from the curvature bound's eigh, inf in y
+    a DivergenceError after the first loss); also for train_units_mtl's task lists."""
+    rng = np.random.default_rng(1)
+    t = lambda v: torch.as_tensor(v, dtype=torch.float64)  # noqa: E731
+    args = dict(W=t(rng.standard_normal((2, 3, 4))), a=t(rng.standard_normal((2, 3))),
+                X=t(rng.standard_normal((2, 5, 4))), y=t(rng.standard_normal((2, 5))))
+    for bad in (np.nan, np.inf):
+        kw = {k: v.clone() for k, v in args.items()}
+        kw[arg].view(-1)[1] = bad
+        with pytest.raises(ValueError, match=rf"^{arg} must be finite"):
+            models.relu.train_units(kw["W"], kw["a"], kw["X"], kw["y"], np.array([5.0, 5.0]))
+        if arg in ("X", "y"):
+            name = "Xs[1]" if arg == "X" else "ys[1]"
+            with pytest.raises(ValueError, match=rf"^{re.escape(name)} must be finite"):
+                models.relu.train_units_mtl(
+                    args["W"], torch.stack([args["a"], args["a"]], -1), [args["X"], kw["X"]],
+                    [args["y"], kw["y"]], [np.array([5.0, 5.0])] * 2)

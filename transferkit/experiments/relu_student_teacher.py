@@ -6,7 +6,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import InputTypeError, check_bool, check_int, check_positive
+from .._validate import (MAX_INT, InputTypeError, check_bool, check_budget, check_int,
+                         check_positive, check_positive_or_inf, check_values)
 from ..models.relu import (
     MeanFieldInfo,
     Teacher,
@@ -895,6 +896,19 @@ def fig3_earlier_stops(earlier: dict, **params) -> tuple[Fig3Result, dict]:
     return res[0], dict(zip(earlier, res[1:]))
 
 
+def _checked_grids(mus, ns):
+    """Fig. 3's grids checked before any work: ``mus`` a non-empty 1-d sequence in
+    ``[0, 1)``, ``ns`` one of integers >= 1; returned as the float and int arrays the cells
+    take."""
+    mu_v = check_values("mus", mus, 0.0)
+    if mu_v.ndim != 1 or mu_v.size == 0 or np.any(mu_v >= 1):
+        raise ValueError(f"mus must be a non-empty 1-d sequence of numbers in [0, 1) (got {mus!r})")
+    n_v = check_values("ns", ns, 1, MAX_INT, integer=True)
+    if n_v.ndim != 1 or n_v.size == 0:
+        raise ValueError(f"ns must be a non-empty 1-d sequence of integers >= 1 (got {ns!r})")
+    return np.asarray(mus, dtype=float), np.asarray(ns, dtype=int)
+
+
 def _fig3_results(earlier, d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
                   draws: int = 4, scratch_seeds: int = 2, readout_init: float = 1e-7,
                   lr: float = 1.0, tol: float = 1e-6, pretrain_steps: int = 3000,
@@ -914,8 +928,18 @@ def _fig3_results(earlier, d: int, m: int, m_star: int, mus, ns, teachers: int =
     if target_norm is not None:
         target_norm = check_positive("target_norm", target_norm)
     fixed_step = check_bool("fixed_step", fixed_step)
-    mus = np.asarray(mus, dtype=float)
-    ns = np.asarray(ns, dtype=int)
+    mus, ns = _checked_grids(mus, ns)
+    check_values("readout_init", readout_init)
+    for name, v in (("lr", lr), ("max_time", max_time), ("max_step", max_step)):
+        check_positive_or_inf(name, v)
+    check_int("pretrain_steps", pretrain_steps, 0)
+    check_int("scratch_steps", scratch_steps, 0)
+    check_int("gram_points", gram_points, 1)
+    # the largest arrays: per n, the scratch samples and one draw's features; per pretrained
+    # set of units, its m x m kernels (RKHS norms); refused before any work when too large
+    by_n = 8 * int(ns.max()) * (scratch_seeds * (d + 1) + max(m, d))
+    by_m = 8 * len(mus) * teachers * m * (3 * m + 4 * d)
+    check_budget(*(("ns", int(ns.max())) if by_n >= by_m else ("m", m)), by_n + by_m)
     T, source, keep, W0, rng = _fig3_start(d, m, m_star, mus, teachers, seed, target_norm)
     SW = source.W
     tn = teacher_norm(T)                                       # (teachers,)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._validate import (InputTypeError, check_bool, check_fraction, check_int,
-                         check_positive, check_rows)
+from .._validate import (InputTypeError, check_array, check_bool, check_fraction, check_int,
+                         check_positive, check_positive_or_inf, check_rows)
 from ..streams import keyed_rng, unit_rows
 from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
 from .descent import Descent, bold_driver, keep_where
@@ -255,7 +255,7 @@ def scratch_init_scale(X, y, m, seed=0, loss_tol=1e-6, max_steps=20_000, stall_t
 
 def init_ntk(d: int, m: int, kappa: float, seeds, symmetric: bool = True,
                    device=None):
-    r"""Initial weights :math:`W(0)`, shape ``(S, d, m)`` (one per seed), and readout :math:`a` ``(m,)``.
+    r"""Initial weights :math:`W(0)`, shape ``(S, d, m)`` (one per seed), and readouts :math:`a` ``(S, m)``.
 
     :math:`w_r(0)\sim\mathcal N(0,\kappa^2 I)`, :math:`a_r = \pm1` (paper 002, Sec. 6.1), float64,
     drawn on the CPU with ``numpy.random.default_rng([seed, 7])`` and moved to ``device``.
@@ -332,6 +332,22 @@ class NTKTrainInfo:
     path: np.ndarray
 
 
+def _checked_ntk(W, A, X, y):
+    """The shapes of :func:`train_ntk` (``W (S, d, m)``, ``A (S, m)``, ``X (n, d)``,
+    ``y (n,)``, tensors) and finite entries, checked before any step."""
+    for arg, T in (("W", W), ("A", A), ("X", X), ("y", y)):
+        if not isinstance(T, torch.Tensor):
+            raise InputTypeError(f"{arg} must be a torch tensor (got {type(T).__name__})")
+    if W.ndim != 3 or A.shape != (W.shape[0], W.shape[2]) or X.ndim != 2 \
+            or X.shape[1] != W.shape[1] or y.shape != (X.shape[0],):
+        raise ValueError(f"W must be (S, d, m), A (S, m), X (n, d) and y (n,) with the same S, "
+                         f"d, m and n (got W {tuple(W.shape)}, A {tuple(A.shape)}, X "
+                         f"{tuple(X.shape)}, y {tuple(y.shape)})")
+    for arg, T in (("W", W), ("A", A), ("X", X), ("y", y)):
+        if not bool(torch.isfinite(T).all()):
+            raise ValueError(f"{arg} must be finite (got non-finite entries)")
+
+
 def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_000,
                     record_every: int = 1):
     r"""Full-batch gradient descent on :math:`L = \frac12\|y - f(X)\|^2` from ``W`` (not modified).
@@ -348,6 +364,7 @@ def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_
     tol = check_positive("tol", tol)
     max_steps = check_int("max_steps", max_steps, 1)
     record_every = check_int("record_every", record_every, 1)
+    _checked_ntk(W, A, X, y)
     W0 = W
     W = W.clone()
     m = W.shape[-1]
@@ -868,6 +885,10 @@ def _descend(loss_grad, W, c, m, lr, tol, max_steps, record_every, grow=1.2,
     tol = check_positive("tol", tol)
     abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
     fixed_step = check_bool("fixed_step", fixed_step)
+    lr, max_step = check_positive_or_inf("lr", lr), check_positive_or_inf("max_step", max_step)
+    max_time = check_positive_or_inf("max_time", max_time)
+    max_steps = check_int("max_steps", max_steps, 0)
+    record_every = check_int("record_every", record_every, 1)
     if fixed_step and not math.isfinite(min(float(lr), float(max_step))):
         raise ValueError("fixed_step needs a finite step: lr or max_step must be finite "
                          f"(got lr = {lr!r}, max_step = {max_step!r})")
@@ -964,6 +985,37 @@ def _to_t(x, device):
     return torch.as_tensor(np.asarray(x), dtype=torch.float64, device=device)
 
 
+def _checked_students(W0, c0):
+    """The students ``W0 (S, m, d)`` and readouts ``c0 (S, m)`` of the mean-field trainers,
+    checked before any work: finite, shapes that match, no zero unit (``ValueError``
+    naming the argument)."""
+    W0 = check_rows("W0", W0)
+    if W0.ndim != 3:
+        raise ValueError(f"W0 must have shape (S, m, d) (got {W0.shape})")
+    if not np.all(np.linalg.norm(W0, axis=-1) > 0):
+        raise ValueError("W0 must have no zero rows (a unit on the sphere needs a direction)")
+    c0 = check_array("c0", c0, 0)
+    if c0.shape != W0.shape[:2]:
+        raise ValueError(f"c0 must have shape (S, m) = {W0.shape[:2]} (got {c0.shape})")
+    return W0, c0
+
+
+def _checked_batch(name, A, S, d):
+    """Rows ``A (S, N, d)`` of the batch (a teacher's units, the samples), checked."""
+    A = check_rows(name, A)
+    if A.ndim != 3 or A.shape[0] != S or A.shape[2] != d:
+        raise ValueError(f"{name} must have shape (S, N, d) = ({S}, N, {d}) (got {A.shape})")
+    return A
+
+
+def _checked_values(name, v, shape):
+    """Finite values ``v`` of the given ``shape`` (readouts, labels), checked."""
+    v = check_array(name, v, 0)
+    if v.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)} (got {v.shape})")
+    return v
+
+
 def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-6,
                      max_steps: int = 5000, record_every: int = 10, max_time: float = math.inf,
                      max_step: float = math.inf, anchor_weight=None, abs_tol: float = 0.0,
@@ -997,12 +1049,15 @@ def train_population(W0, c0, teacher: Teacher, lr: float = 1.0, tol: float = 1e-
     bit, as a run with that rule, without training twice.  With ``earlier`` the result has a
     fourth element, one ``(W, c, info)`` per rule.
     """
-    W0 = check_rows("W0", W0)
+    W0, c0 = _checked_students(W0, c0)
+    S, m, d = W0.shape
+    tW = _checked_batch("teacher.W", teacher.W, S, d)
+    ta = _checked_values("teacher.a", teacher.a, tW.shape[:2])
     dev = default_device()
     W = unit_rows(_to_t(W0, dev))
     c = _to_t(c0, dev)
     m = W.shape[-2]
-    Wt, at = _to_t(teacher.W, dev), _to_t(teacher.a, dev)
+    Wt, at = _to_t(tW, dev), _to_t(ta, dev)
     cross = _teacher_norm(Wt, at)
     on_sphere = bool(torch.all((Wt.norm(dim=-1) - 1.0).abs() <= 1e-12))
     grad = population_risk_tangent_grad if on_sphere else population_risk_grad
@@ -1046,6 +1101,9 @@ def train_samples(W0, c0, X, y, lr: float = 1.0, tol: float = 1e-6, max_steps: i
     :math:`w_i` on the sphere), batched over seeds: ``X (S, n, d)``, ``y (S, n)``.  Stops
     as :func:`train_population` (``tol`` relative, ``abs_tol`` absolute, ``fixed_step``;
     ``earlier``: the runs under earlier stopping rules, read off this one)."""
+    W0, c0 = _checked_students(W0, c0)
+    X = _checked_batch("X", X, W0.shape[0], W0.shape[2])
+    y = _checked_values("y", y, X.shape[:2])
     dev = default_device()
     W = unit_rows(_to_t(W0, dev))
     c = _to_t(c0, dev)
@@ -1105,7 +1163,15 @@ def _batch_kernel(W, V) -> np.ndarray:
 
 
 def risk_np(W, a, teacher: Teacher) -> np.ndarray:
-    """Exact population risk ``(S,)`` of batched students ``(W, a)`` (numpy)."""
+    """Exact population risk ``(S,)`` of batched students ``(W, a)`` (numpy): ``W (S, m, d)``,
+    ``a (S, m)``, a teacher of ``S`` rows ``(S, m_*, d)`` and readouts ``(S, m_*)``."""
+    W, a = np.asarray(W), np.asarray(a)
+    tW, ta = np.asarray(teacher.W), np.asarray(teacher.a)
+    if W.ndim != 3 or a.shape != W.shape[:2] or tW.ndim != 3 or tW.shape[0] != W.shape[0] \
+            or tW.shape[2] != W.shape[2] or ta.shape != tW.shape[:2]:
+        raise ValueError(f"W must be (S, m, d), a (S, m), teacher.W (S, m_*, d) and teacher.a "
+                         f"(S, m_*) (got W {W.shape}, a {a.shape}, teacher.W {tW.shape}, "
+                         f"teacher.a {ta.shape})")
     Kww = _batch_kernel(W, W)
     Kwt = _batch_kernel(W, teacher.W)
     Ktt = _batch_kernel(teacher.W, teacher.W)
@@ -1261,11 +1327,17 @@ def _checked_units(W, A, Xs, ys, ns, one_task=False):
                          f"(got {len(Xs)}, {len(ys)}, {len(ns)} and A of shape {tuple(A.shape)})")
     B, d = W.shape[0], W.shape[2]
     name = (lambda arg, o: arg) if one_task else (lambda arg, o: f"{arg}s[{o}]")  # noqa: E731
+    for arg, T in (("W", W), (a_name, A)):
+        if not bool(torch.isfinite(T).all()):
+            raise ValueError(f"{arg} must be finite (got non-finite entries)")
     out = []
     for o, (X, y, n) in enumerate(zip(Xs, ys, ns)):
         if X.ndim != 3 or X.shape[0] != B or X.shape[2] != d or tuple(y.shape) != tuple(X.shape[:2]):
             raise ValueError(f"{name('X', o)} must be (B, N, d) = ({B}, N, {d}) and "
                              f"{name('y', o)} (B, N) (got {tuple(X.shape)} and {tuple(y.shape)})")
+        for arg, T in (("X", X), ("y", y)):
+            if not bool(torch.isfinite(T).all()):
+                raise ValueError(f"{name(arg, o)} must be finite (got non-finite entries)")
         n = np.asarray(n.cpu() if isinstance(n, torch.Tensor) else n, float)
         if n.shape != (B,) or not np.all((n >= 1) & (n <= X.shape[1])):
             raise ValueError(f"{name('n', o)} must hold B = {B} sample counts in "
