@@ -50,3 +50,14 @@ def test_fig4_paper_preset_is_the_papers_setup():
     # ours (the paper states neither): 13 angles, W1 from 1000 points of each law
     assert len(p.thetas) == 13 and p.w1_samples == 1000
     assert np.array(p.thetas).tobytes() == np.linspace(0, np.pi, 13).tobytes()
+
+
+def test_opposite_sign_pairs_refuses_a_bad_critical_value_and_unequal_sizes():
+    """A negative critical value counted every pair as significant before."""
+    from transferkit.experiments.dataset_distances import opposite_sign_pairs
+    d, m, se = np.array([2.0, 1.0]), np.array([1.0, -1.0]), np.array([0.1, 0.1])
+    assert opposite_sign_pairs(d, m, se, 3.0).tolist() == [[0, 1]]
+    with pytest.raises(ValueError, match=r"^critical must be a finite number > 0"):
+        opposite_sign_pairs(d, m, se, -1.0)
+    with pytest.raises(ValueError, match=r"^distance, T_mean and T_se must hold one value"):
+        opposite_sign_pairs(d, m[:1], se, 3.0)

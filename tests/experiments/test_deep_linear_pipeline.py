@@ -359,3 +359,23 @@ def test_monte_carlo_deep_finetune_matches_thm_5_2_form_not_eq_15():
     a15 = stats.agreement(T, np.array([sc - theory.deep_linear.finetune_risk_finite(n, d, theta, sigma)]), atol=opt)
     assert a52.ok, a52.summary("Thm 5.2")
     assert not a15.ok, a15.summary("Eq. 15")
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda m: m.pretrain(10, draws=2, rcond=0.0), r"^rcond must be in \(0, 1\)"),
+    (lambda m: m.pretrain(10, draws=2, loss_tol=float("nan")), r"^loss_tol must be"),
+    (lambda m: m.pretrain(10, draws=2, max_steps=-1), r"^max_steps must be"),
+    (lambda m: m.simulate_grid(10, [0.5], [1.0], 0.2, draws=2, rcond=2.0), r"^rcond must be in \(0, 1\)"),
+    (lambda m: m.simulate_grid(10, [0.5], [1.0], 0.2, draws=2, loss_tol=0.0), r"^loss_tol must be"),
+    (lambda m: m.simulate_grid(10, [0.5], [1.0], 0.2, draws=2, finetune_flow_tol=-1.0),
+     r"^finetune_flow_tol must be")])
+def test_training_settings_refused_before_any_work(call, match, monkeypatch):
+    """Before, these reached the trainers only after pretraining (or scratch training) had
+    run.  ``gradient_descent`` is a tripwire here: nothing may be trained first."""
+    from transferkit.experiments import deep_linear as m
+
+    def tripwire(*a, **k):
+        raise AssertionError("training started before the input was checked")
+    monkeypatch.setattr(m, "gradient_descent", tripwire)
+    with pytest.raises(ValueError, match=match):
+        call(m)

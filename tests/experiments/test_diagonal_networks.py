@@ -476,3 +476,12 @@ def test_nested_task_data_keeps_its_draws():
         np.testing.assert_array_equal(data.beta_main[j], bm)
     for i, (x, y) in enumerate(zip(data.Xm, data.ym)):
         np.testing.assert_array_equal(y, x @ data.beta_main[i % draws])
+
+
+def test_aux_norm_fraction_refuses_shapes_that_do_not_broadcast_and_non_finite_input():
+    """numpy's broadcasting message escaped before."""
+    assert dn.aux_norm_fraction(np.array([[1.0, 2.0, 0.0]]), np.array([1.0, 0.0, 0.0])) == pytest.approx(0.2)
+    with pytest.raises(ValueError, match=r"^beta, beta_aux must have shapes that broadcast together"):
+        dn.aux_norm_fraction(np.ones((3, 4)), np.ones((2, 5)))
+    with pytest.raises(ValueError, match=r"^beta must be finite"):
+        dn.aux_norm_fraction(np.array([np.nan, 1.0]), np.ones(2))

@@ -194,3 +194,15 @@ def test_init_scale_paper_preset_states_the_paper_where_cited():
     # ours (reduced from d = 100, m = 1000, m* = 100, mu = 0.9 of the caption of Fig. 9)
     assert (p.d, p.m, p.m_star, p.mu) == (20, 50, 12, 0.5)
     assert p.scratch_max_steps == 4 * p.max_steps
+
+
+def test_span_floor_takes_arrays_as_tensors_and_refuses_mismatched_shapes():
+    """numpy arrays raised AttributeError ('detach') before; now they give the tensors'
+    numbers, and mismatched shapes are a ValueError naming the argument."""
+    rng = np.random.default_rng(0)
+    W, V, b = rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3))
+    np.testing.assert_array_equal(
+        experiments.lazy_rich.span_floor(W, V, b),
+        experiments.lazy_rich.span_floor(torch.tensor(W), torch.tensor(V), torch.tensor(b)))
+    with pytest.raises(ValueError, match=r"^V must have the same number of columns as W"):
+        experiments.lazy_rich.span_floor(W, V[..., :3], b)

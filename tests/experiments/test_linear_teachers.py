@@ -88,3 +88,37 @@ def test_paper_presets_are_the_papers_values():
     p3 = FIG3_FROZEN["paper"]
     assert (p3.d, p3.draws, p3.cos_angle) == (100, 20, 0.7)
     assert max(p3.ns) <= 0.7 * p3.d
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda E: E.eigen_align_sim(np.ones(6), 2, [3.5], 2), r"^ns must be an integer in \[1, 5\]"),
+    (lambda E: E.eigen_align_sim(np.ones(6), 2, [], 2), r"^ns must be a non-empty"),
+    (lambda E: E.eigen_align_sim(np.ones(6), 0, [3], 2), r"^m must be an integer >= 1 and <= 5"),
+    (lambda E: E.eigen_align_sim(np.ones(6), 2, [3], 2, norm=np.nan), r"^norm must be"),
+    (lambda E: E.eigen_align_sim(np.ones((2, 6)), 2, [3], 2), r"^lam must be one spectrum"),
+    (lambda E: E.depth_alpha_sim(10, 4, [0], [0.1], 2), r"^depths must be an integer in \[1, 2\*\*53\]"),
+    (lambda E: E.depth_alpha_sim(10, 4, [2], [np.inf], 2), r"^alphas must be a finite number"),
+    (lambda E: E.depth_alpha_sim(10, 10, [2], [0.1], 2), r"^n must be an integer in \[1, 9\]"),
+    (lambda E: E.depth_alpha_sim(10, 4, [2], [0.1], 2, step_scale=2.0), r"^step_scale must be in \(0, 2\)"),
+    (lambda E: E.depth_alpha_sim(10, 4, [2], [0.1], 2, noise_norm=-1.0), r"^noise_norm must be"),
+    (lambda E: E.scaling_sim(10, 4, 2, [0.0], 2), r"^scales must be a finite number > 0"),
+    (lambda E: E.scaling_sim(10, 4, 2, [1.0], 2, angle_dist=3.0), r"^angle_dist must be in \[0, 2\]"),
+    (lambda E: E.scaling_sim(10, 4, 0, [1.0], 2), r"^depth must be an integer >= 1"),
+    (lambda E: E.frozen_sim(10, [4], 2.0, 2), r"^cos_angle must be in \[-1, 1\]"),
+    (lambda E: E.frozen_sim(10, [4], 0.5, 0), r"^draws must be an integer >= 1"),
+    (lambda E: E.frozen_sim(10, [4], 0.5, 2, seed=-1), r"^seed must be an integer >= 0"),
+    (lambda E: E.frozen_sim(10, [4], 0.5, 2, loss_tol=0.0), r"^loss_tol must be"),
+    (lambda E: E.frozen_sim(10, [4], 0.5, 2, init_scale=0.0), r"^init_scale must be"),
+    (lambda E: E.frozen_sim(10, [12], 0.5, 2), r"^ns must be an integer in \[1, 9\]")])
+def test_simulations_refuse_bad_input_before_any_work(call, match, monkeypatch):
+    """Paper 001's simulations check their arguments before the sweep starts (``run`` is a
+    tripwire).  Before, n = 4.5 and depths = [2.5] were truncated by int(), cos_angle = 2
+    became NaN targets ("X and y must be finite" from deep inside), scales = [0] a zero
+    source ("theta_s must be nonzero"), and n >= d a singular design after the work began."""
+    from transferkit.experiments import linear_teachers as E
+
+    def tripwire(*a, **k):
+        raise AssertionError("work started before the input was checked")
+    monkeypatch.setattr(E, "run", tripwire)
+    with pytest.raises(ValueError, match=match):
+        call(E)

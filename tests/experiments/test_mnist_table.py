@@ -263,3 +263,13 @@ def test_r2_difference_and_ordering():
         r2_ordering(res, 0)
     with pytest.raises(ValueError, match="hi"):
         r2_difference(res, "eq2", "dist")
+
+
+def test_sample_indices_refuses_more_rows_than_the_pool():
+    """numpy's "Cannot take a larger sample than population" escaped before."""
+    from transferkit.experiments.mnist_table import sample_indices
+    assert sample_indices(5, 5, 2, 0).shape == (2, 5)
+    with pytest.raises(ValueError, match=r"^n must be an integer >= 1 and <= 5"):
+        sample_indices(5, 10, 2, 0)
+    with pytest.raises(ValueError, match=r"^count must be an integer >= 1"):
+        sample_indices(5, 2, 0, 0)

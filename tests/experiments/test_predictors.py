@@ -325,3 +325,15 @@ def test_paper_presets_state_the_papers_values():
     # the table's n run from 10 to 30
     assert (real.min_pairs, real.draws) == (20, 25)
     assert real.ns[0] == 10 and 30 in real.ns
+
+
+def test_feature_fraction_refuses_mismatched_dimensions():
+    """numpy's matmul message escaped before."""
+    with pytest.raises(ValueError, match=r"^phi must be \(\.\.\., d, r\), beta_t \(\.\.\., d\)"):
+        experiments.predictors.feature_fraction(np.ones((2, 3)), np.ones(3))
+    with pytest.raises(ValueError, match=r"^phi must be \(\.\.\., d, r\)"):
+        experiments.predictors.feature_fraction(np.ones((3, 1)), np.ones(3), cov=np.eye(2))
+    with pytest.raises(ValueError, match=r"^beta_t must be finite"):
+        experiments.predictors.feature_fraction(np.ones((3, 1)), np.array([1.0, np.nan, 0.0]))
+    assert experiments.predictors.feature_fraction(np.eye(3)[:, :1], np.array([1.0, 1.0, 0.0])) \
+        == pytest.approx(0.5)

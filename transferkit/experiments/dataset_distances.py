@@ -234,9 +234,13 @@ def opposite_sign_pairs(distance, T_mean, T_se, critical):
     :math:`\mathcal T_j < -c\,\mathrm{se}_j` (both signs significant at the critical value
     ``c``).  Returns an array ``(k, 2)``.
     """
+    critical = check_positive("critical", critical)
     dist = np.asarray(distance, float).ravel()
     m = np.asarray(T_mean, float).ravel()
     se = np.asarray(T_se, float).ravel()
+    if not dist.size == m.size == se.size:
+        raise ValueError(f"distance, T_mean and T_se must hold one value per pair (got sizes "
+                         f"{dist.size}, {m.size} and {se.size})")
     pos = np.flatnonzero(m > critical * se)
     neg = np.flatnonzero(m < -critical * se)
     pairs = [(i, j) for i in pos for j in neg if dist[i] >= dist[j]]

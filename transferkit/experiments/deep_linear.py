@@ -102,6 +102,19 @@ def check_simulation_args(d, sigma, depth, draws, alpha, seed=0):
     check_simulation_budget(d, depth, draws, [1])
 
 
+def _check_training(rcond, loss_tol, flow_tol=None) -> None:
+    """The training settings of :func:`pretrain` and :func:`simulate_grid`, checked before
+    any work (the trainers check them too, but only once they are reached): ``rcond`` in
+    (0, 1) (:func:`~transferkit.models.deep_linear.feature_subspace`), ``loss_tol`` > 0,
+    ``flow_tol`` > 0 or ``None``."""
+    if not (isinstance(rcond, (int, float, np.floating)) and not isinstance(rcond, bool)
+            and 0 < rcond < 1):
+        raise ValueError(f"rcond must be in (0, 1) (got {rcond!r})")
+    check_positive("loss_tol", loss_tol)
+    if flow_tol is not None:
+        check_positive("finetune_flow_tol", flow_tol)
+
+
 def check_simulation_budget(d, depth, draws, ns, cells=1, methods=1) -> None:
     """Refuse, before any allocation, a grid whose arrays would exceed the memory budget.
 
@@ -331,6 +344,8 @@ def pretrain(d, depth=2, draws=20, seed=0, alpha=1e-5, rcond=1e-3, loss_tol=1e-1
     :math:`\alpha\to0` (see ``feature_svals`` and ``rank``).
     """
     check_simulation_args(d, 0.0, depth, draws, alpha, seed)
+    _check_training(rcond, loss_tol)
+    check_int("max_steps", max_steps, 0)
     device = device or default_device()
     bs, nus = [], []
     for b in range(draws):
@@ -424,6 +439,7 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
         ``finetune_chain_residual`` ``(draws,)``.
     """
     check_simulation_args(d, sigma, depth, draws, alpha, seed)
+    _check_training(rcond, loss_tol, finetune_flow_tol)
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
     thetas = check_grid("theta", thetas, 0.0, math.pi, False)
     check_simulation_budget(d, depth, draws, [sample_size(g, d) for g in gammas],

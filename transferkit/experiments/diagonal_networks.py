@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import check_array, check_int, check_positive, check_rows
+from .._validate import check_array, check_broadcast, check_int, check_positive, check_rows
 from ..models.diagonal import (
     init_state,
     min_l12_interpolant,
@@ -1248,8 +1248,10 @@ def aux_norm_fraction(beta, beta_aux) -> np.ndarray:
     coordinates); a zero ``beta`` has fraction ``nan``.  The squared :math:`\ell_2` norm is
     our reading of the caption's "weight norm" (the paper names no norm).
     """
-    beta = np.asarray(beta, float)
-    on = np.asarray(beta_aux, float) != 0
+    beta = check_array("beta", beta, 1)
+    aux = check_array("beta_aux", beta_aux, 1)
+    check_broadcast(beta=beta, beta_aux=aux)
+    on = aux != 0
     total = (beta ** 2).sum(-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, (np.where(on, beta, 0.0) ** 2).sum(-1) / total, np.nan)

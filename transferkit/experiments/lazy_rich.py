@@ -378,15 +378,15 @@ def init_scale_sweep(d, m, m_star, mu, alphas, ns, draws=4, sigma=0.0, seed=0, l
 
 def span_floor(W, V, b, rcond=1e-10) -> np.ndarray:
     r"""Out-of-span norm :math:`\|P_\perp f_*\|^2_{L_2}` of the teacher ``(V, b)`` for the
-    features of ``W`` (torch, batched), ``(B,)``.
+    features of ``W`` (torch or numpy, batched), ``(B,)``.
 
     The smallest population risk of any readout on the neurons ``W`` (paper 000, App. C,
     Eqs. 154-156): :func:`transferkit.models.relu.rkhs_norms`.  Every linear-transfer risk of
     these features is at least this value, whatever the sample; zero rows of ``W`` add
     nothing to the span.
     """
-    def np_(x):
-        return x.detach().cpu().numpy()
+    def np_(x):                      # torch tensors as the sweep holds them, or arrays
+        return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x
 
     return models.relu.rkhs_norms(np_(W), models.relu.Teacher(np_(V), np_(b)), rcond=rcond)[1]
 

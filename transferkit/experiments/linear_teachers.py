@@ -10,7 +10,7 @@ import torch
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .. import models
-from .._validate import check_int, check_positive
+from .._validate import MAX_INT, check_int, check_positive, check_values
 from ..models.deep_linear import (
     balanced_weights,
     deep_finetune_sim,
@@ -355,6 +355,29 @@ def _run_kw(run_kwargs, desc):
     return kw
 
 
+def _checked_run(draws, seed, loss_tol, step_scale=None):
+    """The settings every simulation of this chapter takes, checked before any work:
+    ``draws`` >= 1, ``seed`` >= 0, ``loss_tol`` > 0 and ``step_scale`` in (0, 2) (the
+    step in units of the inverse curvature bound, :func:`~transferkit.models.deep_linear.gradient_descent`)."""
+    check_int("draws", draws, 1)
+    check_int("seed", seed, 0)
+    check_positive("loss_tol", loss_tol)
+    if step_scale is not None:
+        step = check_positive("step_scale", step_scale)
+        if step >= 2:
+            raise ValueError(f"step_scale must be in (0, 2) (got {step_scale!r})")
+
+
+def _checked_sizes(name, values, d):
+    """Sample sizes ``values`` (a number or a non-empty 1-d sequence): integers in
+    ``[1, d - 1]`` (``n < d``: the overparameterised regime of paper 001's theorems)."""
+    v = check_values(name, values, 1, max(d - 1, 1), integer=True)
+    if v.ndim > 1 or v.size == 0 or d < 2:
+        raise ValueError(f"{name} must be a non-empty 1-d sequence of integers in [1, d - 1] "
+                         f"(got {values!r}, d = {d})")
+    return v
+
+
 def spiked_spectrum(d, m, top=1.5, bottom=0.3):
     r"""Eigenvalues of the target covariance of Fig. 1 (paper 001, Sec. 4.2): ``m`` equal to
     ``top`` and ``d - m`` equal to ``bottom`` (decreasing)."""
@@ -399,9 +422,14 @@ def eigen_align_sim(lam, m, ns, draws, seed=0, norm=1.0, loss_tol=1e-12, max_ste
 
     lam = check_eigenvalues(lam)
     d = lam.shape[-1]
+    if lam.ndim != 1:
+        raise ValueError(f"lam must be one spectrum, shape (d,) (got shape {lam.shape})")
+    _checked_sizes("ns", ns, d)
     ns = [int(n) for n in ns]
-    if any(n < 1 or n >= d for n in ns):
-        raise ValueError(f"ns must lie in 1..d-1 (got {ns}, d = {d})")
+    check_int("m", m, 1, d - 1)
+    _checked_run(draws, seed, loss_tol)
+    check_positive("norm", norm)
+    check_int("max_steps", max_steps, 1)
     fixed = dict(lam=lam, m=int(m), draws=int(draws), seed=int(seed), norm=float(norm),
                  loss_tol=loss_tol, max_steps=max_steps)
     sw = run(eigen_align_cell, Grid(n=np.array(ns)), fixed=fixed,
@@ -499,6 +527,15 @@ def depth_alpha_sim(d, n, depths, alphas, draws, seed=0, noise_norm=0.5,
         ``(len(alphas), draws)`` (population risks :math:`\|\beta-\theta_T\|^2`,
         :math:`\Sigma = I`).  The draws (teachers, ``X``) are shared by all depths and
         :math:`\alpha` (paired)."""
+    d = check_int("d", d, 2)
+    _checked_sizes("n", n, d)
+    depths_v = check_values("depths", depths, 1, MAX_INT, integer=True)
+    alphas_v = check_values("alphas", alphas)
+    for name, v in (("depths", depths_v), ("alphas", alphas_v)):
+        if v.ndim != 1 or v.size == 0:
+            raise ValueError(f"{name} must be a non-empty 1-d sequence (got {v.tolist()!r})")
+    _checked_run(draws, seed, loss_tol, step_scale)
+    check_positive("noise_norm", noise_norm, allow_zero=True)
     alphas = np.asarray(alphas, float)
     fixed = dict(d=int(d), n=int(n), alphas=alphas, draws=int(draws), seed=int(seed),
                  noise_norm=noise_norm, step_scale=step_scale, loss_tol=loss_tol)
@@ -543,6 +580,16 @@ def scaling_sim(d, n, depth, scales, draws, seed=0, angle_dist=0.1,
     ScalingResult
         ``risk_gd``, ``risk_thm52``, ``risk_thm41``, ``risk_eq6`` and ``converged`` of
         shape ``(2, len(scales), draws)`` (index 0: target scaled, 1: source scaled)."""
+    d = check_int("d", d, 2)
+    _checked_sizes("n", n, d)
+    check_int("depth", depth, 1)
+    scales_v = check_values("scales", scales, 0, lo_open=True)
+    if scales_v.ndim != 1 or scales_v.size == 0:
+        raise ValueError(f"scales must be a non-empty 1-d sequence of numbers > 0 (got {scales!r})")
+    _checked_run(draws, seed, loss_tol, step_scale)
+    if not 0 <= check_positive("angle_dist", angle_dist, allow_zero=True) <= 2:
+        raise ValueError(f"angle_dist must be in [0, 2], a distance of unit vectors "
+                         f"(got {angle_dist!r})")
     scales = np.asarray(scales, float)
     fixed = dict(d=int(d), n=int(n), depth=int(depth), draws=int(draws), seed=int(seed),
                  angle_dist=angle_dist, step_scale=step_scale, loss_tol=loss_tol)
@@ -610,6 +657,12 @@ def frozen_sim(d, ns, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
         :math:`X^+y`), ``rank`` (effective rank of the frozen features) and ``converged``.
     """
 
+    d = check_int("d", d, 2)
+    _checked_sizes("ns", ns, d)
+    check_values("cos_angle", cos_angle, -1, 1)
+    _checked_run(draws, seed, loss_tol, step_scale)
+    check_positive("init_scale", init_scale)
+    check_positive("rcond", rcond)
     ns = [int(n) for n in ns]
     fixed = dict(d=int(d), cos_angle=cos_angle, draws=int(draws), seed=int(seed),
                  init_scale=init_scale, step_scale=step_scale, loss_tol=loss_tol, rcond=rcond)

@@ -255,8 +255,11 @@ def sample_indices(pool_size, n, count, seed):
     r"""Row indices ``(count, n)`` of ``count`` independent draws of ``n`` of ``pool_size``
     rows without replacement: the target samples of :func:`finetune_test_error` for the
     same ``seed`` and ``n`` (so other quantities can be computed on the same samples)."""
+    pool_size = check_int("pool_size", pool_size, 1)
+    n = check_int("n", n, 1, pool_size)
+    count = check_int("count", count, 1)
     rng = keyed_rng(seed, 21, n)
-    return np.stack([rng.choice(pool_size, n, replace=False) for _ in range(int(count))])
+    return np.stack([rng.choice(pool_size, n, replace=False) for _ in range(count)])
 
 
 def finetune_test_error(x_pool, t_pool, theta_s, x_test, t_test, n, shape, seed):

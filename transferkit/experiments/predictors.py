@@ -35,7 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import config, theory
-from .._validate import check_int, check_positive
+from .._validate import check_array, check_int, check_positive
 from ..data import binary_task
 from . import mnist_table
 from .dataset_distances import scaled_pretrained
@@ -225,12 +225,15 @@ def feature_fraction(phi, beta_t, cov=None) -> np.ndarray:
     the :math:`L_2(p_t)` projection of paper 000 (Sec. 3, App. C, Eqs. 151-156) for a
     linear feature map. In :math:`[0, 1]`; broadcasts over leading axes.
     """
-    phi = np.asarray(phi, float)
-    bt = np.asarray(beta_t, float)
+    phi = check_array("phi", phi, 1)
+    bt = check_array("beta_t", beta_t, 1)
     if phi.ndim == 1:
         phi = phi[:, None]
     d = bt.shape[-1]
-    S = np.eye(d) if cov is None else np.asarray(cov, float)
+    S = np.eye(d) if cov is None else check_array("cov", cov, 2)
+    if phi.shape[-2] != d or S.shape[-2:] != (d, d):
+        raise ValueError(f"phi must be (..., d, r), beta_t (..., d) and cov (..., d, d) with "
+                         f"the same d (got phi {phi.shape}, beta_t {bt.shape}, cov {S.shape})")
     Sb = bt @ S if S.ndim == 2 else np.einsum("...ij,...j->...i", S, bt)
     tot = (Sb * bt).sum(-1)
     if not np.all(tot > 0):

@@ -334,14 +334,16 @@ class NTKTrainInfo:
 
 def _checked_ntk(W, A, X, y):
     """The shapes of :func:`train_ntk` (``W (S, d, m)``, ``A (S, m)``, ``X (n, d)``,
-    ``y (n,)``, tensors) and finite entries, checked before any step."""
+    ``y (n,)`` or one target per draw ``(S, n)``, tensors) and finite entries, checked
+    before any step."""
     for arg, T in (("W", W), ("A", A), ("X", X), ("y", y)):
         if not isinstance(T, torch.Tensor):
             raise InputTypeError(f"{arg} must be a torch tensor (got {type(T).__name__})")
-    if W.ndim != 3 or A.shape != (W.shape[0], W.shape[2]) or X.ndim != 2 \
-            or X.shape[1] != W.shape[1] or y.shape != (X.shape[0],):
-        raise ValueError(f"W must be (S, d, m), A (S, m), X (n, d) and y (n,) with the same S, "
-                         f"d, m and n (got W {tuple(W.shape)}, A {tuple(A.shape)}, X "
+    if W.ndim != 3 or tuple(A.shape) != (W.shape[0], W.shape[2]) or X.ndim != 2 \
+            or X.shape[1] != W.shape[1] or tuple(y.shape) not in ((X.shape[0],),
+                                                                  (W.shape[0], X.shape[0])):
+        raise ValueError(f"W must be (S, d, m), A (S, m), X (n, d) and y (n,) or (S, n) with the "
+                         f"same S, d, m and n (got W {tuple(W.shape)}, A {tuple(A.shape)}, X "
                          f"{tuple(X.shape)}, y {tuple(y.shape)})")
     for arg, T in (("W", W), ("A", A), ("X", X), ("y", y)):
         if not bool(torch.isfinite(T).all()):
@@ -353,7 +355,7 @@ def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_
     r"""Full-batch gradient descent on :math:`L = \frac12\|y - f(X)\|^2` from ``W`` (not modified).
 
     ``W`` ``(S, d, m)``, ``A`` ``(S, m)`` as from :func:`init_ntk`; ``X`` ``(n, d)``
-    and ``y`` ``(n,)`` tensors.  The update is paper 002's Eq. 4,
+    and ``y`` ``(n,)`` (or one target per draw, ``(S, n)``) tensors.  The update is paper 002's Eq. 4,
     :math:`\mathrm{vec}\,W \leftarrow \mathrm{vec}\,W - \eta Z(u - y)`.  It stops when every draw
     has :math:`\|u - y\| \le \mathrm{tol}\,\|y\|` (or after ``max_steps``).
 
