@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import theory
-from .._validate import check_int, check_positive
+from .._validate import check_int, check_positive, check_values
 from ..models.deep_linear import (
     feature_subspace,
     gradient_descent,
@@ -183,7 +183,9 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
     """
     check_int("d", d, 2)
     check_positive("sigma", sigma)
-    norms = np.atleast_1d(np.asarray(norms, float))
+    check_int("w1_samples", w1_samples, 1)
+    check_int("w1_repeats", w1_repeats, 1)
+    norms = np.atleast_1d(check_values("norms", norms, 0.0, lo_open=True))
     if norms.ndim != 1 or not np.all(np.isfinite(norms) & (norms > 0)):
         raise ValueError(f"norms must be finite numbers > 0 (got {norms!r})")
     sim_sc = simulate_grid(d, gammas, thetas, sigma, depth=depth, draws=draws, seed=seed,

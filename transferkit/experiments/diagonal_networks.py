@@ -6,7 +6,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import check_array, check_broadcast, check_int, check_positive, check_rows
+from .._validate import (check_array, check_broadcast, check_int, check_positive, check_rows,
+                         check_values)
 from ..models.diagonal import (
     init_state,
     min_l12_interpolant,
@@ -624,6 +625,7 @@ def run_tasks(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int, alpha
     alpha, gamma = check_positive("alpha", alpha), check_positive("gamma", gamma)
     n_aux = check_int("n_aux", n_aux, 1)
     seed = check_int("seed", seed, 0)
+    check_positive("mtl_loss_tol", mtl_loss_tol)
     sw = run(tasks_cell, Grid(seed=[seed]),
              fixed=dict(D=D, k=k, overlap=overlap, ns=ns, draws=draws, n_aux=n_aux, alpha=alpha,
                         gamma=gamma, rel_step=rel_step, loss_tol=loss_tol,
@@ -844,6 +846,7 @@ def mtl_small_init(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int, 
     n_aux = check_int("n_aux", n_aux, 1)
     seed = check_int("seed", seed, 0)
     alphas = [check_positive("alpha", a) for a in np.atleast_1d(alphas)]
+    check_positive("mtl_loss_tol", mtl_loss_tol)
     fixed = dict(D=D, k=k, overlap=overlap, ns=ns, draws=draws, n_aux=n_aux)
     sw = run(mtl_cell, Grid(alpha=alphas),
              fixed=dict(fixed, seed=seed, rel_step=rel_step, loss_tol=mtl_loss_tol,
@@ -1352,7 +1355,8 @@ def rescaling_experiment(D: int, k: int, k_main: int, ns, *, scales, draws: int,
     alpha, gamma = check_positive("alpha", alpha), check_positive("gamma", gamma)
     n_aux = check_int("n_aux", n_aux, 1)
     seed = check_int("seed", seed, 0)
-    scales = [check_positive("scales", s) for s in np.atleast_1d(np.asarray(scales, float))]
+    scales = [check_positive("scales", s)
+              for s in np.atleast_1d(check_values("scales", scales, 0.0, lo_open=True))]
     if not scales:
         raise ValueError("scales must list at least one rescaling factor (got none)")
     sw = run(rescaling_cell, Grid(scale=scales),

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 from .. import models
-from .._validate import check_int
+from .._validate import check_int, check_positive
 from ..models.device import as_tensor, default_device
 from ..models.relu import (
     TEST_STREAM,
@@ -260,6 +260,16 @@ def _device(device):
     return torch.device(device) if device is not None else default_device()
 
 
+def _check_training(sigma, seed, loss_tol, max_steps, stall_tol) -> None:
+    """The settings of the sweep's trainers, checked before any work (the trainer
+    :func:`~transferkit.models.relu.descend_init_scale` checks them too, once reached)."""
+    check_positive("sigma", sigma, allow_zero=True)
+    check_int("seed", seed, 0)
+    check_positive("loss_tol", loss_tol)
+    check_int("max_steps", max_steps, 0)
+    check_positive("stall_tol", stall_tol, allow_zero=True)
+
+
 def init_scale_pretrain_cell(alpha, d, m, m_star, mu, draws, seed=0, loss_tol=1e-6,
                              max_steps=20_000, stall_tol=1e-4, device=None,
                              dtype=torch.float64):
@@ -333,6 +343,9 @@ def init_scale_sweep(d, m, m_star, mu, alphas, ns, draws=4, sigma=0.0, seed=0, l
     check_int("draws", draws, 1)
     alphas = check_alphas(alphas)
     ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
+    _check_training(sigma, seed, loss_tol, max_steps, stall_tol)
+    if scratch_max_steps is not None:
+        check_int("scratch_max_steps", scratch_max_steps, 0)
     device = torch.device(device) if device is not None else default_device()
     dev_key = None if device == default_device() else str(device)
     T = draw_init_scale_teachers(d, m_star, mu, draws, seed, device, dtype)
@@ -401,6 +414,9 @@ def monte_carlo_check(d, m, m_star, mu, n, draws=4, seed=0, max_steps=20_000, te
     :class:`MonteCarloCheck`.
     """
     check_int("test", test, 2)
+    check_int("m", m, 1)
+    check_int("n", n, 1)
+    _check_training(0.0, seed, loss_tol, max_steps, stall_tol)
     T = draw_init_scale_teachers(d, m_star, mu, draws, seed)
     X, y = init_scale_targets(T, n, 0.0, seed)
     sc = scratch_init_scale(X, y, m, seed, loss_tol, max_steps, stall_tol, progress=False)

@@ -35,7 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import config, theory
-from .._validate import check_array, check_int, check_positive
+from .._validate import check_array, check_int, check_positive, check_values
 from ..data import binary_task
 from . import mnist_table
 from .dataset_distances import scaled_pretrained
@@ -263,8 +263,9 @@ def isotropic_eq3(dist, n, d, m=2, delta=1.0, c=3.0):
     m = check_int("m", m, 1)
     if m >= d:
         raise ValueError(f"m must be in 1..{d - 1} (got {m})")
+    dist = check_values("dist", dist, 0.0)
     g = theory.linear_teachers.g_function(np.ones(d), delta, n, c)
-    return 2 * np.minimum(g, g ** 3) * np.asarray(dist, float)
+    return 2 * np.minimum(g, g ** 3) * dist
 
 
 def ntk_discrepancy(XP, yP, XQ, yQ) -> float:
@@ -414,10 +415,10 @@ def synthetic_benchmark(d, gammas, thetas, sigmas, norms, depth=2, draws=20, see
     risks ``(tasks, draws)`` of ``scratch`` and of each method, and the settings.
     """
     d = check_int("d", d, 2)
-    gammas = np.atleast_1d(np.asarray(gammas, float))
-    thetas = np.atleast_1d(np.asarray(thetas, float))
-    sigmas = np.atleast_1d(np.asarray(sigmas, float))
-    norms = np.atleast_1d(np.asarray(norms, float))
+    gammas = np.atleast_1d(check_values("gammas", gammas))
+    thetas = np.atleast_1d(check_values("thetas", thetas))
+    sigmas = np.atleast_1d(check_values("sigmas", sigmas))
+    norms = np.atleast_1d(check_values("norms", norms))
     for name, v, lo in (("gammas", gammas, 0.0), ("sigmas", sigmas, 0.0), ("norms", norms, 0.0)):
         if v.ndim != 1 or not np.all(np.isfinite(v) & (v > lo)):
             raise ValueError(f"{name} must be finite numbers > 0 (got {v!r})")

@@ -403,6 +403,8 @@ def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, 
     ``converged``, ``steps``; ``n``.
     """
     wds = check_grid("weight_decay", weight_decay, 0.0, np.inf, False)
+    deep_linear.check_simulation_args(d, sigma, depth, draws, alpha, seed)
+    check_positive("loss_tol", loss_tol)
     check_positive("grad_tol", grad_tol)
     solver = _check_solver(solver, depth)
     device = default_device()
@@ -478,6 +480,10 @@ def weight_decay_scratch_grid(d, gammas, sigma, weight_decays=WEIGHT_DECAYS, dep
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
     wds = check_grid("weight_decay", weight_decays, 0.0, np.inf, False)
     solver = _check_solver(solver, depth)
+    deep_linear.check_simulation_args(d, sigma, depth, draws, alpha, seed)   # before the sweep
+    check_positive("loss_tol", loss_tol)
+    check_positive("grad_tol", grad_tol)
+    check_int("max_steps", max_steps, 0)
     fixed = dict(d=d, sigma=sigma, depth=depth, draws=draws, seed=seed, alpha=alpha,
                  loss_tol=loss_tol, grad_tol=grad_tol, max_steps=max_steps, solver=solver)
     run_kwargs.setdefault("desc", f"weight-decay scratch ({solver}) d={d}, sigma={sigma}")

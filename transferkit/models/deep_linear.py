@@ -24,6 +24,7 @@ a gradient step costs a handful of batched matrix-vector products.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +32,7 @@ import torch
 from tqdm import tqdm
 
 from .. import config
-from .._validate import check_array, check_bool, check_int, check_positive
+from .._validate import InputTypeError, check_array, check_bool, check_int, check_positive
 from ..streams import keyed_rng, unit_rows
 from ._chain_kernel import chain_descent
 from .descent import Descent
@@ -341,6 +342,15 @@ def empirical_objective(X: torch.Tensor, y: torch.Tensor) -> Quadratic:
     return Quadratic(V, lam, Uty / S, loss_min)
 
 
+def _check_numbers(**values) -> None:
+    """Each value a real number (not a bool), else an :class:`InputTypeError` naming it: the
+    range checks that follow compare them, which for a string would raise Python's own
+    ``TypeError``."""
+    for name, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise InputTypeError(f"{name} must be a number (got {v!r})")
+
+
 def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: int = 100_000,
                      step_scale: float = 1.0, method: str = "gd", check_every: int = 10,
                      progress: bool | None = False, desc: str = "gradient descent",
@@ -404,6 +414,7 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
     Ws : list of tensors, the trained weights.
     info : transferkit.models.descent.TrainInfo
     """
+    _check_numbers(step_scale=step_scale, loss_tol=loss_tol)
     if not (0 < step_scale < 2):
         raise ValueError(f"step_scale must be in (0, 2) (got {step_scale!r})")
     if not (loss_tol > 0):
@@ -963,6 +974,8 @@ def finetune_chain(chain: RankOneChain, lam: torch.Tensor, z0: torch.Tensor,
         certified bound :math:`\|V^\top(\beta-\beta_\star)\| \le \sqrt{2(\ell-\ell_{\min})/\lambda_{\min}}`
         on the distance of the row-space part of :math:`\beta` to :math:`X^+y`.
     """
+    _check_numbers(step_scale=step_scale, loss_tol=loss_tol, compact=compact,
+                   **({} if flow_tol is None else {"flow_tol": flow_tol}))
     if not (0 < step_scale < 2):
         raise ValueError(f"step_scale must be in (0, 2) (got {step_scale!r})")
     if not (loss_tol > 0):

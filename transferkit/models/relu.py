@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from .._validate import (InputTypeError, check_array, check_bool, check_fraction, check_int,
-                         check_positive, check_positive_or_inf, check_rows)
+                         check_positive, check_positive_or_inf, check_rows, check_values)
 from ..streams import keyed_rng, unit_rows
 from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
 from .descent import Descent, bold_driver, keep_where
@@ -67,7 +67,12 @@ def draw_init_scale_teachers(d, m_star, mu, draws, seed=0, device=None, dtype=to
     :math:`c^*_i\sim\mathcal N(0,1)` rescaled so that :math:`\|f_t\|_{L_2} = 1` (the paper
     does not state the law of :math:`c^*`; it normalises risks by the target variance).
     """
+    check_int("d", d, 1)
+    check_int("m_star", m_star, 1)
     check_int("draws", draws, 1)
+    mu_v = float(check_values("mu", mu, 0.0))
+    if not mu_v < 1:
+        raise ValueError(f"mu must be in [0, 1) (got {mu!r})")
     targets, sources, keeps = [], [], []
     for b in range(draws):  # one generator per draw: draws are independent of their number
         rng = keyed_rng(seed, b, TEACHER_STREAM)
@@ -132,6 +137,13 @@ def descend_init_scale(loss_fn, W, c, *, loss_tol=1e-6, max_steps=20_000, stall_
     over the last ``window`` steps (``stalled``: a stationary point or a plateau, e.g. a
     random-features model that cannot represent the target), or after ``max_steps``.
     """
+    loss_tol = check_positive("loss_tol", loss_tol)
+    max_steps = check_int("max_steps", max_steps, 0)
+    stall_tol = check_positive("stall_tol", stall_tol, allow_zero=True)
+    window = check_int("window", window, 1)
+    step0 = check_positive("step0", step0)
+    if check_positive("grow", grow) < 1:
+        raise ValueError(f"grow must be a number >= 1 (got {grow!r})")
     W = W.detach().clone()
     c = c.detach().clone()
     B = W.shape[0]
@@ -174,8 +186,11 @@ def descend_init_scale(loss_fn, W, c, *, loss_tol=1e-6, max_steps=20_000, stall_
 
 def check_alphas(alphas) -> np.ndarray:
     """The init scales as a 1-d float array; ``ValueError`` unless all are finite and > 0."""
-    out = np.atleast_1d(np.asarray(alphas, float))
-    if out.ndim != 1 or not np.all(np.isfinite(out) & (out > 0)):
+    try:
+        out = np.atleast_1d(check_values("alphas", alphas, 0.0, lo_open=True))
+    except ValueError as e:          # an InputTypeError (a string) stays one
+        raise type(e)(f"alphas must be finite numbers > 0 (got {alphas!r})") from None
+    if out.ndim != 1 or out.size == 0:
         raise ValueError(f"alphas must be finite numbers > 0 (got {alphas!r})")
     return out
 
@@ -239,6 +254,7 @@ def scratch_init_scale(X, y, m, seed=0, loss_tol=1e-6, max_steps=20_000, stall_t
     output weights :math:`10^{-7}`); empirical loss :math:`\frac1{2n}\sum(f(x_i)-y_i)^2`,
     ``loss_tol`` relative to :math:`\frac1{2n}\|y\|^2`.
     """
+    check_int("m", m, 1)
     B, n, d = X.shape
     W0, c0 = _init_scale_weights(d, m, B, seed, SCRATCH_STREAM, 1.0, X.device, X.dtype)
     scale = 0.5 * y.pow(2).mean(1)

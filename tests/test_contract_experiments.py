@@ -1,0 +1,135 @@
+"""The input contract on the entry points of :mod:`transferkit.experiments` (issue 15's
+contract, beyond the closed forms that ``tests/test_contract.py`` drives with hypothesis).
+
+Every function of :data:`VALID` is called with small valid arguments in which one numeric
+argument (a number, or a list of numbers) is replaced by NaN or by a string.  Each call
+must raise a ``ValueError`` or ``TypeError`` from a frame inside ``transferkit/`` whose
+message names the argument, within :data:`CALL_LIMIT_S` seconds: never a return (NaN
+results), never numpy's or torch's own message, never a hang.  The cases found by this
+sweep on 2026-11-28 are in the CHANGELOG (e.g. a NaN ``loss_tol`` of the lazy-to-rich
+sweep trained and returned, a string ``sigma`` reached a numpy ufunc).
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+import os
+import traceback
+import warnings
+
+import numpy as np
+import pytest
+from _helpers import time_limit
+
+from transferkit import experiments
+
+CALL_LIMIT_S = 30
+PACKAGE_DIR = os.path.dirname(os.path.abspath(experiments.__file__)).rsplit(os.sep, 1)[0]
+
+_RNG = np.random.default_rng(0)
+
+#: Entry point -> small valid arguments (the other numeric arguments keep their defaults,
+#: which are driven too).
+VALID = {
+    "deep_linear.simulate_transfer": dict(d=10, gamma=0.5, theta=1.0, sigma=0.2, draws=2),
+    "deep_linear.simulate_grid": dict(d=10, gammas=[0.5], thetas=[1.0], sigma=0.2, draws=2),
+    "deep_linear.pretrain": dict(d=10, draws=2),
+    "linear_transfer.linear_transfer_grid": dict(d=10, gammas=[0.5], thetas=[1.0], sigma=0.2,
+                                                 draws=2, cache=False),
+    "linear_transfer.scratch_limit_vs_alpha": dict(d=10, gamma=0.5, sigma=0.2, alphas=[1e-3],
+                                                   draws=2),
+    "linear_transfer.feature_spectrum": dict(d=10, alphas=[1e-3], draws=2),
+    "finetuning.finetune_grid": dict(d=10, gammas=[0.5], thetas=[1.0], sigma=0.2, draws=2,
+                                     cache=False),
+    "regularisation.ridge_transfer_curve": dict(d=10, gamma=0.5, lams=[0.1], thetas=[1.0],
+                                                sigma=0.2, draws=2),
+    "regularisation.weight_decay_scratch_grid": dict(d=10, gammas=[0.5], sigma=0.2, draws=2,
+                                                     cache=False),
+    "dataset_distances.simulate_pairs": dict(d=10, gammas=[0.5], thetas=[1.0], norms=[1.0],
+                                             sigma=0.2, draws=2),
+    "predictors.synthetic_benchmark": dict(d=10, gammas=[0.5], thetas=[1.0], sigmas=[0.2],
+                                           norms=[1.0], draws=2),
+    "predictors.isotropic_eq3": dict(dist=0.5, n=5, d=10),
+    "predictors.gaussian_kl": dict(A=_RNG.standard_normal((30, 4)),
+                                   B=_RNG.standard_normal((30, 4)), k=2),
+    "linear_teachers.eigen_align_sim": dict(lam=np.ones(6), m=2, ns=[3], draws=2, cache=False),
+    "linear_teachers.depth_alpha_sim": dict(d=10, n=4, depths=[2], alphas=[0.5], draws=2,
+                                            cache=False),
+    "linear_teachers.scaling_sim": dict(d=10, n=4, depth=2, scales=[1.0], draws=2, cache=False),
+    "linear_teachers.frozen_sim": dict(d=10, ns=[4], cos_angle=0.5, draws=2, cache=False),
+    "linear_teachers.spiked_spectrum": dict(d=10, m=2),
+    "lazy_rich.init_scale_sweep": dict(d=4, m=8, m_star=2, mu=0.5, alphas=[0.1], ns=[10],
+                                       draws=2, cache=False),
+    "lazy_rich.monte_carlo_check": dict(d=4, m=8, m_star=2, mu=0.5, n=10, draws=2, test=100),
+    "relu_student_teacher.fig3_experiment": dict(d=4, m=10, m_star=2, mus=[0.1], ns=[10],
+                                                 cache=False),
+    "ptft_relu.run_sample_efficiency": dict(d=12, rho=1.0, magnitude=1.0, ns=[8], draws=1,
+                                            cache=False),
+    "ptft_relu.run_stl_init_scale": dict(d=12, rho=1.0, magnitude=1.0, ns=[8], alphas=[0.1],
+                                         draws=1, cache=False),
+    "ptft_relu.run_stl_dense": dict(d=12, ns=[8], alphas=[0.1], draws=1, cache=False),
+    "ptft_relu.run_nested_rescaling": dict(preset=experiments.ptft_relu.SAMPLE_EFFICIENCY["smoke"],
+                                           scales=[1.0], cache=False),
+    "ptft_relu.penalty_ratio": dict(magnitude=1.0, rho=1.0, gamma=0.01),
+    "diagonal_networks.run_tasks": dict(D=10, k=2, overlap=1, ns=[4], draws=1, n_aux=8,
+                                        alpha=0.1, gamma=0.1, cache=False),
+    "diagonal_networks.mtl_small_init": dict(D=10, k=2, overlap=1, ns=[4], draws=1, n_aux=8,
+                                             alphas=[0.1], cache=False),
+    "diagonal_networks.rescaling_experiment": dict(D=10, k=2, k_main=1, ns=[4], scales=[1.0],
+                                                   draws=1, n_aux=8, alpha=0.1, gamma=0.1,
+                                                   cache=False),
+    "diagonal_networks.stl_readout_only": dict(D=10, k=2, overlap=1, ns=[4], draws=1, n_aux=8,
+                                               alpha=0.1),
+    "mnist_table.draw_task_pairs": dict(K=3),
+    "lenet_transfer.target_data": dict(n=20, seed=0),
+}
+
+
+def _real(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _cases():
+    for name, kw in VALID.items():
+        mod, fn = name.split(".")
+        func = getattr(getattr(experiments, mod), fn)
+        args = dict(kw)
+        for p, par in inspect.signature(func).parameters.items():
+            if p not in args and par.default is not inspect.Parameter.empty and _real(par.default):
+                args[p] = par.default
+        for p, v in args.items():
+            numeric_list = isinstance(v, list) and v and all(_real(x) for x in v)
+            if not (_real(v) or numeric_list):
+                continue
+            for bad in (float("nan"), "x"):
+                yield pytest.param(func, kw, p, [bad] if numeric_list else bad,
+                                   id=f"{name}-{p}-{bad}")
+
+
+@pytest.mark.parametrize("func, valid, param, bad", list(_cases()))
+def test_bad_number_is_refused_by_transferkit_naming_it(func, valid, param, bad):
+    args = dict(valid)
+    args[param] = bad
+    with warnings.catch_warnings(), time_limit(CALL_LIMIT_S):
+        warnings.simplefilter("ignore")
+        with pytest.raises((ValueError, TypeError)) as info:
+            func(**args)
+    frame = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert os.path.abspath(frame.filename).startswith(PACKAGE_DIR), \
+        f"raised outside transferkit ({frame.filename}): {info.value}"
+    message = str(info.value)
+    assert param in message or param.rstrip("s") in message, \
+        f"the message does not name {param!r}: {message}"
+
+
+def test_the_table_holds_valid_calls_of_real_functions():
+    """Every entry names a function of the package and its arguments exist (a table that
+    drifted from the code would test nothing)."""
+    for name, kw in VALID.items():
+        mod, fn = name.split(".")
+        func = getattr(getattr(experiments, mod), fn)
+        params = inspect.signature(func).parameters
+        has_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        for k in kw:
+            assert k in params or has_kwargs, f"{name} has no argument {k!r}"
