@@ -1,7 +1,8 @@
-"""The input contract on the entry points of :mod:`transferkit.experiments` (issue 15's
-contract, beyond the closed forms that ``tests/test_contract.py`` drives with hypothesis).
+"""The input contract on the entry points of :mod:`transferkit.experiments` and the trainers
+of :mod:`transferkit.models` (issue 15's contract, beyond the closed forms that
+``tests/test_contract.py`` drives with hypothesis).
 
-Every function of :data:`VALID` is called with small valid arguments in which one numeric
+Every function of :data:`VALID` and :data:`MODELS_VALID` is called with small valid arguments in which one numeric
 argument (a number, or a list of numbers) is replaced by NaN or by a string.  Each call
 must raise a ``ValueError`` or ``TypeError`` from a frame inside ``transferkit/`` whose
 message names the argument, within :data:`CALL_LIMIT_S` seconds: never a return (NaN
@@ -20,6 +21,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 from _helpers import time_limit
 
 from transferkit import experiments
@@ -86,14 +88,74 @@ VALID = {
 }
 
 
+def _models_valid() -> dict:
+    """Small valid arguments of the models' trainers and helpers (built once, on the CPU)."""
+    from transferkit.models import deep_linear as dl
+    from transferkit.models import diagonal, relu
+    rng = np.random.default_rng(1)
+    t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
+    X, y = t(rng.standard_normal((2, 6, 4))), t(rng.standard_normal((2, 6)))
+    Ws = dl.init_deep_linear(4, 2, 1e-3, [np.random.default_rng(i) for i in range(2)])
+    T = relu.make_teachers(2, 2, 4, rng)
+    W0 = relu.random_sphere((2, 5, 4), rng)
+    Wn, An = relu.init_ntk(4, 8, 1.0, [0, 1])
+    Xn = torch.nn.functional.normalize(t(rng.standard_normal((6, 4))), dim=1)
+    state = diagonal.init_state(2, 1, 4, 0.1, 0.1)
+    Xd, yd = t(rng.standard_normal((2, 1, 6, 4))), t(rng.standard_normal((2, 1, 6)))
+    return {
+        "models.deep_linear.init_deep_linear": (dl.init_deep_linear, dict(
+            d=4, depth=2, alpha=1e-3, rngs=[np.random.default_rng(0)])),
+        "models.deep_linear.gradient_descent": (dl.gradient_descent, dict(
+            Ws=Ws, obj=dl.empirical_objective(X, y), max_steps=5)),
+        "models.deep_linear.feature_subspace": (dl.feature_subspace, dict(Ws=Ws)),
+        "models.deep_linear.deep_finetune_sim": (dl.deep_finetune_sim, dict(
+            Ws=Ws, X=X, y=y, max_steps=5)),
+        "models.deep_linear.weight_decay_minimiser": (dl.weight_decay_minimiser, dict(
+            obj=dl.empirical_objective(X, y), weight_decay=0.1)),
+        "models.relu.train_units": (relu.train_units, dict(
+            W=t(W0), a=t(np.full((2, 5), 0.1)), X=X, y=y, n=np.full(2, 6.0), max_steps=5)),
+        "models.relu.train_samples": (relu.train_samples, dict(
+            W0=W0, c0=np.full((2, 5), 1e-3), X=X.numpy(), y=y.numpy(), max_steps=5)),
+        "models.relu.train_population": (relu.train_population, dict(
+            W0=W0, c0=np.full((2, 5), 1e-3), teacher=T, max_steps=5)),
+        "models.relu.train_ntk": (relu.train_ntk, dict(
+            W=Wn, A=An, X=Xn, y=t(rng.standard_normal(6)), eta=0.1, max_steps=5)),
+        "models.relu.init_ntk": (relu.init_ntk, dict(d=4, m=8, kappa=1.0, seeds=[0])),
+        "models.relu.readout_transfer_risk": (relu.readout_transfer_risk, dict(
+            W=W0, X=X.numpy(), teacher=T)),
+        "models.relu.rkhs_norms": (relu.rkhs_norms, dict(W=W0, teacher=T)),
+        "models.relu.teacher_pair": (relu.teacher_pair, dict(
+            d=4, units=2, rho=0.5, magnitude=1.0, rng=np.random.default_rng(0))),
+        "models.relu.make_teachers": (relu.make_teachers, dict(
+            seeds=2, m_star=2, d=4, rng=np.random.default_rng(0))),
+        "models.relu.draw_init_scale_teachers": (relu.draw_init_scale_teachers, dict(
+            d=4, m_star=2, mu=0.5, draws=2)),
+        "models.diagonal.train_diagonal": (diagonal.train_diagonal, dict(
+            state=state, X=Xd, y=yd, n=np.full((2, 1), 6.0), max_steps=5)),
+        "models.diagonal.init_state": (diagonal.init_state, dict(
+            B=2, O=1, D=4, w1_0=0.1, w2_0=0.1)),
+        "models.diagonal.min_l12_interpolant": (diagonal.min_l12_interpolant, dict(
+            Xs=[Xd[0, 0].numpy()], ys=[yd[0, 0].numpy()])),
+    }
+
+
+MODELS_VALID = _models_valid()
+
+
 def _real(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
-def _cases():
+def _entries():
     for name, kw in VALID.items():
         mod, fn = name.split(".")
-        func = getattr(getattr(experiments, mod), fn)
+        yield name, getattr(getattr(experiments, mod), fn), kw
+    for name, (func, kw) in MODELS_VALID.items():
+        yield name, func, kw
+
+
+def _cases():
+    for name, func, kw in _entries():
         args = dict(kw)
         for p, par in inspect.signature(func).parameters.items():
             if p not in args and par.default is not inspect.Parameter.empty and _real(par.default):
@@ -126,9 +188,7 @@ def test_bad_number_is_refused_by_transferkit_naming_it(func, valid, param, bad)
 def test_the_table_holds_valid_calls_of_real_functions():
     """Every entry names a function of the package and its arguments exist (a table that
     drifted from the code would test nothing)."""
-    for name, kw in VALID.items():
-        mod, fn = name.split(".")
-        func = getattr(getattr(experiments, mod), fn)
+    for name, func, kw in _entries():
         params = inspect.signature(func).parameters
         has_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
         for k in kw:

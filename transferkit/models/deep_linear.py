@@ -415,6 +415,7 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
     info : transferkit.models.descent.TrainInfo
     """
     _check_numbers(step_scale=step_scale, loss_tol=loss_tol)
+    check_int("check_every", check_every, 1)
     if not (0 < step_scale < 2):
         raise ValueError(f"step_scale must be in (0, 2) (got {step_scale!r})")
     if not (loss_tol > 0):
@@ -594,6 +595,7 @@ def feature_subspace(Ws, rcond: float = 1e-3, spectrum: bool = True):
     svals : tensor ``(B, min(d, p))``, all singular values (for plots of Thm 3.4), or
         ``None`` when ``spectrum`` is false.
     """
+    _check_numbers(rcond=rcond)
     if not (0 < rcond < 1):
         raise ValueError(f"rcond must be in (0, 1) (got {rcond!r})")
     spectrum = check_bool("spectrum", spectrum)
@@ -782,6 +784,7 @@ def weight_decay_minimiser(obj: Quadratic, weight_decay: float, iters: int = 200
     parameters ``(B,)`` (``inf`` where :math:`\beta = 0`).
     """
     wd = check_positive("weight_decay", weight_decay)
+    iters = check_int("iters", iters, 1)
     lam, b = obj.lam, obj.beta_hat
     grad0 = (lam * b).norm(dim=1)                   # ||Sigma beta_hat||, the gradient at 0
     alive = grad0 > wd

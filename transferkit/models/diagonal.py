@@ -33,7 +33,7 @@ import cvxpy as cp
 import numpy as np
 import torch
 
-from .._validate import check_fraction, check_int, check_positive
+from .._validate import check_array, check_fraction, check_int, check_positive
 from ._diagonal_kernel import (diagonal_descent, diagonal_gram_descent, lockstep_accept,
                                lockstep_beta, lockstep_gather, lockstep_grad_loss, lockstep_stop,
                                lockstep_trial)
@@ -72,6 +72,13 @@ def init_state(B: int, O: int, D: int, w1_0, w2_0, device=None) -> DiagonalState
 
     ``w1_0`` broadcasts to ``(B, D)``, ``w2_0`` to ``(B, O, D)``; :math:`\beta(0) = 0`.
     """
+    B, O, D = check_int("B", B, 1), check_int("O", O, 1), check_int("D", D, 1)
+    w1_0, w2_0 = check_array("w1_0", w1_0, 0), check_array("w2_0", w2_0, 0)
+    for name, v, shape in (("w1_0", w1_0, (B, D)), ("w2_0", w2_0, (B, O, D))):
+        try:
+            np.broadcast_to(v, shape)
+        except ValueError:
+            raise ValueError(f"{name} must broadcast to {shape} (got shape {v.shape})") from None
     dev = device or default_device()
     w1 = torch.tensor(np.broadcast_to(np.asarray(w1_0, float), (B, D)).copy(),
                       dtype=torch.float64, device=dev)

@@ -1216,6 +1216,7 @@ def readout_transfer_risk(W, X, teacher: Teacher, rcond: float = 1e-10) -> np.nd
     flow from zero), and return its exact population risk ``(S,)``."""
     W = check_rows("W", W)
     X = check_rows("X", X)
+    rcond = check_positive("rcond", rcond)
     Phi = np.maximum(X @ np.swapaxes(W, -1, -2), 0.0)          # (S, n, m)
     y = np.einsum("snk,sk->sn", np.maximum(X @ np.swapaxes(teacher.W, -1, -2), 0.0), teacher.a)
     a = np.stack([np.linalg.lstsq(P, yy, rcond=rcond * max(P.shape))[0] for P, yy in zip(Phi, y)])
@@ -1264,7 +1265,7 @@ def teacher_pair(d: int, units: int, rho: float, magnitude: float, rng: np.rando
     unit) and readout ``magnitude``.  Returns ``(W_aux, a_aux, W_main, a_main)``.
     """
     d, units = check_int("d", d, 2), check_int("units", units, 1)
-    if not -1 <= rho <= 1:
+    if not -1 <= float(check_values("rho", rho)) <= 1:
         raise ValueError(f"rho must be in [-1, 1] (got {rho!r})")
     magnitude = check_positive("magnitude", magnitude)
     if 2 * units > d:
