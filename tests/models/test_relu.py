@@ -607,12 +607,14 @@ def test_train_ntk_is_paper_002_eq4_written_out_bit_for_bit():
     assert not torch.equal(W, W0)
 
 
-@pytest.mark.parametrize("S, m, d, m_star", [(8, 120, 10, 7), (5, 64, 12, 3), (2, 9, 4, 2)])
-def test_risk_of_shared_units_is_the_batched_computation_bit_for_bit(S, m, d, m_star):
+@pytest.mark.parametrize("S, m, d, m_star", [(8, 120, 10, 7), (5, 64, 12, 3), (2, 9, 4, 2),
+                                         (4, 300, 100, 100)])
+def test_risk_of_shared_units_is_the_batched_computation_bit_for_bit(S, m, d, m_star, monkeypatch):
     """Linear transfer scores S draws of one set of pretrained units: risk_np computes their
-    kernel once and broadcasts it (_batch_kernel).  The risks are those of the kernel
-    computed for every copy, bit for bit, and a batch whose entries differ (in the units or
-    in the teacher) is computed entry by entry as before."""
+    kernel once (_batch_kernel).  The kernels are those of every copy, bit for bit, and so are
+    the risks; at d = 100 this needs the symmetric product numpy uses for A A^T (a first
+    version passed the distinct rows as two arrays, a general product, and moved the paper's
+    risks by up to 6e-15).  A batch whose entries differ is computed entry by entry."""
     rng = np.random.default_rng(S * 1000 + m)
     W1 = models.relu.random_sphere((1, m, d), rng) * rng.uniform(0.5, 2.0, (1, m, 1))
     T1 = models.relu.make_teachers(1, m_star, d, rng)
@@ -625,17 +627,24 @@ def test_risk_of_shared_units_is_the_batched_computation_bit_for_bit(S, m, d, m_
         return (np.einsum("si,sij,sj->s", a, Kww, a) - 2 * np.einsum("si,sij,sj->s", a, Kwt, T.a)
                 + np.einsum("si,sij,sj->s", T.a, Ktt, T.a))
 
+    for A, B in ((W, W), (W, T.W), (T.W, T.W)):
+        assert np.array_equal(models.relu._batch_kernel(A, B), relu_kernel(A, B))
     assert np.array_equal(models.relu.risk_np(W, a, T), explicit(W, a, T))
-    K = models.relu._batch_kernel(W, W)
-    assert K.shape == (S, m, m) and K.strides[0] == 0          # computed once
+    calls = []
+
+    def counting(A, B):
+        calls.append(np.shape(A)[0])
+        return relu_kernel(A, B)
+    monkeypatch.setattr(models.relu, "relu_kernel", counting)
+    models.relu.risk_np(W, a, T)
+    assert calls == [1, 1, 1]                                  # each kernel computed once
+    monkeypatch.undo()
     # entries that differ: no sharing, the same numbers as before
     W_other = W.copy()
     W_other[-1, 0] = -W_other[-1, 0]
-    assert models.relu._batch_kernel(W_other, W_other).strides[0] != 0
     assert np.array_equal(models.relu.risk_np(W_other, a, T), explicit(W_other, a, T))
     T_other = models.relu.Teacher(T.W.copy(), T.a)
     T_other.W[0, 0] = -T_other.W[0, 0]
-    assert models.relu._batch_kernel(W, T_other.W).strides[0] != 0
     assert np.array_equal(models.relu.risk_np(W, a, T_other), explicit(W, a, T_other))
     # two distinct unit sets, each repeated (several teachers' draws in one batch, as
     # anchored_n_cell stacks them): each kernel computed once, gathered
@@ -644,6 +653,7 @@ def test_risk_of_shared_units_is_the_batched_computation_bit_for_bit(S, m, d, m_
     a2 = np.concatenate([a, a[::-1]])
     reps, inv = models.relu._first_equal(W2, T2.W)
     assert reps.tolist() == [0, S] and inv.tolist() == [0] * S + [1] * S
+    assert np.array_equal(models.relu._batch_kernel(W2, W2), relu_kernel(W2, W2))
     assert np.array_equal(models.relu.risk_np(W2, a2, T2), explicit(W2, a2, T2))
 
 

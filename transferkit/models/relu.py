@@ -1165,19 +1165,22 @@ def _batch_kernel(W, V) -> np.ndarray:
     """:func:`~transferkit.theory.relu.relu_kernel` of batched rows ``W (S, N, d)`` and
     ``V (S, M, d)``, computed once per distinct pair ``(W[s], V[s])``: linear transfer
     scores many draws of one set of pretrained units against one teacher, whose ``N x M``
-    arc-cosine kernel would otherwise be computed once per draw.  The same numbers bit for
-    bit, as each entry's kernel is computed from its own rows alone (tested); one distinct
-    pair is broadcast (a read-only view), several are gathered."""
+    arc-cosine kernel would otherwise be computed once per draw.  Each entry's kernel is
+    computed from its own rows alone, so the values are those of the whole batch bit for
+    bit (tested at the paper's sizes), returned as a contiguous ``(S, N, M)`` array.  When
+    ``V`` is ``W`` (the same array) the distinct rows are passed as one array twice, as the
+    whole batch was: numpy computes :math:`AA^\top` by a symmetric product (BLAS ``syrk``),
+    which sums in another order than the general product of two arrays (``gemm``; risks
+    moved by up to 6e-15 relative at the paper's sizes when the two were mixed)."""
+    W_in, V_in = W, V
     W, V = np.asarray(W), np.asarray(V)
     if not (W.ndim == V.ndim == 3 and W.shape[0] == V.shape[0] > 1):
         return relu_kernel(W, V)
     reps, inv = _first_equal(W, V)
     if reps.size == W.shape[0]:
         return relu_kernel(W, V)
-    K = relu_kernel(W[reps], V[reps])
-    if reps.size == 1:
-        return np.broadcast_to(K, (W.shape[0],) + K.shape[1:])
-    return K[inv]
+    Wr = W[reps]
+    return relu_kernel(Wr, Wr if V_in is W_in else V[reps])[inv]
 
 
 def risk_np(W, a, teacher: Teacher) -> np.ndarray:
