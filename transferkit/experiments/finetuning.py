@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import check_grid
+from .._validate import check_grid, check_int, check_positive
 from ..models.deep_linear import end_to_end
 from ..streams import keyed_rng
 from ..sweep import Grid, run
@@ -15,6 +15,7 @@ from ..theory.linear_teachers import excess_risk, finetune_predictor
 from .deep_linear import (
     DATA_STREAM,
     GridResult,
+    check_simulation_args,
     pretrain_cached,
     sample_size,
     simulate_grid,
@@ -205,6 +206,11 @@ def finetune_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
 
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
     thetas = check_grid("theta", thetas, 0.0, np.pi, False)
+    check_simulation_args(d, sigma, depth, draws, alpha, seed)      # before the sweep starts
+    check_positive("loss_tol", loss_tol)
+    check_int("max_steps", max_steps, 0)
+    if flow_tol is not None:
+        check_positive("flow_tol", flow_tol)
     fixed = dict(d=d, sigma=sigma, depth=depth, draws=draws, seed=seed, alpha=alpha,
                  loss_tol=loss_tol, max_steps=max_steps, flow_tol=flow_tol)
     kw = dict(run_kwargs)
