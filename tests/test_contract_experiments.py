@@ -31,6 +31,8 @@ CALL_LIMIT_S = 30
 PACKAGE_DIR = os.path.dirname(os.path.abspath(experiments.__file__)).rsplit(os.sep, 1)[0]
 
 _RNG = np.random.default_rng(0)
+_SPHERE = _RNG.standard_normal((12, 3))
+_SPHERE /= np.linalg.norm(_SPHERE, axis=1, keepdims=True)      # inputs of paper 002, Sec. 6.1
 
 #: Entry point -> small valid arguments (the other numeric arguments keep their defaults,
 #: which are driven too).
@@ -85,6 +87,14 @@ VALID = {
     "diagonal_networks.stl_readout_only": dict(D=10, k=2, overlap=1, ns=[4], draws=1, n_aux=8,
                                                alpha=0.1),
     "mnist_table.draw_task_pairs": dict(K=3),
+    "ntk_similarity.transfer_experiment": dict(
+        XP=_SPHERE[:8], yP=np.ones(8), tasks={"Q": (_SPHERE[8:], -np.ones(4))}, m=16,
+        seeds=(0,), max_steps=5),
+    "ntk_similarity.width_sweep": dict(
+        XP=_SPHERE[:8], yP=np.ones(8), tasks={"Q": (_SPHERE[8:], -np.ones(4))}, widths=[16],
+        seeds=(0,), max_steps=5, cache=False),
+    "lenet_transfer.transfer_cell": dict(source="mnist", seed=0, n_pretrain=20, snapshots=(1,),
+                                         n_target=20, ft_epochs=1),
     "lenet_transfer.target_data": dict(n=20, seed=0),
 }
 

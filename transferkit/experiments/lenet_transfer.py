@@ -321,6 +321,12 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
     snaps = sorted(set(check_int("snapshots", e, 0) for e in np.atleast_1d(snapshots).tolist()))
     if not snaps:
         raise ValueError("snapshots must hold at least one epoch count")
+    # the sizes under this function's names (source_data / target_data / train_lenet check
+    # them too, but as n and epochs, and only once the data are being loaded)
+    check_int("n_pretrain", n_pretrain, 0)
+    check_int("n_target", n_target, 10)
+    check_int("ft_epochs", ft_epochs, 0)
+    check_int("batch", batch, 1)
     opt = {"optimizer": optimizer, "momentum": momentum, "weight_decay": weight_decay}
     dev = default_device()
     xq, yq, xq_test, yq_test = target_data(n_target, seed)
