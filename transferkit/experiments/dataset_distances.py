@@ -185,8 +185,8 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
     check_positive("sigma", sigma)
     check_int("w1_samples", w1_samples, 1)
     check_int("w1_repeats", w1_repeats, 1)
-    norms = np.atleast_1d(check_values("norms", norms, 0.0, lo_open=True))
-    if norms.ndim != 1 or not np.all(np.isfinite(norms) & (norms > 0)):
+    norms = np.atleast_1d(check_values("norms", norms, 0.0, lo_open=True))   # finite, > 0
+    if norms.ndim != 1:
         raise ValueError(f"norms must be finite numbers > 0 (got {norms!r})")
     sim_sc = simulate_grid(d, gammas, thetas, sigma, depth=depth, draws=draws, seed=seed,
                            alpha=alpha, methods=("scratch",), rcond=rcond, loss_tol=loss_tol,
