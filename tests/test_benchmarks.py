@@ -33,7 +33,7 @@ BENCH = ROOT / "benchmarks"
 NOTEBOOKS = ROOT / "notebooks"
 TIMING = ["fig1_grid", "fig2_grid", "speed_record", "relu_speed", "lenet_speed",
           "diagonal_speed"]
-TOOLS = ["book_times", "speed_table", "execute_book"]
+TOOLS = ["book_times", "speed_table", "execute_book", "book_outputs"]
 
 
 #: The smallest results speed_table.py accepts (its required benchmarks, paper scale).
@@ -334,6 +334,39 @@ def test_execute_book_caches_as_the_book_reads(tmp_path):
     lines.clear()
     assert eb.execute_into(cache_dir, [good], jobs=2, timeout=120, log=lines.append) == []
     assert lines == ["execute_book: every chapter is in the cache"]
+
+
+def test_book_outputs_reads_and_compares_builds(tmp_path):
+    """``book_outputs.py`` renders what two builds printed (streams, results, images as
+    hashes) and compares them: durations and the build's own folder do not count, a changed
+    number does, and a chapter missing from one build is reported."""
+    eb, bo = load("execute_book"), load("book_outputs")
+    code = ('# %%\nimport time\nprint("wall time", time.perf_counter(), "s")\n'
+            'print("value", {v})\nimport os\nprint(os.getcwd())\n# %%\n6 * 7\n')
+    caches = {}
+    for tag, v in (("a", 1), ("b", 1), ("c", 2)):
+        folder = tmp_path / tag / "notebooks"
+        folder.mkdir(parents=True)
+        nb = folder / "chapter.py"
+        nb.write_text(code.format(v=v))
+        caches[tag] = tmp_path / tag / "jc"
+        assert eb.execute_into(caches[tag], [nb], jobs=1, timeout=120, log=lambda s: None) == []
+    out = {t: bo.chapter_outputs(c, ["chapter", "absent"]) for t, c in caches.items()}
+    text = out["a"]["chapter"]
+    assert "[0 stdout]" in text and "value 1" in text and "[1 text/plain]" in text and "42" in text
+    assert set(out["a"]) == {"chapter"}
+    report, same = bo.compare(out["a"], out["b"], ["chapter"])
+    assert same and report == ["chapter: same"]          # only the duration differs
+    report, same = bo.compare(out["c"], out["a"], ["chapter"])
+    assert not same and report[0] == "chapter: 2 line(s) differ"
+    assert "    -value 1" in report and "    +value 2" in report
+    report, same = bo.compare(out["a"], {}, ["chapter"])
+    assert not same and "missing" in report[0]
+    assert bo.main([str(caches["a"]), "--compare", str(caches["b"]), "--out",
+                    str(tmp_path / "txt"), str(tmp_path / "a" / "notebooks" / "chapter.py")]) == 0
+    assert (tmp_path / "txt" / "chapter.txt").read_text() == text
+    assert bo.main([str(caches["c"]), "--compare", str(caches["a"]),
+                    str(tmp_path / "a" / "notebooks" / "chapter.py")]) == 1
 
 
 def test_execute_book_runs_what_the_book_builds():
