@@ -157,8 +157,10 @@ provenance.record(fig, "p002-fig8a", seeds=list(SEEDS), params=dict(FIXED, pretr
 # Parameters as printed above; differences from the paper: target data set, optimiser,
 # subset sizes and epochs (see Parameters). At `paper` scale (8 seeds) the accuracies were
 # MNIST 0.967 ± 0.006, upside-down MNIST 0.961 ± 0.004, Fashion-MNIST 0.944 ± 0.010,
-# scratch 0.938 ± 0.006: the paper's order, and the order of the theory's task similarity
-# in (d). Unlike the paper, Fashion-MNIST pretraining leaves every layer much closer to its
+# scratch 0.938 ± 0.006: the paper's order, and, among the three pretrained sources, the
+# order of the theory's task similarity in (d) (scratch, whose term has $Y_{P\to Q} = 0$,
+# has the smallest term of all four and the lowest accuracy: (d) ranks sources, not
+# pretraining against none). Unlike the paper, Fashion-MNIST pretraining leaves every layer much closer to its
 # starting point than training from scratch does, in relative terms (c) (relative
 # deviations 0.11-0.68 against 0.67-1.11) and in the paper's absolute measure (b)
 # ($\psi_1$, $\psi_2$, fc1, fc2, fc3: 0.20, 0.92, 5.42, 2.36, 0.77 against 0.96, 2.55, 6.59,
