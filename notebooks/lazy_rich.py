@@ -133,9 +133,25 @@ for j, n in enumerate(NS):
 # * The lazy end: as $\alpha$ grows the first layer stops moving and linear transfer
 #   becomes the random-features readout.
 # * Scratch training converged (relative training loss $10^{-6}$) at the smallest $n$;
-#   the counts for every $n$ are printed above. At the largest $n$ a few runs of the
-#   paper's initialisation end on a plateau (relative loss $\sim 10^{-2}$); such a run
-#   raises the scratch risk and so can only make transfer look better.
+#   the counts for every $n$ are printed above. At larger $n$ a few runs of the paper's
+#   initialisation stall above their tolerance (in the `paper` run behind the book: 2 of 10
+#   at $n = 20$, relative loss up to $10^{-2}$, and 1 of 10 at $n = 100$ and 200, up to
+#   $10^{-3}$); such a run raises the scratch risk and so makes transfer look better. The
+#   positive transfer asserted below is at the smallest $n$, where every scratch run
+#   converged; the positive window at $n = 20$ (not significant) includes the two stalled
+#   runs.
+#
+# **Pretraining stops short of its tolerance in most runs** (the counts printed above; in
+# the `paper` run behind the book, 16 of 80 runs reached the relative loss $10^{-6}$). At
+# the rich end ($\alpha\le0.3$) 4 or 5 of 10 runs stall on a plateau at relative source
+# losses of about 1 to 5 %; at $\alpha = 1$ and 3 most runs stop at the budget of 5,000
+# steps just above the tolerance (relative loss up to $6\cdot10^{-5}$); at $\alpha\ge10$
+# none converges: the first layer hardly moves and the runs stop at the budget at relative
+# losses of $5\cdot10^{-4}$ to 1.5 % ($\alpha = 10$) and 3 to 40 % ($\alpha = 30$, 100).
+# Fig. 9 below is drawn from every run: its transferabilities describe the networks where
+# pretraining stopped, not the limits of training to the tolerance, and no converged-only
+# version exists at $\alpha\ge10$. The lazy end is still the lazy limit (checked: its
+# transfer risks are those of the readout on the initial features).
 
 # %%
 mc = experiments.lazy_rich.monte_carlo_check(
@@ -161,6 +177,9 @@ assert np.all(np.diff(res.movement.mean(1)) < 0)   # monotone from rich to lazy
 # positive-transfer claim below is made (elsewhere an unconverged scratch run can only
 # raise the scratch risk, i.e. make transfer look better)
 assert res.scratch_training.converged[0].all(), res.scratch_training.loss[0]
+if PRESET == experiments.lazy_rich.INIT_SCALE["paper"]:   # the counts the text gives
+    assert res.pretraining.converged.sum() == 16, res.pretraining.converged.sum(1)
+    assert not res.pretraining.converged[ALPHAS >= 10].any()
 
 # %% [markdown]
 # ## Fig. 9: transferability from rich to lazy
@@ -188,9 +207,10 @@ provenance.record(
 # %% [markdown]
 # ## Where negative transfer disappears
 #
-# For each $n$, the values of $\alpha$ where the mean transferability is positive, and
-# whether the best $\alpha$ is significantly positive while both ends are significantly
-# negative (paired over draws, Student $t$ Bonferroni-corrected over the $\alpha$ grid).
+# For each $n$, the values of $\alpha$ where the mean transferability is positive, the best
+# $\alpha$ with its standard error, and both ends. At the smallest $n$ the checks below
+# assert that the best $\alpha$ is an intermediate one, significantly positive (Student $t$,
+# Bonferroni-corrected over the $\alpha$ grid), with both ends below it.
 
 # %%
 crit = stats.critical_value(len(ALPHAS), DRAWS)
@@ -221,10 +241,13 @@ assert np.all(m < 0), m
 # source neurons: the out-of-span norm of the pretrained network approaches that of the
 # source teacher, and transfer is negative except where scratch training is poor too. At
 # the lazy end (large $\alpha$) the first layer does not move and transfer is the
-# random-features readout, worse than scratch training. In between, the network keeps
-# random features *and* gains source-aligned ones: at small target sets transfer is
-# positive there, so negative transfer disappears in a window of $\alpha$ (printed
-# above). With enough target data ($n\gtrsim 5d$ here) scratch training learns the whole
+# random-features readout: no better than scratch training at the smallest $n$ (in the
+# `paper` run behind the book $\mathcal T = -0.01\pm0.06$ at $n = 5$), worse from $n = 20$ on. In between, the network keeps
+# random features *and* gains source-aligned ones: at the smallest target sets ($n\le10$,
+# where every scratch run converged) transfer is positive there (significantly at the best
+# $\alpha$ for $n = 5$, the check below), so negative transfer disappears in a window of $\alpha$ (printed above; the
+# window at $n = 20$ is within one standard error of zero and includes two stalled scratch
+# runs). With enough target data ($n\gtrsim 5d$ here) scratch training learns the whole
 # target and every pretrained network transfers negatively: the out-of-span norm of its
 # features is a floor that scratch training does not have.
 #
