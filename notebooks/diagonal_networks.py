@@ -98,6 +98,14 @@ for name, r in RUNS.items():
                     f"{run.steps.max()}" for m, run in r.methods.items()})
 
 # %% [markdown]
+# *Convergence.* Every pretraining and every STL and PT+FT network reaches its tolerance
+# (asserted below). A few MTL networks may not: in the `paper` run behind the book three
+# stopped at the budget of 100,000 steps (2 of 48 with overlapping supports, 1 of 48
+# disjoint; their losses are in the warnings above). They are kept in the figures and
+# numbers below that use MTL; Fig. 5a prints its MTL ratio both over all runs and over the
+# runs at their tolerance.
+
+# %% [markdown]
 # ## Gradient descent reaches the minimiser of Eq. 22
 #
 # For every STL and PT+FT network we measure the relative distance
@@ -181,7 +189,10 @@ provenance.record(fig, "p004-fig5a", seeds=SEED,
                   params=dict(D=D, k=K, draws=DRAWS, ns=NS, alpha=ALPHA, gamma=GAMMA),
                   caption="paper 004 Fig. 5a (reduced): Q and l1,2 norms of learned solutions")
 print("Q ratio, PT+FT:", np.round(Q_RATIO["ptft"].mean(1), 3))
-print("l12 ratio, MTL:", np.round(L12_RATIO["mtl"].mean(1), 3))
+MTL_CONV = RUNS["overlapping"].methods["mtl"].converged          # (len(ns), draws)
+print("l12 ratio, MTL:", np.round(L12_RATIO["mtl"].mean(1), 3), "(all runs); converged runs only:",
+      np.round(stats.mean_se(L12_RATIO["mtl"], axis=1, where=MTL_CONV)[0], 3),
+      f"({MTL_CONV.sum()} of {MTL_CONV.size} MTL runs at their tolerance)")
 
 # %%
 # The minimiser of Eq. 22 never exceeds the ground truth's penalty: PT+FT networks
@@ -437,7 +448,7 @@ if L12L == experiments.diagonal_networks.DIAGONAL_L12_LARGE["paper"]:
 # supports; 0.60 to 0.86 at $n = 16, \dots, 128$ with disjoint ones) and is the ground truth
 # above. The networks' $\ell_{1,2}$ excess over it falls at every step down in $\alpha$, on
 # both supports (mean over $n$ and draws: 22.2, 10.1, 5.8, 4.0, 3.3 % overlapping, 17.8, 8.9,
-# 5.6, 4.0, 3.4 % disjoint; every step at least 6.5 standard errors of the paired
+# 5.5, 4.0, 3.4 % disjoint; every step at least 6.5 standard errors of the paired
 # difference), but each decrease is 0.3 to 0.5 times the previous one. *Where the
 # interpolant is the teacher* (overlapping, $n = 128, 256$) the networks reach it: excess 1.0
 # and 0.13 % at $\alpha = 0.001$, distance 0.098 and 0.002, extrapolated limit at most
@@ -581,7 +592,7 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # samples. The mean error rises as $s$ falls below 1 at every $n$ (at $s = 1$: 1.21, 0.77,
 # 0.62, 0.40, 0.18, 0.13, 0.03; at $s = 0.5$: 1.35, 0.94, 0.90, 0.72, 0.39, 0.32, 0.15), the
 # paired difference to $s = 1$ (same samples) being $+0.12$ to $+0.32$ at $s = 0.5$
-# (standard errors 0.03-0.05; 4.0 to 6.2 of them) and $+0.68$ to $+1.18$ at
+# (standard errors 0.03-0.05; 4.0 to 6.3 of them) and $+0.68$ to $+1.18$ at
 # $s = 0.1$; the factor 2 is below $s = 1$ at every $n$ (paired difference $-0.03$ to
 # $-0.21$, standard errors 0.01-0.05; beyond two of them except at $n = 8$). Why this may
 # be so, none of it
@@ -712,7 +723,7 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # the coefficients' size, not yet $\ell_1$ (as for MTL in the $\ell_{1,2}$ section).
 # *e, agreement:* every method's solutions are far sparser than STL (LP)'s. With
 # overlapping supports PT+FT (outside share at most 0.0033) and MTL (0.005-0.20) are sparser
-# than STL (0.024-0.21) at every $n$. With disjoint supports they are about as sparse as STL
+# than STL (0.024-0.22) at every $n$. With disjoint supports they are about as sparse as STL
 # (PT+FT 0.03-0.23, MTL 0.03-0.27, STL 0.02-0.28), except PT+FT at $n = 5$ (0.046 against
 # 0.28), which concentrates on the auxiliary features (panel f).
 # *f, agreement:* with disjoint supports PT+FT puts 0.93 of its squared norm on the
@@ -860,19 +871,21 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 #   MTL beats STL from $n = 64$ on (the same sign below, not significant).
 # - *Supports 0/40:* pretraining *hurts* up to $n = 256$. PT+FT's test error is above
 #   STL's (significantly from $n = 32$ on; at $n = 16$ the same sign, not significant), at
-#   $n = 16$ to 64 even above the teacher's own norm, 40 (50.2, 54.6, 51.1 against STL's
-#   39.3, 38.6, 36.7): the cheap auxiliary features of Eq. 22 carry its solutions (Fig. 5f
+#   $n = 16$ to 128 even above the teacher's own norm, 40 (50.2, 54.6, 51.1, 41.1 against
+#   STL's 39.3, 38.6, 36.7, 31.3): the cheap auxiliary features of Eq. 22 carry its solutions (Fig. 5f
 #   below). MTL is above STL too, by less (39.9 against 39.3 at $n = 16$, 18.2 against 16.9
 #   at $n = 256$; significant at every $n \le 256$). At $n = 512$ both beat STL (0.86 and
 #   1.37 against 1.48).
 #
-# The Eq. 22 minimisers give the same numbers (to the third digit), so the harm is the
-# theory's, not the optimiser's. The reduced run of the second section said only that with
+# The Eq. 22 minimisers give the same numbers (within 1 %; with disjoint supports PT+FT's
+# within 0.5 %), so the harm is the theory's, not the optimiser's. The reduced run of the second section said only that with
 # disjoint supports "pretraining does not help"; at the paper's size it hurts over most of
 # the range of $n$. Paper 004's Fig. 1a, which these runs regenerate, is not in our copy of
 # the paper, so its curves cannot be compared number by number; its App. D reports, for
 # ReLU networks (Fig. 4b), that "MTL tends to outperform PT+FT", where these diagonal
-# networks from $\alpha = 0.1$ show the reverse. That is a different model, and one
+# networks from $\alpha = 0.1$ show the reverse whenever the tasks share features (PT+FT
+# significantly below MTL at every $n$ with supports 40/40, from $n = 128$ on with 20/40)
+# and agree with it only with disjoint supports (MTL below PT+FT at $n = 32$ to 256). That is a different model, and one
 # initialisation scale (the previous section shows MTL moving as $\alpha$ shrinks): not a
 # disagreement with the paper.
 
