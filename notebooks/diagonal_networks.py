@@ -57,17 +57,19 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # %% [markdown]
 # ## Parameters
 #
-# The paper uses 1000-dimensional inputs, 40 teacher features per task, 1024 auxiliary
-# samples and up to 1024 main-task samples. On a CPU we use a smaller version of the same
+# The paper states 40 teacher features per task, 1024 auxiliary samples and up to 1024
+# main-task samples (App. D, the caption of Fig. 5, App. E.1); our copy states no input
+# dimension (the caption of its Fig. 1 is missing), and where this page says "the paper's
+# size" it means $D = 1000$, issue 18's reading, an assumption. On a CPU we use a smaller version of the same
 # design (printed below): $k$ features per task out of $D$, an auxiliary task with
 # $n_{\rm aux} = 2D$ samples (so pretraining recovers $\beta^{\rm aux}$ exactly), teacher
 # coefficients $\pm1$, and the main task's support either **identical** to the auxiliary
 # one ($k/k$ overlap, with independent signs) or **disjoint** ($0/k$). The initialisation
-# is $\alpha = \gamma = 0.1$ (the paper's $\alpha$ is smaller; from smaller $\alpha$ gradient
+# is $\alpha = \gamma = 0.1$ (the paper says only "small initialization"; from smaller $\alpha$ gradient
 # descent needs many more steps to converge, and $c = 2\alpha^2 = 0.02$ is already far in
 # the $\ell_1$-like regime for coefficients of size 1). Training stops at a loss of
 # $10^{-10}$ times the mean squared target ($10^{-8}$ for MTL), with relative step 0.01.
-# The last two sections run at the paper's $D = 1000$ and 40 features: the MTL comparison
+# The last two sections run at $D = 1000$ (the paper's size as we read it) and 40 features: the MTL comparison
 # with the minimum-$\ell_{1,2}$ interpolant, and the generalisation, Fig. 5a and Figs. 5c-f
 # of the sections below.
 
@@ -150,8 +152,8 @@ provenance.record(fig, "p004-generalisation", seeds=SEED,
 # *Generalisation.* Test error $\|\hat\beta-\beta\|^2$ (mean and standard error over the
 # draws) of STL, PT+FT and MTL diagonal networks trained by gradient descent (markers),
 # and of the minimiser of Eq. 22 at the STL and PT+FT initialisations (lines, the theory;
-# same samples). Parameters as printed above; the paper's Fig. 1a uses
-# $D = 1000$, 40 features and up to 1024 samples (the last section runs $D = 1000$). With
+# same samples). Parameters as printed above; the paper's Fig. 1a uses 40 features and
+# up to 1024 samples, at a $D$ our copy does not state (the last section runs $D = 1000$). With
 # overlapping supports PT+FT and MTL need fewer samples than STL; with disjoint supports
 # pretraining does not help.
 
@@ -208,8 +210,8 @@ assert np.all(Q_RATIO["ptft"] <= 1 + REL_STEP), Q_RATIO["ptft"].max()
 # ground truth's (ratios printed above; at paper scale 1.04-1.13), whereas the paper's
 # Fig. 5a shows it below at small $n$. Eq. 30 is the bias of the *minimum parameter norm*
 # interpolant, not of gradient descent from a finite $\alpha$; the next section measures
-# which of the two the MTL networks are near. The paper shows these panels for $D = 1000$
-# and 40 features; the last section draws them at that size.
+# which of the two the MTL networks are near. The paper shows these panels for 40
+# features (its $D$ is not in our copy); the last section draws them at $D = 1000$.
 
 # %% [markdown]
 # ## MTL against the minimum-$\ell_{1,2}$ interpolant
@@ -322,13 +324,14 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # which 0.1, 0.03, 0.01 are only approximately) it is $2.7 \pm 0.5$ % over those 16 runs,
 # 5.4 standard errors above zero (3.4 and 1.9 % at $n = 5, 10$, mean over all eight
 # draws): a limit above the minimum, explanation (ii). The extrapolation from three scales,
-# the largest of them far from the limit, is the weak point; the next section runs the same comparison at the paper's $D = 1000$, $k = 40$,
+# the largest of them far from the limit, is the weak point; the next section runs the same comparison at $D = 1000$, $k = 40$,
 # down to $\alpha = 0.001$ and on disjoint supports as well.
 
 # %% [markdown]
 # ## MTL against the minimum-$\ell_{1,2}$ interpolant at $D = 1000$
 #
-# The same comparison at the paper's size: $D = 1000$ inputs, $k = 40$ features per task,
+# The same comparison at the paper's size as we read it: $D = 1000$ inputs (not stated in
+# our copy of the paper), $k = 40$ features per task,
 # supports identical (40/40, independent signs) or disjoint (0/40), initialisation scales
 # $\alpha = 0.1, 0.03, 0.01, 0.003$ and, one step further, 0.001
 # (`experiments.diagonal_networks.mtl_small_init_large`;
@@ -579,7 +582,7 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # $s$ (black: no rescaling); right: fraction of $\|\hat\beta\|^2$ on the auxiliary support
 # (Fig. 5b's quantity). Markers: gradient descent, mean and standard error over the draws;
 # lines: the minimiser of Eq. 22 at the rescaled initialisation. Parameters as printed; the
-# paper's Fig. 5b uses $D = 1000$ and 40 auxiliary features.
+# paper's Fig. 5b uses 40 auxiliary features.
 #
 # **Result** (the chapter's paper-scale preset: $D = 50$, $k = 5$, $k_{\rm main} = 2$,
 # $n = 2, \dots, 10$, 16 draws, $\alpha = \gamma = 0.1$; a reduced scale; this build's
@@ -604,7 +607,7 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # main-task coefficients to pretrained weights (here $2\beta_d/c_d\approx2$ at $s = 1$,
 # already between the $\ell_2$ and $\ell_1$ limits of $q$), $\gamma$ and the coefficient
 # sizes the paper used for diagonal networks are not stated. This reduced run supports no
-# finding; the last section runs the paper's $D = 1000$ and 40 auxiliary features, at two
+# finding; the last section runs $D = 1000$ and the paper's 40 auxiliary features, at two
 # $\gamma$.
 
 # %% [markdown]
@@ -634,7 +637,7 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # (`experiments.diagonal_networks.readout_only_fit`; `tests/experiments` checks it against
 # readout-only gradient descent). From $\beta(0) = 0$ it is the minimum-$\ell_2$ interpolant
 # $X^+y$, whatever $\alpha$. Every other network is one of the chapter's runs above: no new
-# training. The last section draws the same panels at the paper's $D = 1000$ and 40
+# training. The last section draws the same panels at $D = 1000$ and the paper's 40
 # features.
 
 # %%
@@ -707,7 +710,7 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # **e**: panel c's measure at the printed $n$ for STL, PT+FT and MTL (lines: Eq. 22
 # minimisers; dashed: STL (LP)), one panel per support. **f**: fraction of $\|\hat\beta\|^2$
 # on the auxiliary support against $n$. Parameters as printed at the top; the paper's
-# Figs. 5c-f use $D = 1000$ and 40 features per task.
+# Figs. 5c-f use 40 features per task.
 #
 # **Result** (the chapter's paper-scale preset: $D = 50$, $k = 5$, $n = 5, \dots, 30$,
 # 8 draws, $\alpha = \gamma = 0.1$; a reduced scale; this build's numbers are printed above;
@@ -734,13 +737,14 @@ if PRESET == experiments.diagonal_networks.DIAGONAL["paper"]:
 # Fig. 5c. Here STL's outside share falls with $n$ on both supports but for one step
 # (0.213 to 0.215 from $n = 5$ to 10, overlapping supports, well within the draws'
 # spread); why, not tested here: the paper's $D$, $k$ and range of $n$ are larger. The
-# next section runs the paper's $D = 1000$, 40 features, with a third overlap.
+# next section runs $D = 1000$ with the paper's 40 features, and a third overlap.
 
 # %% [markdown]
-# ## Generalisation, Fig. 5a and Figs. 5c-f at the paper's $D = 1000$
+# ## Generalisation, Fig. 5a and Figs. 5c-f at $D = 1000$
 #
 # The sections above run the paper's design reduced to $D = 50$, $k = 5$. This one runs
-# the same experiment at the paper's size: $D = 1000$ inputs, $k = 40$ features per task,
+# the same experiment at the paper's size as we read it: $D = 1000$ inputs (our copy of the
+# paper does not state $D$), $k = 40$ features per task,
 # main and auxiliary supports that share 40, 20 or none of their 40 features, $n = 16$ to
 # 512 main-task samples, 8 draws (`experiments.diagonal_networks.run_tasks_large`;
 # parameters printed below, each value with its source in the API reference of

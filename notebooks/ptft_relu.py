@@ -531,8 +531,8 @@ provenance.record(fig, "p004-relu-features", seeds=SEED, params=dict(ks=KS, d=D_
 # directions against $K$, with the alignment score at $K = 6$ and the participation ratio
 # of the (readout-weighted) hidden representation in the legend; students of Fig. 1c,
 # $\rho = 1$, $m = 1$, largest $n$ (for MTL each unit is weighted by the norm of its two
-# readouts times $\|w_h\|$, its weight in the $\ell_{1,2}$ norm, Eq. 35). The paper's Figs. 6 and 8 use larger networks,
-# more samples and a range of tasks; there is no closed-form counterpart for these
+# readouts times $\|w_h\|$, its weight in the $\ell_{1,2}$ norm, Eq. 35). The paper's Figs. 6 and 8 use more samples
+# (App. D: up to 1024 per task; it states no width) and a range of tasks; there is no closed-form counterpart for these
 # statistics, so this panel is descriptive. So are the PR and ENSD printed below: the
 # paper's statement (ENSD close to PR after fine-tuning, PR lower than after pretraining) is
 # made for its rescaled networks of Fig. 8, which this chapter does not train.

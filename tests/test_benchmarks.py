@@ -66,7 +66,7 @@ def load(name):
 
 def notebook_presets(chapter):
     """(module, name) of each preset the chapter notebook reads as ``experiments.M.NAME[SCALE]``
-    (the LeNet chapter reads two: its small protocol and Fig. 9 at the paper's optimiser)."""
+    (the LeNet chapter reads two: its small protocol and Fig. 9 with SGD at App. A's settings)."""
     src = (NOTEBOOKS / f"{chapter}.py").read_text()
     found = set(re.findall(r"experiments\.(\w+)\.([A-Z][A-Z0-9_]*)\[SCALE\]", src))
     assert found, f"{chapter}: expected a preset read as experiments.M.NAME[SCALE]"

@@ -86,8 +86,8 @@ def test_transfer_cell_returns_both_deviations(one_thread):
 
 
 def test_fig9_presets_state_the_paper():
-    """Fig. 9 at the paper's optimiser: every preset carries App. A's SGD, learning rate 0.01,
-    momentum 0.9, weight decay 5e-4, batch 64; ``paper`` and the full protocol pretrain on the
+    """Fig. 9 with SGD at App. A's settings: every preset carries SGD with momentum 0.9 (ours
+    for LeNet) and App. A's learning rate 0.01, weight decay 5e-4, batch 64; ``paper`` and the full protocol pretrain on the
     whole MNIST training set and fine-tune on 600 target images (Sec. 5.1); the
     full protocol keeps App. A's 100 pretraining and 100 fine-tuning epochs, snapshots at 1,
     2, 5, 10, 20, 50, 100; ``paper`` is a prefix of those snapshots (the reduction)."""
@@ -128,7 +128,7 @@ def test_fig9_presets_state_the_paper():
 
 @needs_data
 def test_fig8a_sources_reuse_the_fig9_snapshot(one_thread):
-    """Fig. 8a at the paper's optimiser takes MNIST from the Fig. 9 cell's snapshot at
+    """Fig. 8a with SGD at App. A's settings takes MNIST from the Fig. 9 cell's snapshot at
     ``fig8a_epochs``: a cell pretrained for exactly that many epochs gives the same numbers
     (same initialisation, batches and target split), so the other sources' cells, pretrained
     for ``fig8a_epochs`` only, are comparable with it."""

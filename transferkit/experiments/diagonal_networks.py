@@ -194,9 +194,11 @@ class L12LargePreset:
 #: chapter's reduced design); n = 16, ..., 256 (n >= D = 1000 makes the main task
 #: over-determined: its one interpolant is the teacher, nothing is left to the implicit
 #: bias; the n between 256 and 1024 are left out for time); 2 draws (time); a step budget
-#: per network (runs stopped at it are marked).  The full protocol (the paper's
-#: n_aux = 1024, n up to 512, more draws) is :data:`DIAGONAL_L12_FULL`, for a Dask cluster
-#: through :func:`transferkit.sweep.run`.  ``smoke``: D = 40, k = 4, n = 8, 16, 1 draw,
+#: per network (runs stopped at it are marked).  The fuller protocol (the paper's
+#: n_aux = 1024; n up to 512, where the paper says "up to 1024": at D = 1000 the main task
+#: is over-determined from n = D on, and the dual solver of the minimum-l1,2 interpolant
+#: needs n < D; more draws) is :data:`DIAGONAL_L12_FULL`, for a Dask cluster through
+#: :func:`transferkit.sweep.run`.  ``smoke``: D = 40, k = 4, n = 8, 16, 1 draw,
 #: alpha = 0.1, 0.03, 0.01 (three, the fewest the extrapolation of the excess needs).
 DIAGONAL_L12_LARGE = {
     "paper": L12LargePreset(D=1000, k=40, n_aux=2000, ns=(16, 32, 64, 128, 256),
@@ -208,9 +210,10 @@ DIAGONAL_L12_LARGE = {
                             alphas=(0.1, 0.03, 0.01), draws=1, max_steps=100_000),
 }
 
-#: The section's full protocol (paper 004's 1024 auxiliary samples, main-task samples up to
-#: 512 = D/2, 8 draws, a budget of 2e6 steps), too long for two cores: run it on a Dask
-#: cluster (``TRANSFERKIT_SCHEDULER``) through :func:`mtl_small_init_large`.
+#: The section's fuller protocol (paper 004's 1024 auxiliary samples; main-task samples up
+#: to 512 = D/2, ours, where the paper says "up to 1024", for the reason given above; 8
+#: draws and a budget of 2e6 steps, ours), too long for two cores: run it on a Dask cluster
+#: (``TRANSFERKIT_SCHEDULER``) through :func:`mtl_small_init_large`.
 DIAGONAL_L12_FULL = L12LargePreset(D=1000, k=40, n_aux=1024, ns=(16, 32, 64, 128, 256, 512),
                                    overlaps=(("overlapping", 40), ("disjoint", 0)),
                                    alphas=(0.1, 0.03, 0.01, 0.003, 0.001), draws=8,
@@ -278,10 +281,12 @@ class TasksLargePreset:
 
 
 #: The parameters of the section that runs the chapter's STL, PT+FT and MTL comparison
-#: (generalisation, Fig. 5a, Figs. 5c-f) at the paper's size, at each ``TRANSFERKIT_SCALE``
+#: (generalisation, Fig. 5a, Figs. 5c-f) at the paper's size as we read it (D = 1000, not
+#: stated in our copy), at each ``TRANSFERKIT_SCALE``
 #: (read through ``DIAGONAL[SCALE].tasks_large``).
 #:
-#: Sources.  D = 1000 and k = 40 features per task, as :data:`DIAGONAL_L12_LARGE` (issue 18;
+#: Sources.  D = 1000 (issue 18's reading, not stated in our copy) and k = 40 features per
+#: task, as :data:`DIAGONAL_L12_LARGE` (issue 18;
 #: Fig. 5 caption and App. E.1: "the 40 dimensions relevant for the auxiliary task", "each of
 #: which uses 40 features"); overlaps 40/40 and 0/40 (Fig. 5a caption, App. E.1) and 20/40
 #: (ours: Fig. 5e-f show "different values of the number of overlapping features" without
@@ -350,8 +355,9 @@ class DiagonalPreset:
     rescale_k_main : int
         Features of that section's main task, a subset of the ``k`` auxiliary ones.
     rescale_ns, rescale_draws : tuple of int, int
-        Its main-task sample sizes and draws.  The section is reduced from the paper's
-        :math:`D = 1000` and 40 auxiliary features to the chapter's :math:`D` and ``k``
+        Its main-task sample sizes and draws.  The section is reduced from :math:`D = 1000`
+        (issue 18's reading of the paper's size) and the paper's 40 auxiliary features to
+        the chapter's :math:`D` and ``k``
         (sources and every choice the paper leaves open: the comment on :data:`DIAGONAL`).
     l12_large : L12LargePreset or None
         The parameters of the :math:`D = 1000` section (:data:`DIAGONAL_L12_LARGE`).
@@ -395,9 +401,11 @@ class DiagonalPreset:
 
 #: The diagonal-networks chapter's parameters at each ``TRANSFERKIT_SCALE``.
 #:
-#: The paper (004, App. text to Fig. 4 and captions of Figs. 1 and 5) uses D = 1000, 40
-#: features per task, 1024 auxiliary samples and up to 1024 main-task samples, overlaps
-#: 40/40 and 0/40, and a smaller initialisation than ours; it states neither the step nor the
+#: The paper (004, App. D, the text to its Fig. 4, and the captions of Figs. 5 and App. E.1)
+#: states 40 features per task, 1024 auxiliary samples and up to 1024 main-task samples
+#: ("in most of our experiments"), overlaps 40/40 and 0/40, and a "small initialization";
+#: it states neither the input dimension D (the caption of its Fig. 1 is not in our copy;
+#: D = 1000 is issue 18's reading), nor the value of the initialisation, the step or the
 #: stopping rule.  Ours (``paper``): the same design reduced to D = 50, k = 5, 8 draws,
 #: n = 5, ..., 30 and n_aux = 2D (so pretraining recovers the auxiliary teacher exactly);
 #: alpha = gamma = 0.1; relative step 0.01; stopping at a loss of 1e-10 times the mean
@@ -430,7 +438,8 @@ class DiagonalPreset:
 #: the paper's 10 needs more than the chapter's 1e5 steps to converge here); a main task on
 #: k_main = 2 of the k = 5 auxiliary features (ours), at n = 2, ..., 10 (ours: below and just
 #: above k), 16 draws (ours; about 10 s on one core), the squared l2 norm in Fig. 5b's
-#: fraction (ours).  The paper's D = 1000, 40 auxiliary features are not run.  ``smoke``:
+#: fraction (ours).  D = 1000 with the paper's 40 auxiliary features: the rescaling section
+#: of :data:`DIAGONAL_TASKS_LARGE`.  ``smoke``:
 #: k_main = 1, n = 2, 4, 2 draws, factors 0.1, 0.25, 1 (0.5 and 2 are left out to keep the
 #: smoke notebook near its earlier time).
 #:
@@ -440,14 +449,15 @@ class DiagonalPreset:
 #: training second-layer weights"), the "L1 norm for STL as a function of the number of
 #: samples" (Fig. 5d), the proportion of variance for PT+FT and MTL at overlaps of the 40
 #: features (Fig. 5e), and the "proportion of weight norm in the 40 dimensions relevant for
-#: the auxiliary task" (Fig. 5f), for the networks of Fig. 1 (D = 1000, 40 features).  What
+#: the auxiliary task" (Fig. 5f), for the networks of Fig. 1 (40 features; D not stated,
+#: ours 1000 in the section at that size).  What
 #: it leaves open: whether the plotted variance is the share inside or outside the top k
 #: (the caption says it "decreases", so ours is the share outside, 1 - V_k, of the squared
 #: weights), the sample size of Fig. 5e (ours: n = 15), the readout's initialisation in STL
 #: (LP) (ours: the chapter's STL initialisation, alpha in both layers; the readout-only
 #: limit, the minimum-l2 interpolant, does not depend on it).  No new training: the networks
 #: are those of run_tasks, STL (LP) is computed in closed form (:func:`stl_readout_only`).
-#: The paper's D = 1000, 40 features: :data:`DIAGONAL_TASKS_LARGE`.  ``smoke``: n = 4.
+#: D = 1000 with the paper's 40 features: :data:`DIAGONAL_TASKS_LARGE`.  ``smoke``: n = 4.
 DIAGONAL = {
     "paper": DiagonalPreset(D=50, k=5, ns=(5, 10, 15, 20, 25, 30), draws=8, n_aux=100,
                             overlaps=(("overlapping", 5), ("disjoint", 0)),
@@ -888,7 +898,8 @@ def l12_cell(seed, D, k, overlap, ns, draws, n_aux) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# the same comparison at the paper's size: D = 1000, 40 features per task
+# the same comparison at the paper's size as we read it: D = 1000 (issue 18's reading; not
+# stated in our copy), 40 features per task
 # ---------------------------------------------------------------------------
 
 

@@ -319,8 +319,10 @@ class ReluFeaturesPreset:
 #: The analysis (k-means of the readout-weighted unit directions, App. E.2 with its footnote
 #: on the weights; alignment score, App. E.2.1; participation ratio, App. G) is the paper's;
 #: its numbers are ours: K = 1, 2, 4, 6, 8 clusters and the alignment score at K = 6, the
-#: number of teacher units.  Paper 004's Figs. 6 and 8 use larger networks and more samples
-#: (the students here are those of :data:`SAMPLE_EFFICIENCY`).  The rescaling factors of the
+#: number of teacher units.  Paper 004 states no width or input dimension for its Figs. 6
+#: and 8; its samples, "1024 auxiliary task samples and up to 1024 main task samples in most
+#: of our experiments" (App. D), are more than ours (the students here are those of
+#: :data:`SAMPLE_EFFICIENCY`).  The rescaling factors of the
 #: nested-feature-selection tasks are the paper's (App. E.2.3: 0.1, 1.0, 10.0); the main
 #: teacher's readout 1 is ours; so are the sizes of the multi-task students (``mtl_ns``,
 #: ``mtl_draws``, ``mtl_cells``: n = 8 and 64, 4 draws, rho = 1 and 0.9 at m = 1).
