@@ -170,8 +170,10 @@ for g, gamma in enumerate(GAMMAS):
 # thin horizontal bars span the closed-form bounds on $W_1$ and the grey band is the
 # value of the estimator between two samples of the *same* law (its upward bias).
 # Parameters as printed above; differences from the paper: our choice of pairs (the paper
-# does not list its own), both tasks noisy, $W_1$ estimated in the reduced
-# three-dimensional space.
+# does not list its own), source norms $r = 0.5$ and 2 besides 1 (the setup of Sec. 3 that
+# the caption cites has $\|\beta_s\| = \|\beta_t\|$, Assumption 3.2), $W_1$ estimated in
+# the reduced three-dimensional space. Both tasks carry label noise, as in the paper's
+# setting (Sec. 2).
 
 # %% [markdown]
 # ## Rank correlation

@@ -195,7 +195,8 @@ provenance.record(figures.paper000.finetune_phase_figure(sim, A52, SLICES, "Fig.
 # paper). Parameters: $L = 2$, $d$, $\sigma$, $\alpha$, draws and grid printed above;
 # differences from the paper: $\gamma = 1$ replaced by $0.95, 1.05$, 19 angles, and
 # training to a loss tolerance with curvature steps (capped for gradient-flow fidelity)
-# instead of a fixed number of epochs.
+# instead of App. D.1's "$10^5$ steps or until the training loss reaches $10^{-6}$" at
+# learning rate $10^{-3}$.
 
 # %% [markdown]
 # ### Fig. 2a, interactive

@@ -52,8 +52,9 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # ## Parameters
 #
 # At `paper` scale Fig. 6 uses the paper's parameters ($L = 2$, $d = 500$,
-# $\gamma = 0.5$, $\sigma = 0.2$, $\alpha = 10^{-5}$, 20 draws), and so does Fig. 5
-# ($L = 2$, $\sigma = 0.2$, $d = 500$, its caption). Fig. 5 needs one weight-decay training
+# $\alpha = 10^{-5}$: App. D.1; $\gamma = 0.5$, 20 draws: its caption) and
+# $\sigma = 0.2$, which its caption does not state (ours: that of Figs. 1 and 5), and so
+# does Fig. 5 ($L = 2$, $\sigma = 0.2$, $d = 500$, its caption). Fig. 5 needs one weight-decay training
 # per $(\gamma, \lambda_{wd}, \text{draw})$, and with small weight decay near $\gamma = 1$
 # each needs thousands of steps: at $d = 500$ the whole grid would take about 45 minutes of
 # one CPU core. Its figure is therefore drawn at $d = 500$ from the points that converged
@@ -135,7 +136,8 @@ provenance.record(
 # points the mean over the draws with error bars of one standard deviation (as in the paper).
 # (b) The features multiplied by $s$ ($\theta = \pi/3$): plotted against $\lambda/s^2$ the three scales fall on
 # one curve. Parameters as printed above; at `paper` scale $L = 2$, $d = 500$, $n = 250$,
-# $\sigma = 0.2$, $\alpha = 10^{-5}$, 20 draws as in the paper; the paper does not give its
+# $\alpha = 10^{-5}$, 20 draws as in the paper, and $\sigma = 0.2$ (ours: the caption gives
+# none); the paper does not give its
 # $\theta$ or $\lambda$ values, we show four angles and a log grid of $\lambda$.
 
 # %% [markdown]
@@ -283,11 +285,13 @@ provenance.record(
 # one-standard-deviation bars, the tuned simulation (stars), and the optimally tuned ridge
 # risk (dashed). Parameters as printed above: $L = 2$, $\sigma = 0.2$, $\alpha = 10^{-5}$, 20
 # draws at `paper` scale; differences from the paper: the limits of training instead of
-# networks trained for a fixed number of steps (networks trained to a gradient-norm
+# networks trained for at most $10^5$ steps or to a training loss of $10^{-6}$ (App. D.1;
+# networks trained to a gradient-norm
 # tolerance reach them: checked above at $d = 200$ on the whole grid and at $d = 500$ at the
 # spike), $\gamma = 1$ replaced by $0.95, 1.05$. **Not run: the paper's horizon.** App. D
-# stops at $10^5$ steps of $\eta = 10^{-3}$, a gradient-flow time $t = 100$ (in the units of
-# the paper's loss, whose normalisation it does not state). Near $\gamma = 1$ the smallest
+# stops at $10^5$ steps of $\eta = 10^{-3}$, a gradient-flow time $t = 100$ in the units of
+# the paper's loss $\frac{1}{2n}\|y - XW_1\cdots W_L\|^2$ (Eq. 3, Sec. 3), unless the
+# training loss reaches $10^{-6}$ first. Near $\gamma = 1$ the smallest
 # non-zero eigenvalue of $X^\top X/n$ is about $(1-\gamma^{-1/2})^2 \approx 2\times10^{-4}$ at
 # $\gamma = 0.97$ (Marchenko-Pastur edge), so those directions need $t \sim 10^3$ to $10^4$
 # (a timing run of ours at $d = 500$, 20 draws, needed up to 3,920 accelerated steps at

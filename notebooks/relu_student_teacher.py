@@ -57,8 +57,8 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # %% [markdown]
 # ## Parameters
 #
-# The paper (App. D) uses $d = 100$, $m = 1000$, $m_* = 100$, $\sigma = 0$, readout
-# initialisation $10^{-7}$, learning rate $0.01\,m$ for up to $10^5$ full-batch steps or a
+# The paper (App. D.2; $\sigma = 0$: the caption of Fig. 3) uses $d = 100$, $m = 1000$,
+# $m_* = 100$, $\sigma = 0$, readout initialisation $10^{-7}$, learning rate $0.01\,m$ for up to $10^5$ full-batch steps or a
 # training loss of $10^{-6}$, and averages over 100 data draws and 10 seeds. We keep the
 # architecture and the initialisation, but not the fixed step, and our horizon is twice the
 # paper's. Time is counted as $t = \sum_k h_k$ for updates $c \leftarrow c - h\,m\,\partial_c\mathcal L$
@@ -368,8 +368,8 @@ if big.any():
 # %% [markdown]
 # ## Fig. 9 of the paper (App. E): pretraining held near its random start
 #
-# The paper's own protocol for "between lazy and rich": at the largest ablation $\mu$
-# pretrain with the penalty $\lambda\sum_i\|w_i - w_i^{(0)}\|^2$ added to the source loss,
+# The paper's own protocol for "between lazy and rich": at the largest ablation $\mu$ (the
+# caption of Fig. 9: $\mu = 0.9$) pretrain with the penalty $\lambda\sum_i\|w_i - w_i^{(0)}\|^2$ added to the source loss,
 # which keeps the units near their random initial directions (lazy as
 # $\lambda\to\infty$), for $\lambda\in\{0, 10^{-4}, 10^{-3}, 10^{-2}, 10^{-1}\}$; then
 # linear transfer of each pretrained model, and "the model with the best generalization
@@ -378,6 +378,14 @@ if big.any():
 # the data that made it (`relu.anchored_experiment`; scratch risks as in panel (c), which
 # do not depend on $\lambda$). The chapter *Between lazy and rich* sweeps the
 # initialisation scale instead, a protocol of ours.
+#
+# **Units of $\lambda$.** The paper adds the penalty to its Eq. 2, which carries a factor
+# $\frac12$ that our loss does not (as for the learning rate and the tolerance above), so a
+# weight $\lambda$ in our loss is the paper's $\lambda/2$: the sections below run the
+# paper's values at half the paper's strength, and the paper's grid in our units is
+# $\{0, 2\cdot10^{-4}, 2\cdot10^{-3}, 2\cdot10^{-2}, 2\cdot10^{-1}\}$. We found this
+# after the numbers below were produced; the finer grid of the next section brackets every
+# value of the paper's grid but the largest.
 
 # %%
 AP = experiments.relu_student_teacher.ANCHORED[SCALE]    # the paper's lambdas (App. E), ours

@@ -169,7 +169,7 @@ class MethodRuns:
     Attributes
     ----------
     risk : numpy.ndarray
-        Excess population risks :math:`\|\hat\beta - \beta_t\|^2` (paper 000, Eq. 4), shape
+        Excess population risks :math:`\|\hat\beta - \beta_t\|^2` (paper 000, Eq. 6), shape
         ``(len(gammas), len(thetas), draws)`` in a :class:`GridResult`, ``(draws,)`` in a
         :class:`PointResult`.
     converged : numpy.ndarray of bool or None

@@ -1,4 +1,4 @@
-r"""Fine-tuning in deep linear networks (paper 000, Sec. 3.3, Fig. 2): cached grids."""
+r"""Fine-tuning in deep linear networks (paper 000, Sec. 3.4, Fig. 2): cached grids."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-r"""Linear transfer in deep linear networks (paper 000, Sec. 3.2, Fig. 1): grids, checks, spectra."""
+r"""Linear transfer in deep linear networks (paper 000, Sec. 3.3, Fig. 1): grids, checks, spectra."""
 
 from __future__ import annotations
 

@@ -145,7 +145,9 @@ FIG3 = {
 #: (``TRANSFERKIT_SCHEDULER=tcp://...``; every training goes through :func:`transferkit.sweep.run`):
 #: d = 100, m = 1000, m* = 100, readout initialisation 1e-7 (App. D.2), 10 target teachers
 #: (caption of Fig. 3), 100 realisations of the training data and 10 initialisation seeds
-#: (App. D.2), 10^5 steps at the paper's learning rate 0.01 m, i.e. the step capped at
+#: (App. D.2; our reading: linear transfer on 100 data sets per teacher and target size,
+#: scratch training on 10 per teacher, each with its own seed, where the paper's 100
+#: realisations might also be meant for scratch training), 10^5 steps at the paper's learning rate 0.01 m, i.e. the step capped at
 #: h = 0.005 in our units, reaching the paper's horizon t = 500 (App. D.2, Eqs. 2-3 with their
 #: factor 1/2; the step budget is 1 % larger, so that rounding of the summed time, about
 #: 4e-10 short of 500 after 10^5 steps, and rejected trial steps of the backtracking do not
@@ -431,13 +433,19 @@ class AnchoredPreset:
     The presets are :data:`ANCHORED` (``ANCHORED["paper"]``, ``ANCHORED["smoke"]``); the
     chapter ``notebooks/relu_student_teacher.py`` passes them to :func:`anchored_experiment`
     on the :func:`fig3_experiment` result of :data:`FIG3` at the same scale, at the largest
-    ablation :math:`\mu` of its grid (App. E: "the largest ablation").
+    ablation :math:`\mu` of its grid (the caption of Fig. 9 states :math:`\mu = 0.9`, the
+    largest of the ``paper`` grid; ``smoke``'s largest is 0.8).
 
     Attributes
     ----------
     lambdas : tuple of float
-        Penalty weights :math:`\lambda` of :math:`\lambda\sum_i\|w_i-w_i^{(0)}\|^2` (paper
-        000, App. E, Fig. 9: 0, 1e-4, 1e-3, 1e-2, 1e-1).
+        Penalty weights :math:`\lambda` of :math:`\lambda\sum_i\|w_i-w_i^{(0)}\|^2` added to
+        our source loss (the caption of Fig. 9 lists 0, 1e-4, 1e-3, 1e-2, 1e-1).  The
+        paper adds the penalty to Eq. 2, which has the factor 1/2 that our loss
+        (:func:`transferkit.models.relu.train_population`) does not: a weight
+        :math:`\lambda` here is the paper's :math:`\lambda/2`, so these values are the
+        paper's grid at half its strength, and the paper's grid in our units is 0, 2e-4,
+        2e-3, 2e-2, 2e-1 (found 2026-11-28; the chapter says so beside its numbers).
     draws : int
         Target sets per :math:`(\lambda, n)` and teacher (ours); half choose :math:`\lambda`,
         half score the choice (:func:`select_lambda`).
@@ -452,15 +460,17 @@ class AnchoredPreset:
         units and target draws, so the paper-grid section keeps its numbers).
     """
 
-    lambdas: tuple = (0.0, 1e-4, 1e-3, 1e-2, 1e-1)    # paper 000, App. E, Fig. 9
+    lambdas: tuple = (0.0, 1e-4, 1e-3, 1e-2, 1e-1)    # paper 000, Fig. 9 caption (values; half its strength in our loss)
     draws: int = 8                                    # ours
     seed: int = 1                                     # ours
     fine_lambdas: tuple = (0.0, 1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 1e-3, 1e-2, 1e-1)  # ours
     fine_seed: int = 2                                # ours
 
 
-#: The Fig. 9 parameters at each ``TRANSFERKIT_SCALE``: the paper's penalty grid (App. E)
-#: and ours (8 draws, seeds 1 and 2, the half-decade grid below 1e-4) at both scales.
+#: The Fig. 9 parameters at each ``TRANSFERKIT_SCALE``: the values of the paper's penalty
+#: grid (caption of Fig. 9; in our loss, without Eq. 2's factor 1/2, half the paper's
+#: strength: see ``AnchoredPreset.lambdas``) and ours (8 draws, seeds 1 and 2, the
+#: half-decade grid below 1e-4) at both scales.
 ANCHORED = {"paper": AnchoredPreset(), "smoke": AnchoredPreset()}
 
 
