@@ -13,7 +13,8 @@ error, tagged with the code cell's index (``[3 stdout]``).  Two uses:
   disagree"): ``--out DIR`` writes one ``<chapter>.txt`` per chapter.
 * **Checking that a change kept every printed number** (a refactor, a faster trainer):
   ``--compare OTHER`` compares this build with the build whose cache is ``OTHER`` after
-  dropping what differs from run to run (durations, the build's own path), and prints per
+  dropping what differs from run to run or with unrelated edits (durations, the build's own
+  path, the line numbers in warnings' locations), and prints per
   chapter ``same`` or the lines that differ; exit status 1 if any chapter differs or is
   missing from either cache.
 
@@ -37,6 +38,9 @@ DURATION = re.compile(r"wall time|\d s( |\(|;|,|\)|$)|\d s per|per cell|\d min\b
 #: The header of a stream output: a cell's stream may reach the notebook in one piece or in
 #: several, so a comparison leaves the headers out (the lines keep their cell's place).
 STREAM = re.compile(r"^\[\d+ (stdout|stderr)\]$")
+#: The line number in a warning's location ("diagonal.py:728: UserWarning"): it moves when the
+#: code above it changes, so a comparison reads it as ``:N:``.
+WARNING_LINE = re.compile(r"\.py:\d+:")
 
 
 def newest_by_name(cache) -> dict:
@@ -105,7 +109,7 @@ def comparable(text: str) -> list[str]:
             if STREAM.match(line):           # a cell's stream may come in one piece or several
                 continue
         if not DURATION.search(line):
-            cells.setdefault(tag, []).append(line)
+            cells.setdefault(tag, []).append(WARNING_LINE.sub(".py:N:", line))
     return [line for tag in sorted(cells, key=lambda t: int(t) if t.isdigit() else -1)
             for line in sorted(cells[tag])]
 

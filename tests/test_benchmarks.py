@@ -360,6 +360,9 @@ def test_book_outputs_reads_and_compares_builds(tmp_path):
     report, same = bo.compare(out["c"], out["a"], ["chapter"])
     assert not same and report[0] == "chapter: 2 line(s) differ"
     assert "    -value 1" in report and "    +value 2" in report
+    warned = {"chapter": "[0 stderr]\n/x/mod.py:12: UserWarning: inaccurate\n"}
+    moved = {"chapter": "[0 stderr]\n/x/mod.py:15: UserWarning: inaccurate\n"}
+    assert bo.compare(warned, moved, ["chapter"])[1]        # only the line number moved
     report, same = bo.compare(out["a"], {}, ["chapter"])
     assert not same and "missing" in report[0]
     assert bo.main([str(caches["a"]), "--compare", str(caches["b"]), "--out",
