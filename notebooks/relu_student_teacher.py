@@ -285,7 +285,9 @@ print(f"transferability at n = {res.ns[J_M]} (nearest m = {res.m}):",
 # the horizon ($n\ge 1600$ in the `paper` run behind the book; hollow markers of panel
 # (c)) compare linear transfer with scratch networks that had not reached their
 # tolerance, and depend on the horizon (the section on $t = 500$); the boundary is
-# printed under both fits of panel (c), on all runs (drawn) and on converged runs only.
+# printed under both fits of panel (c), on all runs (drawn) and on converged runs only
+# (in the `paper` run behind the book the second moves it to larger $n$ at $\mu\le0.5$,
+# hardly at $\mu = 0.7$ and 0.9, and predicts the same signs at the largest $n$).
 #
 # Near $n = m$ the linear-transfer risk has the interpolation peak of minimum-norm
 # regression on $m$ fixed features (the number of features is $m$, printed with the
@@ -433,8 +435,10 @@ provenance.record(fig, "fig9-anchored-pretraining", params=dict(P, lambdas=LAMBD
 #
 # **Not reproduced** (numbers from the `paper` scale run behind the published book,
 # $\mu = 0.9$; not a finding, for the same reasons as Fig. 3 (c) above: reduced counts,
-# horizon-stopped runs, and a $\lambda$ grid whose strength depends on the teacher scale the
-# paper leaves open).
+# runs that did not reach their tolerance (the anchored pretraining stopped at the horizon
+# for $\lambda\le10^{-4}$ and at the step cap for $\lambda\ge10^{-3}$, printed above), a
+# $\lambda$ grid whose strength depends on the teacher scale the paper leaves open, and
+# that grid at half the paper's strength, the units note above).
 # The penalty does what the paper says to the features: already at $\lambda = 10^{-4}$ the
 # units stay within $\sum_i\|w_i-w_i^{(0)}\|^2/m \approx 10^{-2}$ of their start and
 # $\|P_\perp f_t\|^2/\|f_t\|^2$ is that of random units (0.14-0.15 against 0.17 for
