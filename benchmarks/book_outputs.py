@@ -53,6 +53,19 @@ def newest_by_name(cache) -> dict:
     return out
 
 
+def _merged_streams(outputs) -> list:
+    """A cell's outputs with each run of consecutive stream outputs of one name joined into
+    one: the kernel may cut a stream anywhere, also inside a line."""
+    out = []
+    for o in outputs:
+        if (o.get("output_type") == "stream" and out and out[-1].get("output_type") == "stream"
+                and out[-1].get("name") == o.get("name")):
+            out[-1] = {**out[-1], "text": str(out[-1].get("text", "")) + str(o.get("text", ""))}
+        else:
+            out.append(o)
+    return out
+
+
 def render(nb, root: str | None = None) -> str:
     """The printed outputs of an executed notebook as text (see the module docstring);
     ``root``, the folder the build ran in, is written as ``<root>``."""
@@ -62,7 +75,7 @@ def render(nb, root: str | None = None) -> str:
         if cell.cell_type != "code":
             continue
         k += 1
-        for o in cell.get("outputs", []):
+        for o in _merged_streams(cell.get("outputs", [])):
             kind = o.get("output_type")
             if kind == "stream":
                 lines.append(f"[{k} {o.get('name', 'stream')}]")

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import transferkit as tk
@@ -360,6 +361,10 @@ def test_book_outputs_reads_and_compares_builds(tmp_path):
     report, same = bo.compare(out["c"], out["a"], ["chapter"])
     assert not same and report[0] == "chapter: 2 line(s) differ"
     assert "    -value 1" in report and "    +value 2" in report
+    cut = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="largest n: observed"),
+        nbformat.v4.new_output("stream", name="stdout", text=" [0 1]\nnext\n")])])
+    assert bo.render(cut) == "[0 stdout]\nlargest n: observed [0 1]\nnext\n"   # one line
     warned = {"chapter": "[0 stderr]\n/x/mod.py:12: UserWarning: inaccurate\n"}
     moved = {"chapter": "[0 stderr]\n/x/mod.py:15: UserWarning: inaccurate\n"}
     assert bo.compare(warned, moved, ["chapter"])[1]        # only the line number moved

@@ -401,7 +401,7 @@ class DiagonalPreset:
 
 #: The diagonal-networks chapter's parameters at each ``TRANSFERKIT_SCALE``.
 #:
-#: The paper (004, App. D, the text to its Fig. 4, and the captions of Figs. 5 and App. E.1)
+#: The paper (004: App. D, the text to its Fig. 4; the caption of Fig. 5; App. E.1)
 #: states 40 features per task, 1024 auxiliary samples and up to 1024 main-task samples
 #: ("in most of our experiments"), overlaps 40/40 and 0/40, and a "small initialization";
 #: it states neither the input dimension D (the caption of its Fig. 1 is not in our copy;
