@@ -435,9 +435,11 @@ provenance.record(fig, "fig9-anchored-pretraining", params=dict(P, lambdas=LAMBD
 # %% [markdown]
 # *Fig. 9 (paper 000, App. E).* Transferability of linear transfer after pretraining with
 # the penalty $\lambda\sum_i\|w_i-w_i^{(0)}\|^2$ at the $\mu$ printed above (thin lines:
-# each $\lambda$, mean over all draws; thick: the $\lambda$ chosen per $n$ on half of the
-# draws, mean and standard error on the other half), against the scratch risks of panel
-# (c). Same network, teachers, training settings and $n$ grid as above; the paper does not
+# each $\lambda$, mean over all draws, dark for the rich $\lambda = 0$ to light for the
+# largest; thick: the $\lambda$ chosen per $n$ on half of the draws, mean and standard
+# error on the other half), against the scratch risks of panel (c). The axis stops at
+# $-1.5$: near $n = m$ the rich model lies far below (the values are printed above); the
+# same holds for the two Fig. 9 figures below. Same network, teachers, training settings and $n$ grid as above; the paper does not
 # state its $n$ grid or how it chose $\lambda$.
 #
 # **Not reproduced** (numbers from the `paper` scale run behind the published book,

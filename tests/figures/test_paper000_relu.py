@@ -109,3 +109,21 @@ def test_readings_figure_draws_each_fit_once_and_the_papers_exponent():
         assert any(np.allclose(line.get_xdata(), 1.18) for line in bx.get_lines())
     finally:
         plt.close(fig)
+
+
+def test_anchored_figure_keeps_the_curves_readable_when_the_rich_model_is_far_below():
+    """Fig. 9: a rich-model mean of -2.7e4 near n = m (as at ||f_t|| = 1) neither flattens
+    the other curves (the axis top follows the data above the cut at -1.5, said on the
+    axes) nor shares a colour between two of 11 lambdas."""
+    ns = np.array([100, 200, 400, 800])
+    lambdas = np.array([0.0, 1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 1e-3, 1e-2, 1e-1])
+    T = np.full((len(lambdas), len(ns), 1, 2), -0.2)
+    T[0, 3] = -2.7e4
+    fig = paper000_relu.anchored_figure(ns, lambdas, T, np.full(4, 0.05), np.full(4, 0.01))
+    ax = fig.axes[0]
+    lo, hi = ax.get_ylim()
+    assert lo == pytest.approx(-1.55) and hi < 0.2
+    assert any(t.get_text() == "axis cut at -1.5" for t in ax.texts)
+    colours = {tuple(line.get_color()) for line in ax.lines[:len(lambdas)]}
+    assert len(colours) == len(lambdas)
+    plt.close(fig)

@@ -143,7 +143,7 @@ def linear_phase_figure(result: GridResult | None = None, transferability=None, 
     fig, grid, ax2 = _phase_layout(g_fine, t_fine, T_fine, "Eq. 11", result is not None)
     plotting.sign_map(ax2, g_fine, t_fine, T_fine, boundaries=linear_phase_boundaries(sigma, t_fine))
     if result is None:
-        ax2.legend(loc="upper right", fontsize=8, framealpha=0.9)
+        ax2.legend(loc="upper right", fontsize=8, frameon=True, framealpha=0.9)
         ax2.set_title("(b) sign: red negative, blue positive")
         fig.suptitle(f"{_title_prefix(title)}linear transferability, sigma = {sigma} "
                      "(theory: the same for every depth)")
@@ -154,7 +154,7 @@ def linear_phase_figure(result: GridResult | None = None, transferability=None, 
                           (1, "o", plotting.POSITIVE, r"simulated $\mathcal{T} > 0$")):
         ax2.scatter(G[sgn == s], TH[sgn == s], s=14, marker=mk, c=c, edgecolors="k",
                     linewidths=0.5, label=lab)
-    ax2.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    ax2.legend(loc="upper right", fontsize=8, frameon=True, framealpha=0.9)
     ax2.set_title("(b) sign: red negative, blue positive")
     ax3 = fig.add_subplot(grid[1, :])
     n_fine = np.maximum(np.round(g_fine * d), 3).astype(int)
@@ -297,7 +297,7 @@ def finetune_phase_figure(result: GridResult | None = None, transferability=None
         gb, tb, lab = finetune_phase_boundaries(sigma, depth)[2]
         ax2.plot(gb, tb, color="k", lw=1.2, ls="--", label=lab)
     if result is None:
-        ax2.legend(loc="upper right", fontsize=7, framealpha=0.9)
+        ax2.legend(loc="upper right", fontsize=7, frameon=True, framealpha=0.9)
         ax2.set_title("(b) sign: red negative, blue positive, white zero")
         fig.suptitle(f"{_title_prefix(title)}fine-tuning transferability, sigma = {sigma} "
                      f"(theory; dashed boundary: Thm 5.2 at L = {depth})")
@@ -312,7 +312,7 @@ def finetune_phase_figure(result: GridResult | None = None, transferability=None
         if np.any(sgn == s):
             ax2.scatter(G[sgn == s], TH[sgn == s], s=14, marker=mk, c=c, edgecolors="k",
                         linewidths=0.5, label=lab)
-    ax2.legend(loc="upper right", fontsize=7, framealpha=0.9)
+    ax2.legend(loc="upper right", fontsize=7, frameon=True, framealpha=0.9)
     ax2.set_title("(b) sign: red negative, blue positive, white zero")
     ax3 = fig.add_subplot(grid[1, :])
     for k, t in enumerate(slices):

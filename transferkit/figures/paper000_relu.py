@@ -242,7 +242,7 @@ def transfer_map_figure(ns, mus, T, n_star):
             label=r"$\|P_\perp f_t\|^2 = A n^{-\nu}$")
     ax.set(xlabel="$n$", ylabel=r"$\mu$")
     fig.colorbar(im, ax=ax, label=r"$\mathcal{T}/\mathrm{Var} f_t^*$")
-    ax.legend(loc="lower left", fontsize=8)
+    ax.legend(loc="lower left", fontsize=8, frameon=True, framealpha=0.9)  # legible on any cell
     return fig
 
 
@@ -331,18 +331,31 @@ def anchored_figure(ns, lambdas, T_lam, T_best, T_best_se):
     """
 
     ns = np.asarray(ns)
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    T_best, T_best_se = np.asarray(T_best, float), np.asarray(T_best_se, float)
+    means = np.asarray(T_lam, float).mean(axis=(2, 3))              # (L, k_n)
+    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    # one colour per lambda from a sequential map (rich: dark, lazy: light), however many
+    colours = plt.cm.viridis(np.linspace(0.0, 0.9, len(lambdas)))
     for k, lam in enumerate(lambdas):
-        ax.plot(ns, T_lam[k].mean(axis=(1, 2)), "-", lw=0.8, alpha=0.7,
-                label=rf"$\lambda = {lam:g}$")
+        ax.plot(ns, means[k], "-", lw=0.9, alpha=0.8, color=colours[k],
+                label=rf"$\lambda$ = {lam:g}")
     ax.errorbar(ns, T_best, yerr=T_best_se, fmt="o-", color="k", lw=2,
                 label="best $\\lambda$ (held-out draws)")
     ax.axhline(0, color="0.5", lw=0.8)
+    # the axis shows [-1.5, top]: the rich model's mean can lie far below near n = m, and an
+    # automatic top would follow the data's range down there and flatten every other curve
+    bottom = max(-1.5, float(np.nanmin(means))) - 0.05
+    top = float(max(np.nanmax(means), np.nanmax(T_best + T_best_se)))
     ax.set(xscale="log", xlabel="$n$", ylabel=r"$\mathcal{T}/\mathrm{Var} f_t^*$",
-           ylim=(max(-1.5, float(np.min(T_lam.mean(axis=(2, 3))))) - 0.05, None))
+           ylim=(bottom, top + 0.05 * (top - bottom)))
+    if np.nanmin(means) < -1.5:
+        ax.text(0.99, 0.01, "axis cut at -1.5", transform=ax.transAxes, fontsize=7,
+                va="bottom", ha="right", color="0.3")
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.xaxis.set_minor_formatter(plt.NullFormatter())
-    ax.legend(fontsize=7, ncol=1 if len(lambdas) <= 6 else 2)
+    ax.legend(fontsize=7, ncol=1 if len(lambdas) <= 6 else 2, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0))                 # beside the axes, off the curves
+    fig.tight_layout()
     return fig
 
 
