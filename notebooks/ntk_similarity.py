@@ -191,11 +191,12 @@ provenance.record(fig, "p002-fig2-deviation", seeds=list(SEEDS),
 # *Fig. 2 analogue.* Deviation from the pretrained weights during fine-tuning, divided by
 # $\sqrt{n}$ as in the paper, mean over initialisations (solid) and the infinite-width
 # trajectory (dotted), same parameters as above. As in the paper's Fig. 2 the deviation
-# increases monotonically and converges, to about Eq. 2's leading term (the table above),
-# Thm 2's measure of how far the task is from what pretraining predicts. That order is not
-# the order of the list above from similar to unrelated: in the `paper` run behind the book
-# the new 0/1 images deviate least (2.16), but the swapped-label task, the most unrelated
-# by Thm 1, deviates less (7.42) than MNIST 3/8 and Fashion (9.40, 10.17).
+# increases monotonically and converges, to about Eq. 2's leading term over $\sqrt n$ (the
+# table above gives the distances themselves), Thm 2's measure of how far the task is from
+# what pretraining predicts. That order is not the order of the list above from similar to
+# unrelated: in the `paper` run behind the book the new 0/1 images deviate least (a
+# distance of 2.16), but the swapped-label task, the most unrelated by Thm 1, deviates less
+# (7.42) than MNIST 3/8 and Fashion (9.40, 10.17).
 
 # %% [markdown]
 # ## Checks

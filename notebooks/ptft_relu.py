@@ -267,9 +267,10 @@ provenance.record(fig, "p003-fig1c-prediction", seeds=SEED,
 # notebook on one core; all gave the same numbers). Pretraining reached its
 # tolerance in every draw (at most 37059 steps of the $10^6$ allowed). STL reached it in
 # all 256 runs, PT+FT in 223: the other 33 stopped at the 50000-step cap, mostly at small
-# $m$ and large $n$ ($\rho = 1$, $m = 0.01$: 5 of 8 at $n = 32$, 1 at $n = 64$;
-# $\rho = 0.9$, $m = 0.03$: 3 of 8 at $n = 64$; $\rho = 0.9$, $m = 0.01$: 6, 3 and 0 of 8
-# at $n = 16$, 32, 64). Those points rest on few or no converged draws and are marked; no
+# $m$ and large $n$ (stopped: $\rho = 1$, $m = 0.01$: 1, 3 and 7 of 8 at $n = 8$, 32, 64;
+# $\rho = 0.9$, $m = 0.03$: 5 of 8 at $n = 64$; $\rho = 0.9$, $m = 0.01$: 2, 5 and 8 of 8
+# at $n = 16$, 32, 64; and one at $n = 16$ in each cell with $m = 1$; the counts of
+# converged draws are the "(k/8)" printed above). Those points rest on few or no converged draws and are marked; no
 # claim below rests on them.
 #
 # Each cell with at least two converged draws is tested against 0 with a Bonferroni
@@ -524,14 +525,18 @@ for name, inert, align, pr in rows:
           f"participation ratio {pr:.2f}")
 fig = figures.paper003_004.relu_features_figure(KS, rows)
 provenance.record(fig, "p004-relu-features", seeds=SEED, params=dict(ks=KS, d=D_IN, width=WIDTH),
-                  caption="paper 004 App. E.2/G: k-means inertia of ReLU features (STL, PT+FT, MTL)")
+                  caption="paper 004 App. E.2/G: k-means inertia of ReLU features ("
+                          + ", ".join(name.upper().replace("PTFT", "PT+FT") for name in r.methods)
+                          + ")")
 
 # %% [markdown]
 # *App. E.2 / G (reduced).* Inertia of weighted k-means on the students' hidden-unit
 # directions against $K$, with the alignment score at $K = 6$ and the participation ratio
 # of the (readout-weighted) hidden representation in the legend; students of Fig. 1c,
-# $\rho = 1$, $m = 1$, largest $n$ (for MTL each unit is weighted by the norm of its two
-# readouts times $\|w_h\|$, its weight in the $\ell_{1,2}$ norm, Eq. 35). The paper's Figs. 6 and 8 use more samples
+# $\rho = 1$, $m = 1$, largest $n$: STL and PT+FT (Fig. 1c trains no MTL students at the
+# chapter's presets; they are in the section on Figs. 6d-e, where each unit is weighted by
+# the norm of its two readouts times $\|w_h\|$, its weight in the $\ell_{1,2}$ norm,
+# Eq. 35). The paper's Figs. 6 and 8 use more samples
 # (App. D: up to 1024 per task; it states no width) and a range of tasks; there is no closed-form counterpart for these
 # statistics, so this panel is descriptive. So are the PR and ENSD printed below: the
 # paper's statement (ENSD close to PR after fine-tuning, PR lower than after pretraining) is
@@ -777,9 +782,10 @@ provenance.record(fig, "p004-fig6e-grid-alignment", seeds=SEED,
 # *Fig. 6e of paper 004 on the students of Fig. 1c.* Alignment score ($K = 6$) of the
 # PT+FT and STL students with the main teacher against $n$, mean and standard error over
 # all draws, at the largest and smallest magnitude $m$ of each $\rho$; every cell's
-# numbers are printed above. At $m = 0.01$ most fine-tuning runs at the largest $n$ stopped
-# at the step cap (Fig. 1c's counts: at $n = 64$, 7 of 8 with $\rho = 1$ and 8 of 8 with
-# $\rho = 0.9$): those points describe networks stopped at the cap. The paired tests
+# numbers are printed above. The points are drawn filled whether or not every run reached
+# its tolerance; at $m = 0.01$ many fine-tuning runs stopped at the step cap (Fig. 1c's
+# counts: 1, 3 and 7 of 8 at $n = 8$, 32, 64 with $\rho = 1$; 2, 5 and 8 of 8 at $n = 16$,
+# 32, 64 with $\rho = 0.9$), and those points describe networks stopped at the cap. The paired tests
 # printed above use only the draws where both runs converged.
 #
 # **What we measured** (`paper` preset: 8 draws, $n = 8$ to 64; the numbers are this
@@ -892,7 +898,9 @@ provenance.record(fig, "p004-fig8a-participation-ratio", seeds=SEED,
 # *Fig. 8a of paper 004, reduced.* Participation ratio of the readout-weighted hidden ReLU
 # responses of the STL students on the test inputs, against $n$, mean and standard error
 # over the draws, for the two initialisation scales printed above (six-unit teacher,
-# $\rho = 1$, $m = 1$; the sizes of Fig. 1c, far below the paper's). Descriptive, as the
+# $\rho = 1$, $m = 1$; Fig. 1c's network and teacher at $n$ up to 256, as printed above,
+# far below the paper's sizes; hollow markers: $n$ at which some run stopped at the step
+# cap). Descriptive, as the
 # panel above: there is no closed form to hold it against, and at this width the large
 # initialisation is "lazier" (its first layer moves less, printed above), not the lazy
 # limit.

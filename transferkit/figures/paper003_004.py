@@ -204,7 +204,9 @@ def reversal_figure(results: dict, rhos, magnitudes, gamma: float, m_curve=None,
         m_curve = np.logspace(np.log10(mags.min() / 2), np.log10(mags.max() * 2), 200)
     ns = [int(n) for n in results[rhos[0], magnitudes[0]].ns]
     shades = plt.cm.viridis(np.linspace(0.1, 0.85, len(ns)))
-    fig, axes = plt.subplots(1, len(rhos), figsize=(4.2 * len(rhos), 3.4), squeeze=False, sharey=True)
+    # each rho on its own scale: at rho = 1 the ratios reach -9, which on a shared axis
+    # squeezed the rho = 0.9 panel, the one the chapter reads, into a thin band
+    fig, axes = plt.subplots(1, len(rhos), figsize=(4.2 * len(rhos), 3.4), squeeze=False)
     for ax, rho in zip(axes[0], rhos):
         conv = np.array([paired_log_ratio(results[rho, m]) for m in magnitudes])     # (M, N, draws)
         every = np.array([paired_log_ratio(results[rho, m], False) for m in magnitudes])
@@ -219,8 +221,8 @@ def reversal_figure(results: dict, rhos, magnitudes, gamma: float, m_curve=None,
         ax.axhline(0, color="k", lw=0.6, ls=":")
         ax.set_xscale("log")
         ax.set_xlabel("main-task magnitude $m$")
+        ax.set_ylabel(r"$\log_{10}(e_{\rm PT+FT}/e_{\rm STL})$")
         ax.set_title(rf"$\rho = {rho}$" + (f", {note}" if note else ""), fontsize=9)
-    axes[0, 0].set_ylabel(r"$\log_{10}(e_{\rm PT+FT}/e_{\rm STL})$")
     axes[0, 0].legend(fontsize=7)
     tight_layout(fig)
     return fig
