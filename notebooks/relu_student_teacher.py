@@ -695,8 +695,9 @@ for name, tag, what in (
 # %% [markdown]
 # *Fig. 3 (c) under four readings* and *Fig. 3 (e)* with $\|f_t\| = 1$ and with the
 # absolute tolerance (the two maps after it). (a) The scratch risk of each reading
-# (hollow: $n$ at which some run stopped at the horizon or the step cap) with its fit on all
-# $n$; (b) $\nu$ with two standard errors, on all $n$ (filled) and on the converged $n$
+# (hollow: $n$ at which some run did not reach its tolerance: stopped at the horizon or the
+# step cap, or stuck, as most runs of $\|f_t\| = 1$) with its fit on all $n$ (ours and the
+# absolute tolerance's nearly coincide: their exponents differ by 0.001); (b) $\nu$ with two standard errors, on all $n$ (filled) and on the converged $n$
 # (hollow, where at least three $n$ converged); dashed: the paper's 1.18. The table gives
 # the numbers, the pretraining loss at $\mu = 0$ over $\|f_s\|^2$, the Gram distance of
 # panels (a, b) at the $\mu$ of those panels, and the cells of panel (e) whose sign differs
@@ -846,7 +847,7 @@ if PRESET == experiments.relu_student_teacher.FIG3["paper"]:   # what the prose 
 # ## Convergence of the reduced runs
 
 # %%
-fig = figures.paper000_relu.convergence_figure(pre, res.ns, res.scratch)
+fig = figures.paper000_relu.convergence_figure(pre, res.ns, res.scratch, mus=res.mus)
 provenance.record(fig, "fig3-convergence", params=P, seeds=P["seed"],
                   caption="paper 000 Fig. 3: loss curves of the ReLU pretraining and "
                   "scratch runs")

@@ -127,3 +127,16 @@ def test_anchored_figure_keeps_the_curves_readable_when_the_rich_model_is_far_be
     colours = {tuple(line.get_color()) for line in ax.lines[:len(lambdas)]}
     assert len(colours) == len(lambdas)
     plt.close(fig)
+
+
+def test_convergence_figure_names_the_pretraining_runs_by_mu():
+    """The left panel's lines are the pretraining runs, mu-major (two teachers per mu here):
+    one legend entry per mu, in greys, not in the colours that mean n on the right."""
+    fig = paper000_relu.convergence_figure(_info(runs=4), NS, [_info() for _ in NS],
+                                           mus=[0.0, 0.5])
+    left, right = fig.axes
+    assert [t.get_text() for t in left.get_legend().get_texts()] == [r"$\mu = 0$", r"$\mu = 0.5$"]
+    greys = {line.get_color()[0] == line.get_color()[1] == line.get_color()[2]
+             for line in left.lines}
+    assert greys == {True}
+    plt.close(fig)

@@ -60,7 +60,9 @@ def distance_figure(res, agree, gamma_index: int = 0, title: str = "Fig. 4"):
     axes[1].axvspan(0, float(np.max(res.w1_null)), color="0.85", zorder=0,
                     label="estimator bias scale")
     axes[0].set_xscale("symlog", linthresh=1.0)
-    axes[0].set_xlim(left=0)
+    # room for the whole marker at KL = 0 and at the largest KL (an axis edge cut them)
+    kl_max = float(np.max(res.kl))
+    axes[0].set_xlim(-0.1, kl_max * 1.3 if kl_max > 0 else 1.0)
     axes[0].set_ylabel(r"transferability $\mathcal{T}$")
     axes[0].set_title(f"(a) KL, $\\gamma = {res.gammas[g]:g}$")
     axes[1].set_title(f"(b) Wasserstein-1, $\\gamma = {res.gammas[g]:g}$")

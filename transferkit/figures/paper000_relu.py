@@ -359,7 +359,7 @@ def anchored_figure(ns, lambdas, T_lam, T_best, T_best_se):
     return fig
 
 
-def convergence_figure(pretrain: dict, ns, scratch: list):
+def convergence_figure(pretrain: dict, ns, scratch: list, mus=None):
     r"""Loss curves of the runs behind paper 000, Fig. 3: pretraining (left) and scratch
     training (right) against gradient-flow time :math:`t = \sum_k h_k`.
 
@@ -376,6 +376,11 @@ def convergence_figure(pretrain: dict, ns, scratch: list):
     scratch : list of dict
         One scratch-training ``info`` per entry of ``ns`` (``res.scratch``); the training
         loss is drawn over its initial value, one colour per :math:`n`.
+    mus : array_like, optional
+        The ablated fractions :math:`\mu` of the pretraining runs (``res.mus``; the runs are
+        ``mu``-major, the teachers of one :math:`\mu` together): the left panel's legend.
+        Its lines are shades of grey, so that they are not read as the right panel's
+        :math:`n`.
 
     Returns
     -------
@@ -384,10 +389,18 @@ def convergence_figure(pretrain: dict, ns, scratch: list):
 
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
     h = pretrain.history / pretrain.teacher_norm
-    for k in range(h.shape[1]):
-        axs[0].plot(pretrain.time_history[:, k], h[:, k], lw=0.8)
+    runs = h.shape[1]
+    per_mu = runs // len(mus) if mus is not None and runs % len(mus) == 0 else runs
+    shades = plt.cm.Greys(np.linspace(0.35, 0.95, max(1, runs // per_mu)))
+    for k in range(runs):
+        i = k // per_mu
+        label = (rf"$\mu = {mus[i]:g}$" if mus is not None and per_mu != runs and k % per_mu == 0
+                 else None)
+        axs[0].plot(pretrain.time_history[:, k], h[:, k], lw=0.8, color=shades[i], label=label)
     axs[0].set(xscale="symlog", yscale="log", xlabel=r"gradient-flow time $\sum_k h_k$",
                ylabel=r"$\mathcal{R} / \|f_s^*\|^2$", title="pretraining (population loss)")
+    if mus is not None and per_mu != runs:
+        axs[0].legend(fontsize=7)
     for j, (n, info) in enumerate(zip(ns, scratch)):
         hh = info.history / info.history[0]
         for k in range(hh.shape[1]):
