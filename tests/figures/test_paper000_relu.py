@@ -6,6 +6,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -119,7 +120,10 @@ def test_anchored_figure_keeps_the_curves_readable_when_the_rich_model_is_far_be
     lambdas = np.array([0.0, 1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 1e-3, 1e-2, 1e-1])
     T = np.full((len(lambdas), len(ns), 1, 2), -0.2)
     T[0, 3] = -2.7e4
-    fig = paper000_relu.anchored_figure(ns, lambdas, T, np.full(4, 0.05), np.full(4, 0.01))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no layout-engine warning in the book
+        fig = paper000_relu.anchored_figure(ns, lambdas, T, np.full(4, 0.05), np.full(4, 0.01))
+        fig.canvas.draw()
     ax = fig.axes[0]
     lo, hi = ax.get_ylim()
     assert lo == pytest.approx(-1.55) and hi < 0.2

@@ -355,7 +355,6 @@ def anchored_figure(ns, lambdas, T_lam, T_best, T_best_se):
     ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.legend(fontsize=7, ncol=1 if len(lambdas) <= 6 else 2, loc="upper left",
               bbox_to_anchor=(1.01, 1.0))                 # beside the axes, off the curves
-    fig.tight_layout()
     return fig
 
 
