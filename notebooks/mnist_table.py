@@ -144,7 +144,9 @@ print("mean 0-1 error over pairs: " + ", ".join(
     f"n = {n}: {res.errors[:, j].mean():.3f}" for j, n in enumerate(NS)))
 
 # %%
-fig = figures.paper001.table1_figure(res, NS, LABELS)
+# the figure's labels: the printed tables' names, the distance as mathematics
+fig = figures.paper001.table1_figure(
+    res, NS, dict(LABELS, dist=r"$\|\theta_T - \theta_S\|^2$"))
 provenance.record(fig, "p001-table1-scatter", seeds=SEED,
                   params=dict(pairs=K, ns=NS, draws=DRAWS, repetitions=REPS, m=M_EQ3, delta=DELTA,
                               c=C_G),

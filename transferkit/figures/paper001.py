@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import LogFormatterSciNotation, LogLocator
 
 from ..stats import mean_se
 
@@ -386,8 +387,13 @@ def ntk_finetune_figure(res):
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(widths, [str(w) for w in widths])
-    ax.minorticks_off()
+    ax.xaxis.set_minor_locator(plt.NullLocator())
+    # labelled ticks at 1, 2 and 5 per decade: the values span about one decade
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
+    ax.yaxis.set_minor_locator(plt.NullLocator())
     ax.set_xlabel("width $m$")
+    ax.set_ylabel("relative excess; fraction flipped")
     ax.set_title("(c) the lazy regime (mean over draws and distances > 0)", fontsize=9)
     ax.legend(fontsize=6)
     ax = axes[1, 1]
