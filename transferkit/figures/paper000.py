@@ -465,7 +465,8 @@ def lazy_rich_figure(res, title: str = "Fig. 9"):
     ax.set_xlabel(r"$\alpha$")
     ax.set_ylabel(r"target risk $/\|f_t\|^2$")
     ax.set_title("(b) transfer risk and its lower bound", fontsize="small")
-    ax.legend(fontsize="x-small")
+    # below the panel: inside, it covered the curves of the middle n around alpha = 1
+    ax.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     ax = axes[2]
     m, se = mean_se(res.movement)
     ax.errorbar(al, m, yerr=se, fmt="o-", color="k", ms=4)

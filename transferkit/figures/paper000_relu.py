@@ -115,7 +115,7 @@ def scratch_power_law_figure(ns, risk_mean, risk_se, A: float, nu: float, se_nu:
     ax.set(xscale="log", yscale="log", xlabel="$n$",
            ylabel=r"$\mathcal{R}_{sc}/\mathrm{Var} f_t^*$")
     ax.xaxis.set_minor_formatter(plt.NullFormatter())     # the minor labels overlap on short ranges
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="x-small", loc="lower left")  # a falling curve leaves this corner free
     return fig
 
 
