@@ -30,7 +30,7 @@ import re
 import sys
 from pathlib import Path
 
-from book_times import chapter_notebooks
+from book_times import chapter_notebooks, newest_records
 
 #: A printed duration ("wall time 40 s", "29 s;", "(3.57 s per cell)", "took 1.2 min"): the
 #: lines that hold one differ from run to run and are left out of a comparison.
@@ -41,16 +41,6 @@ STREAM = re.compile(r"^\[\d+ (stdout|stderr)\]$")
 #: The line number in a warning's location ("diagonal.py:728: UserWarning"): it moves when the
 #: code above it changes, so a comparison reads it as ``:N:``.
 WARNING_LINE = re.compile(r"\.py:\d+:")
-
-
-def newest_by_name(cache) -> dict:
-    """The newest record of every notebook in a jupyter-cache, keyed by the notebook's stem."""
-    out = {}
-    for rec in cache.list_cache_records():
-        name = Path(rec.uri).stem
-        if name not in out or rec.created > out[name].created:
-            out[name] = rec
-    return out
 
 
 def _merged_streams(outputs) -> list:
@@ -99,7 +89,7 @@ def chapter_outputs(cache_path: Path, names: list[str]) -> dict:
     from jupyter_cache import get_cache
 
     cache = get_cache(str(cache_path))
-    recs = newest_by_name(cache)
+    recs = newest_records(cache, key=lambda uri: Path(uri).stem)   # by name: clones compare
     out = {}
     for name in names:
         rec = recs.get(name)

@@ -63,13 +63,14 @@ def read_notebook(path: Path):
     return jupytext.reads(path.read_text(), fmt="py:percent")
 
 
-def newest_records(cache) -> dict:
-    """The newest cache record of every notebook in a jupyter-cache, keyed by its resolved path."""
+def newest_records(cache, key=lambda uri: Path(uri).resolve()) -> dict:
+    """The newest cache record of every notebook in a jupyter-cache, keyed by ``key`` of its
+    path (default: the resolved path; ``book_outputs.py`` keys by name, to compare clones)."""
     by_uri = {}
     for rec in cache.list_cache_records():
-        key = Path(rec.uri).resolve()
-        if key not in by_uri or rec.created > by_uri[key].created:
-            by_uri[key] = rec
+        k = key(rec.uri)
+        if k not in by_uri or rec.created > by_uri[k].created:
+            by_uri[k] = rec
     return by_uri
 
 
