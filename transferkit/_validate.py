@@ -65,6 +65,15 @@ def check_budget(name: str, value, n_bytes: int, limit: int | None = None) -> No
                          "(set TRANSFERKIT_MAX_BYTES to raise it)")
 
 
+def check_real(name: str, value, valid: str = "a number") -> None:
+    """An :class:`InputTypeError` "``name`` must be ``valid`` (got ...)" unless ``value`` is a
+    real number: not a ``bool``, a string, ``None`` or a complex number.  The type test of
+    every scalar check here, before its range test (which for a string would raise Python's
+    own comparison error)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputTypeError(f"{name} must be {valid} (got {value!r})")
+
+
 def check_seed(name: str, value, allow_generator: bool = False):
     """A seed: an integer >= 0 (integer-valued floats taken as integers), returned as ``int``.
 
@@ -75,9 +84,8 @@ def check_seed(name: str, value, allow_generator: bool = False):
     """
     if allow_generator and isinstance(value, (np.random.SeedSequence, np.random.Generator)):
         return value
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        also = ", a numpy SeedSequence or Generator" if allow_generator else ""
-        raise InputTypeError(f"{name} must be an integer >= 0{also} (got {value!r})")
+    also = ", a numpy SeedSequence or Generator" if allow_generator else ""
+    check_real(name, value, f"an integer >= 0{also}")
     return check_int(name, value, 0)
 
 
@@ -89,8 +97,7 @@ def check_int(name: str, value, minimum: int, maximum: int | None = None) -> int
     non-integral floats and values out of range a ``ValueError`` naming ``name``.
     """
     rng = f">= {minimum}" + ("" if maximum is None else f" and <= {maximum}")
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputTypeError(f"{name} must be an integer {rng} (got {value!r})")
+    check_real(name, value, f"an integer {rng}")
     if isinstance(value, numbers.Integral):  # any size: np.isfinite fails beyond int64
         ok = int(value) >= minimum
     else:
@@ -122,9 +129,7 @@ def check_bool(name: str, value) -> bool:
 
 def check_positive(name: str, value, allow_zero: bool = False) -> float:
     """``value`` as a ``float`` if finite and > 0 (or >= 0), else ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputTypeError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0 "
-                             f"(got {value!r})")
+    check_real(name, value, f"a finite number {'>=' if allow_zero else '>'} 0")
     try:
         ok = bool(np.isfinite(float(value)) and (value >= 0 if allow_zero else value > 0))
     except OverflowError:  # an int beyond the float range
@@ -138,8 +143,7 @@ def check_positive(name: str, value, allow_zero: bool = False) -> float:
 def check_positive_or_inf(name: str, value) -> float:
     """``value`` as a ``float`` if > 0, finite or ``inf`` (a step cap, a time horizon that
     may be absent), else ``ValueError``; a non-number is an :class:`InputTypeError`."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputTypeError(f"{name} must be a number > 0 or inf (got {value!r})")
+    check_real(name, value, "a number > 0 or inf")
     try:
         ok = float(value) > 0                      # False for NaN
     except OverflowError:                          # an int beyond the float range
@@ -153,8 +157,7 @@ def check_fraction(name: str, value) -> float:
     """``value`` as a ``float`` in ``[0, 1)`` (a share of a batch, e.g. the trainers'
     ``compact``); a non-number (``bool`` included) is an :class:`InputTypeError`, a number out
     of range a ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputTypeError(f"{name} must be a number in [0, 1) (got {value!r})")
+    check_real(name, value, "a number in [0, 1)")
     if not 0 <= value < 1:
         raise ValueError(f"{name} must be a number in [0, 1) (got {value!r})")
     return float(value)

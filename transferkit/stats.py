@@ -9,7 +9,6 @@ representations used by papers 003/004 (participation ratio, ENSD, clustering of
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from ._validate import (MAX_INT, as_array, check_array, check_axis, check_broadcast,
-                        check_budget, check_int, check_seed, InputTypeError)
+                        check_budget, check_int, check_real, check_seed, InputTypeError)
 
 __all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "Score", "ScoreRow", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "direction_spread", "alignment_score", "r_squared", "table_r2", "pow2_normalise", "mean_se"]
 
@@ -26,8 +25,7 @@ __all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "part
 def _open_unit(name: str, value) -> float:
     """``value`` as a ``float`` in the open interval (0, 1), else ``ValueError`` naming ``name``
     (an :class:`~transferkit._validate.InputTypeError` for a value that is not a number)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputTypeError(f"{name} must be a number in (0, 1) (got {value!r})")
+    check_real(name, value, "a number in (0, 1)")
     if not 0 < value < 1:  # NaN fails too
         raise ValueError(f"{name} must be in (0, 1) (got {value!r})")
     return float(value)
@@ -734,8 +732,7 @@ def mean_se(x, axis: int = -1, *, where=None, single: float = np.nan):
         if ok.dtype != bool or ok.shape != x.shape:
             raise ValueError(f"where must be a boolean array of x's shape {x.shape} "
                              f"(got {ok.dtype} of shape {ok.shape})")
-    if isinstance(single, bool) or not isinstance(single, numbers.Real):
-        raise InputTypeError(f"single must be a number >= 0 or nan (got {single!r})")
+    check_real("single", single, "a number >= 0 or nan")
     single = float(single)
     if not (math.isnan(single) or single >= 0):
         raise ValueError(f"single must be a number >= 0 or nan (got {single!r})")

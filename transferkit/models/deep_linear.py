@@ -24,7 +24,6 @@ a gradient step costs a handful of batched matrix-vector products.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +31,7 @@ import torch
 from tqdm import tqdm
 
 from .. import config
-from .._validate import InputTypeError, check_array, check_bool, check_int, check_positive
+from .._validate import check_array, check_bool, check_int, check_positive, check_real
 from ..streams import keyed_rng, unit_rows
 from ._chain_kernel import chain_descent
 from .descent import Descent
@@ -347,8 +346,7 @@ def _check_numbers(**values) -> None:
     range checks that follow compare them, which for a string would raise Python's own
     ``TypeError``."""
     for name, v in values.items():
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise InputTypeError(f"{name} must be a number (got {v!r})")
+        check_real(name, v)
 
 
 def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: int = 100_000,
