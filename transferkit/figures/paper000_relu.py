@@ -389,16 +389,16 @@ def convergence_figure(pretrain: dict, ns, scratch: list, mus=None):
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
     h = pretrain.history / pretrain.teacher_norm
     runs = h.shape[1]
-    per_mu = runs // len(mus) if mus is not None and runs % len(mus) == 0 else runs
-    shades = plt.cm.Greys(np.linspace(0.35, 0.95, max(1, runs // per_mu)))
+    groups = len(mus) if mus is not None and runs % len(mus) == 0 else 1   # one per mu
+    per = runs // groups
+    shades = plt.cm.Greys(np.linspace(0.35, 0.95, groups))
     for k in range(runs):
-        i = k // per_mu
-        label = (rf"$\mu = {mus[i]:g}$" if mus is not None and per_mu != runs and k % per_mu == 0
-                 else None)
-        axs[0].plot(pretrain.time_history[:, k], h[:, k], lw=0.8, color=shades[i], label=label)
+        label = rf"$\mu = {mus[k // per]:g}$" if groups > 1 and k % per == 0 else None
+        axs[0].plot(pretrain.time_history[:, k], h[:, k], lw=0.8, color=shades[k // per],
+                    label=label)
     axs[0].set(xscale="symlog", yscale="log", xlabel=r"gradient-flow time $\sum_k h_k$",
                ylabel=r"$\mathcal{R} / \|f_s^*\|^2$", title="pretraining (population loss)")
-    if mus is not None and per_mu != runs:
+    if groups > 1:
         axs[0].legend(fontsize=7)
     for j, (n, info) in enumerate(zip(ns, scratch)):
         hh = info.history / info.history[0]

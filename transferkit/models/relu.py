@@ -1172,7 +1172,7 @@ def _batch_kernel(W, V) -> np.ndarray:
     whole batch was: numpy computes :math:`AA^\top` by a symmetric product (BLAS ``syrk``),
     which sums in another order than the general product of two arrays (``gemm``; risks
     moved by up to 6e-15 relative at the paper's sizes when the two were mixed)."""
-    W_in, V_in = W, V
+    same = V is W                      # before asarray, which copies a list each time
     W, V = np.asarray(W), np.asarray(V)
     if not (W.ndim == V.ndim == 3 and W.shape[0] == V.shape[0] > 1):
         return relu_kernel(W, V)
@@ -1180,7 +1180,7 @@ def _batch_kernel(W, V) -> np.ndarray:
     if reps.size == W.shape[0]:
         return relu_kernel(W, V)
     Wr = W[reps]
-    return relu_kernel(Wr, Wr if V_in is W_in else V[reps])[inv]
+    return relu_kernel(Wr, Wr if same else V[reps])[inv]
 
 
 def risk_np(W, a, teacher: Teacher) -> np.ndarray:
