@@ -556,3 +556,16 @@ def test_one_bool_check(bad):
         _validate.check_bool("x", bad)
     with pytest.raises(_validate.InputTypeError, match=r"^reduce must be a bool, True or False"):
         distances.wasserstein1_linear(np.ones(3), np.zeros(3), 0.5, reduce=bad)
+
+
+@pytest.mark.parametrize("bad", ["0.5", None, True, np.bool_(False), 1j, [0.5]])
+def test_check_real_refuses_what_is_not_a_real_number(bad):
+    """The type test every scalar check shares: an InputTypeError (a TypeError and a
+    ValueError) naming the parameter and what it must be."""
+    with pytest.raises(_validate.InputTypeError, match=r"^lr must be a number > 0 \(got "):
+        _validate.check_real("lr", bad, "a number > 0")
+
+
+@pytest.mark.parametrize("good", [0.5, 3, np.float32(2.0), np.int64(-1), float("nan")])
+def test_check_real_passes_real_numbers_to_the_range_test(good):
+    assert _validate.check_real("lr", good) is None
