@@ -58,6 +58,19 @@ def test_anchored_cached_and_uncached_agree(fig3, cache, one_thread, monkeypatch
     assert_same(rst.anchored_experiment(fig3, **kw, directory=cache), first)
 
 
+def test_anchored_lambda_is_the_papers_penalty_on_eq2(fig3, one_thread):
+    # paper 000, App. E adds lambda sum_i ||w_i - w_i(0)||^2 to Eq. 2, (1/2) E(f - f_s)^2;
+    # our loss is E(f - f_s)^2, so the final loss is risk + 2 lambda * distance
+    lambdas = np.array([0.0, 1e-3, 0.1])
+    an = rst.anchored_experiment(fig3, lambdas, 0.5, draws=2, seed=1, progress=False,
+                                 cache=False)
+    np.testing.assert_array_equal(an.lambdas, lambdas)
+    info = an.info
+    np.testing.assert_allclose(info.loss, info.risk + 2 * lambdas * info.anchor_dist,
+                               rtol=1e-12, atol=0)
+    assert np.all(info.anchor_dist[1:] > 0)
+
+
 def test_anchored_presets():
     check_presets(rst.ANCHORED, rst.AnchoredPreset, ("lambdas", "fine_lambdas"), "draws")
     for p in rst.ANCHORED.values():

@@ -439,38 +439,35 @@ class AnchoredPreset:
     Attributes
     ----------
     lambdas : tuple of float
-        Penalty weights :math:`\lambda` of :math:`\lambda\sum_i\|w_i-w_i^{(0)}\|^2` added to
-        our source loss (the caption of Fig. 9 lists 0, 1e-4, 1e-3, 1e-2, 1e-1).  The
-        paper adds the penalty to Eq. 2, which has the factor 1/2 that our loss
-        (:func:`transferkit.models.relu.train_population`) does not: a weight
-        :math:`\lambda` here is the paper's :math:`\lambda/2`, so these values are the
-        paper's grid at half its strength, and the paper's grid in our units is 0, 2e-4,
-        2e-3, 2e-2, 2e-1 (found 2026-11-28; the chapter says so beside its numbers).
+        The paper's penalty weights :math:`\lambda` of
+        :math:`\lambda\sum_i\|w_i-w_i^{(0)}\|^2` (the caption of Fig. 9 lists 0, 1e-4, 1e-3,
+        1e-2, 1e-1), in the paper's units: the penalty is added to Eq. 2, which carries a
+        factor 1/2 that our loss does not, so :func:`anchored_experiment` trains with
+        :math:`2\lambda` (until 2026-11-28 the chapter passed these values to our loss
+        unchanged, the paper's grid at half its strength).
     draws : int
         Target sets per :math:`(\lambda, n)` and teacher (ours); half choose :math:`\lambda`,
         half score the choice (:func:`select_lambda`).
     seed : int
         Seed of :func:`anchored_experiment` (ours).
     fine_lambdas : tuple of float
-        The grid of the sensitivity section (ours; issue 16): the paper's values and, between
-        its 0 (rich) and 1e-4 (already nearly lazy at the chapter's teacher scale), half
-        decades from 1e-7.
+        The grid of the sensitivity section (ours; issue 16; the paper's units): the paper's
+        values and, between its 0 (rich) and 1e-4, half decades from 1e-7.
     fine_seed : int
         Seed of the sensitivity section's :func:`anchored_experiment` (ours; its own initial
         units and target draws, so the paper-grid section keeps its numbers).
     """
 
-    lambdas: tuple = (0.0, 1e-4, 1e-3, 1e-2, 1e-1)    # paper 000, Fig. 9 caption (values; half its strength in our loss)
+    lambdas: tuple = (0.0, 1e-4, 1e-3, 1e-2, 1e-1)    # paper 000, Fig. 9 caption (the paper's units)
     draws: int = 8                                    # ours
     seed: int = 1                                     # ours
     fine_lambdas: tuple = (0.0, 1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 1e-3, 1e-2, 1e-1)  # ours
     fine_seed: int = 2                                # ours
 
 
-#: The Fig. 9 parameters at each ``TRANSFERKIT_SCALE``: the values of the paper's penalty
-#: grid (caption of Fig. 9; in our loss, without Eq. 2's factor 1/2, half the paper's
-#: strength: see ``AnchoredPreset.lambdas``) and ours (8 draws, seeds 1 and 2, the
-#: half-decade grid below 1e-4) at both scales.
+#: The Fig. 9 parameters at each ``TRANSFERKIT_SCALE``: the paper's penalty grid (caption of
+#: Fig. 9, in the paper's units: see ``AnchoredPreset.lambdas``) and ours (8 draws, seeds 1
+#: and 2, the half-decade grid below 1e-4) at both scales.
 ANCHORED = {"paper": AnchoredPreset(), "smoke": AnchoredPreset()}
 
 
@@ -1031,16 +1028,20 @@ def anchored_pretrain_cell(seed, lambdas, source_W, source_a, m, readout_init, l
                            pretrain_steps, max_time, max_step, abs_tol=0.0, fixed_step=False):
     r"""Anchored pretraining of :func:`anchored_experiment` (every :math:`\lambda` and
     teacher in one batch, :func:`transferkit.models.relu.train_population` with
-    ``anchor_weight``): a cell function for :func:`transferkit.sweep.run`.  Returns ``W``,
-    ``c`` and the :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``."""
+    ``anchor_weight`` :math:`2\lambda`: ``lambdas`` are the paper's, whose loss is Eq. 2,
+    half of ours, plus the penalty): a cell function for :func:`transferkit.sweep.run`.
+    Returns ``W``, ``c`` and the :class:`~transferkit.models.relu.MeanFieldInfo` as
+    ``info_<field>``."""
     lambdas = np.asarray(lambdas, dtype=float)
     src = Teacher(np.asarray(source_W), np.asarray(source_a))
     L, (nt, _, d) = len(lambdas), src.W.shape
     W0, _ = _anchored_start(L, nt, m, d, seed)
     c0 = np.full((L * nt, m), float(readout_init))
+    # the paper's penalty is added to its Eq. 2, (1/2) E(f - f_s)^2 + lambda sum_i ||w_i - w_i(0)||^2;
+    # our loss is E(f - f_s)^2, twice that, so the weight in it is 2 lambda
     Wp, cp, info = train_population(W0, c0, tile_teacher(src, L), lr=lr, tol=tol,
                                     max_steps=pretrain_steps, max_time=max_time,
-                                    max_step=max_step, anchor_weight=np.repeat(lambdas, nt),
+                                    max_step=max_step, anchor_weight=np.repeat(2 * lambdas, nt),
                                     abs_tol=abs_tol, fixed_step=fixed_step)
     return {"W": Wp, "c": cp, **_info_arrays(info)}
 
@@ -1071,9 +1072,19 @@ def anchored_n_cell(j, ns, rng_state, W, target_W, target_a, draws):
 
 def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, seed: int = 1,
                         progress: bool | None = None, **run_kwargs) -> AnchoredResult:
-    r"""Paper 000, App. E, Fig. 9: pretraining with the penalty
-    :math:`\lambda\sum_i\|w_i - w_i^{(0)}\|^2` (:func:`~transferkit.models.relu.train_population` with ``anchor_weight``),
-    then linear transfer, on the teachers of a :func:`fig3_experiment` result ``res``.
+    r"""Paper 000, App. E, Fig. 9: pretraining on the paper's source loss with the penalty
+    :math:`\lambda\sum_i\|w_i - w_i^{(0)}\|^2`, then linear transfer, on the teachers of a
+    :func:`fig3_experiment` result ``res``.
+
+    The paper adds the penalty to its Eq. 2,
+
+    .. math::
+
+        \frac12\,\mathbb E\,(f(x) - f_s^*(x))^2 + \lambda\sum_{i=1}^m\|w_i - w_i^{(0)}\|^2,
+
+    so ``lambdas`` are in the paper's units and the pretraining minimises twice this, our
+    loss :math:`\mathbb E(f - f_s^*)^2` plus :math:`2\lambda\sum_i\|w_i-w_i^{(0)}\|^2`
+    (:func:`~transferkit.models.relu.train_population` with ``anchor_weight`` :math:`2\lambda`).
 
     For every :math:`\lambda` in ``lambdas`` and every target teacher of ``res``: a fresh student
     (random units on the sphere, readout ``res.readout_init``) is pretrained on the
