@@ -694,8 +694,8 @@ for name, tag, what in (
 
 # %% [markdown]
 # *Fig. 3 (c) under four readings* and *Fig. 3 (e)* with $\|f_t\| = 1$ and with the
-# absolute tolerance (the two maps after it). (a) The scratch risk of each reading
-# (hollow: $n$ at which some run did not reach its tolerance: stopped at the horizon or the
+# absolute tolerance (the two maps after it). (a) The scratch risk of each reading (its
+# own colour, marker and line style; hollow: $n$ at which some run did not reach its tolerance: stopped at the horizon or the
 # step cap, or stuck, as most runs of $\|f_t\| = 1$) with its fit on all $n$ (ours and the
 # absolute tolerance's nearly coincide: their exponents differ by 0.001); (b) $\nu$ with two standard errors, on all $n$ (filled) and on the converged $n$
 # (hollow, where at least three $n$ converged); dashed: the paper's 1.18. The table gives

@@ -112,6 +112,21 @@ def test_readings_figure_draws_each_fit_once_and_the_papers_exponent():
         plt.close(fig)
 
 
+def test_readings_figure_keeps_coincident_readings_apart():
+    # the two readings have the same curve and fit: each needs its own line style and
+    # marker (and the legend shows both), or the second hides the first
+    fig = CASES["readings"]()
+    try:
+        ax = fig.axes[0]
+        fits = [ln for ln in ax.get_lines() if len(ln.get_xdata()) == 30]
+        assert len(fits) == 2 and fits[0].get_linestyle() != fits[1].get_linestyle()
+        handles = ax.get_legend().legend_handles
+        assert len({h.get_marker() for h in handles}) == 2
+        assert len({h.get_linestyle() for h in handles}) == 2
+    finally:
+        plt.close(fig)
+
+
 def test_anchored_figure_keeps_the_curves_readable_when_the_rich_model_is_far_below():
     """Fig. 9: a rich-model mean of -2.7e4 near n = m (as at ||f_t|| = 1) neither flattens
     the other curves (the axis top follows the data above the cut at -1.5, said on the

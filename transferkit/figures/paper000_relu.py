@@ -13,6 +13,7 @@ The functions draw only: they compute no statistic that the chapter prints or ch
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 import numpy as np
 
 from .. import theory
@@ -151,6 +152,11 @@ def out_of_span_figure(mus, perp_sim, perp_theory, perp_init):
     return fig
 
 
+#: Marker and line style per reading of :func:`readings_figure` (cycled).
+_READING_MARKERS = ("o", "s", "^", "D")
+_READING_LINES = ("-", "--", ":", "-.")
+
+
 def readings_figure(labels, curves, laws, converged_laws, paper_nu: float = 1.18):
     r"""Paper 000, Fig. 3 (c) under several readings of its protocol: the scratch curves with
     their power laws, and the fitted exponents beside the paper's.
@@ -177,25 +183,29 @@ def readings_figure(labels, curves, laws, converged_laws, paper_nu: float = 1.18
 
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(9.0, 3.6), width_ratios=(1.3, 1.0))
     k = len(labels)
+    handles = []
     for i, (lab, c, law) in enumerate(zip(labels, curves, laws)):
-        col = f"C{i}"
+        # each reading its own colour, marker and line style: readings that agree (ours and
+        # the absolute tolerance) draw on top of each other and must both stay visible
+        col, mk, ls = f"C{i}", _READING_MARKERS[i % 4], _READING_LINES[i % 4]
         ns, ok = np.asarray(c.ns), np.asarray(c.converged, dtype=bool)
         shift = 1.0 + 0.03 * (i - (k - 1) / 2)           # offset in n for legibility
         for sel, face in ((ok, col), (~ok, "white")):
             if sel.any():
                 ax.errorbar(ns[sel] * shift, np.asarray(c.mean)[sel], yerr=np.asarray(c.se)[sel],
-                            fmt="o", ms=4, color=col, mfc=face)
+                            fmt=mk, ms=4, color=col, mfc=face)
         if law.nu is not None:
             nn = np.geomspace(ns.min(), ns.max(), 30)
-            ax.plot(nn, law.A * nn ** -law.nu, "-", color=col, lw=1, label=lab)
+            ax.plot(nn, law.A * nn ** -law.nu, ls=ls, color=col, lw=1.2)
+        handles.append(Line2D([], [], color=col, marker=mk, ms=4, ls=ls, lw=1.2, label=lab))
         for j, (fit, face) in enumerate(((law, col), (converged_laws[i], "white"))):
             if fit.nu is not None:
-                bx.errorbar([fit.nu], [i + 0.15 * (j - 0.5)], xerr=[2 * fit.se_nu], fmt="o",
+                bx.errorbar([fit.nu], [i + 0.15 * (j - 0.5)], xerr=[2 * fit.se_nu], fmt=mk,
                             color=col, mfc=face)
     ax.set(xscale="log", yscale="log", xlabel="$n$",
            ylabel=r"$\mathcal{R}_{sc}/\mathrm{Var} f_t^*$", title="(a) scratch risk")
     ax.xaxis.set_minor_formatter(plt.NullFormatter())
-    ax.legend(fontsize="small")
+    ax.legend(handles=handles, fontsize="small")
     bx.axvline(paper_nu, color="0.4", ls="--", lw=1)
     bx.text(paper_nu, k - 0.4, f" paper: {paper_nu:g}", color="0.3", fontsize="small")
     bx.set_yticks(np.arange(k), labels, fontsize="small")
