@@ -23,6 +23,7 @@ from transferkit import _validate, cli, stats, streams
 from transferkit.data import binary_task
 from transferkit.experiments import deep_linear as sim
 from transferkit.models import relu as models_relu
+from transferkit.models import deep_linear as models_deep_linear
 from transferkit.theory import deep_linear as th
 from transferkit.theory import linear_teachers as lt
 from transferkit.theory import penalties, relu
@@ -569,3 +570,18 @@ def test_check_real_refuses_what_is_not_a_real_number(bad):
 @pytest.mark.parametrize("good", [0.5, 3, np.float32(2.0), np.int64(-1), float("nan")])
 def test_check_real_passes_real_numbers_to_the_range_test(good):
     assert _validate.check_real("lr", good) is None
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -0.5, 2.0, float("nan"), "0.5", True])
+def test_check_open_unit_is_the_one_test_of_a_number_in_0_1(bad):
+    """stats' levels and error rates and deep-linear's rcond share one test: a number in the
+    open interval (0, 1), else an error naming the parameter and the interval (a type
+    error for what is not a number)."""
+    err = _validate.InputTypeError if isinstance(bad, (str, bool)) else ValueError
+    with pytest.raises(err, match=r"^rcond must be (a number )?in \(0, 1\)"):
+        _validate.check_open_unit("rcond", bad)
+    assert _validate.check_open_unit("rcond", np.float32(0.25)) == 0.25
+    for call in (lambda: sim._check_training(bad, 1e-6),
+                 lambda: models_deep_linear.feature_subspace(np.ones((1, 1, 2, 2)), rcond=bad)):
+        with pytest.raises(err, match=r"^rcond must be (a number )?in \(0, 1\)"):
+            call()

@@ -153,6 +153,16 @@ def check_positive_or_inf(name: str, value) -> float:
     return float(value)
 
 
+def check_open_unit(name: str, value) -> float:
+    """``value`` as a ``float`` in the open interval ``(0, 1)`` (a level, a family-wise error
+    rate, a relative cutoff); a non-number is an :class:`InputTypeError`, a number out of
+    range (NaN included) a ``ValueError``, each naming ``name``."""
+    check_real(name, value, "a number in (0, 1)")
+    if not 0 < value < 1:  # NaN fails too
+        raise ValueError(f"{name} must be in (0, 1) (got {value!r})")
+    return float(value)
+
+
 def check_fraction(name: str, value) -> float:
     """``value`` as a ``float`` in ``[0, 1)`` (a share of a batch, e.g. the trainers'
     ``compact``); a non-number (``bool`` included) is an :class:`InputTypeError`, a number out

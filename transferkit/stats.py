@@ -17,18 +17,10 @@ import numpy as np
 from scipy import stats
 
 from ._validate import (MAX_INT, as_array, check_array, check_axis, check_broadcast,
-                        check_budget, check_int, check_real, check_seed, InputTypeError)
+                        check_budget, check_int, check_open_unit, check_real, check_seed,
+                        InputTypeError)
 
 __all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "Score", "ScoreRow", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "direction_spread", "alignment_score", "r_squared", "table_r2", "pow2_normalise", "mean_se"]
-
-
-def _open_unit(name: str, value) -> float:
-    """``value`` as a ``float`` in the open interval (0, 1), else ``ValueError`` naming ``name``
-    (an :class:`~transferkit._validate.InputTypeError` for a value that is not a number)."""
-    check_real(name, value, "a number in (0, 1)")
-    if not 0 < value < 1:  # NaN fails too
-        raise ValueError(f"{name} must be in (0, 1) (got {value!r})")
-    return float(value)
 
 
 def critical_value(n_tests: int, draws: int | None, fwer: float = 0.01) -> float:
@@ -47,7 +39,7 @@ def critical_value(n_tests: int, draws: int | None, fwer: float = 0.01) -> float
     n_tests = check_int("n_tests", n_tests, 1, MAX_INT)
     if draws is not None:
         draws = check_int("draws", draws, 2, MAX_INT)
-    fwer = _open_unit("fwer", fwer)
+    fwer = check_open_unit("fwer", fwer)
     q = 1 - fwer / (2 * n_tests)
     return float(stats.norm.ppf(q) if draws is None else stats.t.ppf(q, df=draws - 1))
 
@@ -133,7 +125,7 @@ def agreement(draws: np.ndarray, theory, mask=None, fwer: float = 0.01, atol=0.0
     unreliable, so callers exclude those cells through ``mask`` and say so.
     """
     draws = as_array("draws", draws)
-    _open_unit("fwer", fwer)
+    check_open_unit("fwer", fwer)
     if draws.ndim < 1 or draws.shape[-1] < 2:
         raise ValueError("draws must have at least 2 entries along its last axis")
     cells = draws.shape[:-1]
@@ -359,7 +351,7 @@ def pow2_normalise(a, axis=None):
 
 
 def _level(level) -> float:
-    return _open_unit("level", level)
+    return check_open_unit("level", level)
 
 
 def _ranks(a):

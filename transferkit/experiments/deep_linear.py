@@ -37,7 +37,8 @@ import torch
 from tqdm import tqdm
 
 from .. import config
-from .._validate import check_budget, check_grid, check_int, check_positive, check_seed
+from .._validate import (check_budget, check_grid, check_int, check_open_unit, check_positive,
+                         check_seed)
 from ..models.deep_linear import (
     empirical_objective,
     end_to_end,
@@ -107,9 +108,7 @@ def _check_training(rcond, loss_tol, flow_tol=None) -> None:
     any work (the trainers check them too, but only once they are reached): ``rcond`` in
     (0, 1) (:func:`~transferkit.models.deep_linear.feature_subspace`), ``loss_tol`` > 0,
     ``flow_tol`` > 0 or ``None``."""
-    if not (isinstance(rcond, (int, float, np.floating)) and not isinstance(rcond, bool)
-            and 0 < rcond < 1):
-        raise ValueError(f"rcond must be in (0, 1) (got {rcond!r})")
+    check_open_unit("rcond", rcond)
     check_positive("loss_tol", loss_tol)
     if flow_tol is not None:
         check_positive("finetune_flow_tol", flow_tol)

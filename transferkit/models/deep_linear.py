@@ -31,7 +31,8 @@ import torch
 from tqdm import tqdm
 
 from .. import config
-from .._validate import check_array, check_bool, check_int, check_positive, check_real
+from .._validate import (check_array, check_bool, check_int, check_open_unit, check_positive,
+                         check_real)
 from ..streams import keyed_rng, unit_rows
 from ._chain_kernel import chain_descent
 from .descent import Descent
@@ -593,9 +594,7 @@ def feature_subspace(Ws, rcond: float = 1e-3, spectrum: bool = True):
     svals : tensor ``(B, min(d, p))``, all singular values (for plots of Thm 3.4), or
         ``None`` when ``spectrum`` is false.
     """
-    _check_numbers(rcond=rcond)
-    if not (0 < rcond < 1):
-        raise ValueError(f"rcond must be in (0, 1) (got {rcond!r})")
+    check_open_unit("rcond", rcond)
     spectrum = check_bool("spectrum", spectrum)
     M = feature_map(Ws)
     top = None if spectrum else _top_singular(M, rcond)
