@@ -164,13 +164,14 @@ provenance.record(fig, "p002-thm12", seeds=list(SEEDS),
 
 # %% [markdown]
 # *Thms 1-2.* (a) Distance travelled by gradient descent on the target task, from the
-# pretrained weights (dots) and from the initialisation (open squares, $y_{P\to Q} = 0$),
-# against Eq. 2's leading term; (b) squared gradient of the target loss with respect to the
-# hidden activations at $W(P)$ against Eq. 1's task-similarity term. Means over the
-# initialisations with one standard deviation; the closed forms use only the data. Pretraining
-# on MNIST 0 vs 1; parameters as printed above (ours, the paper has no numerical
-# experiment for Sec. 6). The swapped-label task, with inputs identical to the first task,
-# travels farther than training from scratch: pretraining hurts when the labels disagree.
+# pretrained weights (filled markers) and from the initialisation (open markers,
+# $y_{P\to Q} = 0$), one marker shape per task, against Eq. 2's leading term; (b) squared
+# gradient of the target loss with respect to the hidden activations at $W(P)$ against
+# Eq. 1's task-similarity term. Means over the initialisations with one standard
+# deviation; the closed forms use only the data. Pretraining on MNIST 0 vs 1; parameters
+# as printed above (ours, the paper has no numerical experiment for Sec. 6). The
+# swapped-label task, with inputs identical to the first task, travels farther than
+# training from scratch: pretraining hurts when the labels disagree.
 
 # %% [markdown]
 # ## Fig. 2 in the NTK regime: deviation during fine-tuning

@@ -56,6 +56,27 @@ def test_ntk_similarity_figure():
     assert ax2.get_legend() is None
 
 
+def test_ntk_similarity_figure_every_series_visible():
+    """Each task has its own marker shape in both panels; fine-tuning markers have a
+    translucent face (a marker under them stays visible), scratch markers none, so a
+    scratch point at the place of another task's point is still seen."""
+    tasks = ntk_tasks(names=("A", "B", "C", "D"))
+    ax1, ax2 = paper002.ntk_similarity_figure(tasks).axes
+    for ax, per_task in ((ax1, 2), (ax2, 1)):
+        pts = [c.lines[0] for c in ax.containers]      # the data markers of each errorbar
+        assert len(pts) == per_task * len(tasks)
+        fine = pts[::per_task]
+        assert len({ln.get_marker() for ln in fine}) == len(tasks)
+        for i, ln in enumerate(fine):
+            assert ln.get_color() == f"C{i}"
+            assert 0 < matplotlib.colors.to_rgba(ln.get_markerfacecolor())[3] < 1
+    scratch = [c.lines[0] for c in ax1.containers][1::2]
+    for i, ln in enumerate(scratch):
+        assert ln.get_markerfacecolor() == "none"
+        assert ln.get_marker() == paper002.TASK_MARKERS[i]
+    assert ax1.get_title() == "(a) Thm 2: fine-tuning (filled), scratch (open)"
+
+
 def test_deviation_path_figure():
     fig = paper002.deviation_path_figure(ntk_tasks(names=("A", "B")))
     assert isinstance(fig, Figure)
@@ -125,6 +146,11 @@ def test_fig9_figure_symlog_axis():
     ft = np.tile([0.90, 0.92, 0.93, 0.94, 0.94, 0.93], (3, 1))
     fig = paper002.fig9_figure(ep, pa, ft, xscale="symlog")
     assert [ax.get_xscale() for ax in fig.axes] == ["symlog", "symlog"]
+    # every snapshot epoch is a tick labelled as a plain integer, not a power of ten
+    fig.canvas.draw()
+    for ax, ticks in zip(fig.axes, (ep[1:], ep)):
+        np.testing.assert_array_equal(ax.get_xticks(), ticks)
+        assert [t.get_text() for t in ax.get_xticklabels()] == [str(e) for e in ticks]
     np.testing.assert_allclose(fig.axes[1].get_lines()[0].get_xdata(), ep)
     with pytest.raises(ValueError, match="xscale"):
         paper002.fig9_figure(ep, pa, ft, xscale="log")
@@ -172,3 +198,16 @@ def test_thm2_width_figure():
     pts = {ln.get_color(): ln for ln in lines if ln.get_linestyle() == "None"}
     assert len(pts["C2"].get_xdata()) == 3
     assert ax.get_title().startswith("Thm 2 against width")
+
+
+def test_thm2_width_figure_legend_covers_no_data():
+    """The legend lies outside the axes (below them), inside the figure."""
+    res = width_result()
+    fig = paper002.thm2_width_figure(res, fit_excess_decay(res))
+    (ax,) = fig.axes
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    leg = ax.get_legend().get_window_extent(renderer)
+    box = ax.get_window_extent(renderer)
+    assert not leg.overlaps(box)
+    assert leg.y1 < box.y0 and leg.y0 >= 0

@@ -11,16 +11,33 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import to_rgba
+from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from .plotting import tight_layout
 
-__all__ = ["LAYER_TICKS", "deviation_path_figure", "fig8a_figure", "fig9_figure",
-           "ntk_similarity_figure", "thm2_width_figure"]
+__all__ = ["LAYER_TICKS", "TASK_MARKERS", "deviation_path_figure", "fig8a_figure",
+           "fig9_figure", "ntk_similarity_figure", "thm2_width_figure"]
 
 #: tick labels of the layers of :data:`transferkit.models.lenet.LAYERS` in Fig. 8a (b)
 #:
 #: :meta hide-value:
 LAYER_TICKS = (r"$\psi_1$ conv1", r"$\psi_2$ conv2", "fc1", "fc2", "fc3")
+
+#: marker shape of task ``i`` in :func:`ntk_similarity_figure` (cycled beyond ten tasks)
+TASK_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
+
+# opacity of the face of a filled marker in ntk_similarity_figure: a marker drawn over
+# another leaves the one below visible
+_FACE_ALPHA = 0.5
+
+
+def _task_style(i, filled=True):
+    """Marker keywords of task ``i``: colour ``C{i}``, shape :data:`TASK_MARKERS` ``[i]``, a
+    translucent face (``filled``) or none (open), and a solid edge of the task's colour."""
+    c = f"C{i}"
+    return dict(fmt=TASK_MARKERS[i % len(TASK_MARKERS)], c=c, mec=c, ms=7, mew=1.3,
+                mfc=to_rgba(c, _FACE_ALPHA) if filled else "none")
 
 
 def ntk_similarity_figure(tasks):
@@ -32,14 +49,16 @@ def ntk_similarity_figure(tasks):
         ``tasks`` of the :class:`transferkit.experiments.ntk_similarity.TransferResult` of
         :func:`transferkit.experiments.ntk_similarity.transfer_experiment`: the closed forms
         ``thm1``, ``thm2``, ``scratch`` and the measured ``grad2``, ``dev``, ``dev_scratch``
-        (one value per initialisation). Task ``i`` is drawn in colour ``C{i}``.
+        (one value per initialisation). Task ``i`` is drawn in colour ``C{i}`` with the
+        marker :data:`TASK_MARKERS` ``[i]``.
 
     Returns
     -------
     matplotlib.figure.Figure
         Regenerates the figure "Thms 1-2" of paper 002 (our numerical check of Sec. 6; the
         paper has none): (a) measured :math:`\|W(Q) - W(P)\|_F` against Eq. 2's leading
-        term, fine-tuning (dots) and scratch (open squares); (b) measured
+        term, fine-tuning (filled markers, translucent so that overlapping markers stay
+        visible) and scratch (open markers of the same shape); (b) measured
         :math:`\|u_Q(P) - y_Q\|^2` against Eq. 1's :math:`\|y_Q - y_{P\to Q}\|^2`. Means
         over the initialisations with one standard deviation; dashed: theory = simulation.
     """
@@ -52,21 +71,21 @@ def ntk_similarity_figure(tasks):
     scr = np.array([tasks[k].scratch for k in names])
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.2))
     for i, k in enumerate(names):
-        ax1.errorbar(thm2[i], dev[i].mean(), yerr=dev[i].std(ddof=1), fmt="o", c=f"C{i}",
-                     capsize=2, label=k)
-        ax1.errorbar(scr[i], dev_sc[i].mean(), yerr=dev_sc[i].std(ddof=1), fmt="s", c=f"C{i}",
-                     mfc="none", capsize=2)
+        ax1.errorbar(thm2[i], dev[i].mean(), yerr=dev[i].std(ddof=1), capsize=2, label=k,
+                     **_task_style(i))
+        ax1.errorbar(scr[i], dev_sc[i].mean(), yerr=dev_sc[i].std(ddof=1), capsize=2,
+                     **_task_style(i, filled=False))
     lim = [0, 1.1 * max(thm2.max(), scr.max(), dev.max(), dev_sc.max())]
     ax1.plot(lim, lim, "k--", lw=1, label="theory = simulation")
     ax1.set_xlim(lim)
     ax1.set_ylim(lim)
     ax1.set_xlabel(r"theory $\sqrt{(y_Q - y_{P\to Q})^\top H_Q^{-1}(y_Q - y_{P\to Q})}$")
     ax1.set_ylabel(r"measured $\|W(Q) - W(P)\|_F$")
-    ax1.set_title("(a) Thm 2: fine-tuning (dots), scratch (squares)")
+    ax1.set_title("(a) Thm 2: fine-tuning (filled), scratch (open)")
     ax1.legend(fontsize=7, loc="upper left")
     for i, k in enumerate(names):
-        ax2.errorbar(thm1[i], grad2[i].mean(), yerr=grad2[i].std(ddof=1), fmt="o", c=f"C{i}",
-                     capsize=2)
+        ax2.errorbar(thm1[i], grad2[i].mean(), yerr=grad2[i].std(ddof=1), capsize=2,
+                     **_task_style(i))
     lim = [0, 1.1 * max(thm1.max(), grad2.max())]
     ax2.plot(lim, lim, "k--", lw=1)
     ax2.set_xlabel(r"theory $\|y_Q - y_{P\to Q}\|^2$")
@@ -129,12 +148,13 @@ def thm2_width_figure(result, decay):
         (dots, one standard error over the initialisations; open dots: a run did not
         converge; only positive means can be drawn), the fitted line per task (solid,
         :math:`\nu` in the legend) and the slope :math:`m^{-1/4}` of Eq. 2's remainder
-        (dashed, through the first fitted point of the largest excess).
+        (dashed, through the first fitted point of the largest excess); the legend lies
+        below the axes, clear of the data.
     """
     m = np.asarray(result.widths, dtype=float)
     ex = np.asarray(result.excess)
     S = ex.shape[-1]
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, ax = plt.subplots(figsize=(6.5, 5.2))
     for i, k in enumerate(result.names):
         mean = ex[:, i].mean(-1)
         se = ex[:, i].std(-1, ddof=1) / np.sqrt(S) if S > 1 else np.zeros_like(mean)
@@ -160,7 +180,8 @@ def thm2_width_figure(result, decay):
     ax.set_xlabel("width $m$")
     ax.set_ylabel(r"relative excess $\|W(Q) - W(P)\|_F\,/\,$leading term $- 1$")
     ax.set_title("Thm 2 against width: excess over Eq. 2's leading term")
-    ax.legend(fontsize=7)
+    # below the axes, where it covers no point, error bar or line
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
     tight_layout(fig)
     return fig
 
@@ -245,6 +266,26 @@ def fig8a_figure(acc, dev_abs, dev_rel, thm1, labels, layer_ticks=None):
     return fig
 
 
+def _epoch_ticks(epochs):
+    """Major ticks of a symmetric-log epoch axis: 0 if among ``epochs``, the first and the
+    last positive epoch, and 1, 2, 5, 10, 20, 50, ... between them."""
+    ep = np.asarray(epochs)
+    pos = ep[ep > 0]
+    ticks = {0} if (ep == 0).any() else set()
+    if pos.size:
+        lo, hi = pos.min(), pos.max()
+        ticks |= {lo, hi} | {v for k in range(int(np.log10(hi)) + 1)
+                             for v in (10 ** k, 2 * 10 ** k, 5 * 10 ** k) if lo <= v <= hi}
+    return sorted(float(v) for v in ticks)
+
+
+def _epoch_axis(ax, epochs):
+    """Integer ticks on the symmetric-log epoch axis of ``ax``: :func:`_epoch_ticks`, labelled
+    as plain numbers (not powers of ten)."""
+    ax.xaxis.set_major_locator(FixedLocator(_epoch_ticks(epochs)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+
+
 def fig9_figure(epochs, pre_acc, ft_acc, xscale: str = "linear"):
     r"""Fig. 9 of paper 002 (Sec. 5) in small: transfer accuracy against pretraining epochs.
 
@@ -266,7 +307,8 @@ def fig9_figure(epochs, pre_acc, ft_acc, xscale: str = "linear"):
     matplotlib.figure.Figure
         Regenerates Fig. 9 of paper 002 in small: (a) source accuracy and (b) target
         accuracy after fine-tuning against pretraining epochs, mean and standard deviation
-        over seeds.
+        over seeds. On ``"symlog"`` the epoch axes are ticked at 0, 1, 2, 5, 10, 20, ...
+        within the epochs (and the first and last epoch), labelled as integers.
     """
     if xscale not in ("linear", "symlog"):
         raise ValueError(f"xscale must be 'linear' or 'symlog' (got {xscale!r})")
@@ -283,5 +325,8 @@ def fig9_figure(epochs, pre_acc, ft_acc, xscale: str = "linear"):
     ax2.set_xlabel("pretraining epochs (0: scratch)")
     ax2.set_ylabel("target test accuracy")
     ax2.set_title("(b) after fine-tuning on digits")
+    if xscale == "symlog":
+        _epoch_axis(ax1, ep[1:])
+        _epoch_axis(ax2, ep)
     tight_layout(fig)
     return fig
