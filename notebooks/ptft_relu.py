@@ -771,7 +771,10 @@ paired_verdicts(GRID_CLAIMS, NS)
 shown = [c for c in SE if c[1] in (FIG1C.magnitudes[0], FIG1C.magnitudes[-1])]
 fig = figures.paper003_004.alignment_figure(
     NS, {rf"$\rho = {rho:g}$, $m = {m:g}$": {name: GRID_CLUSTERS[rho, m][name].alignment
-                                            for name in ("stl", "ptft")} for rho, m in shown})
+                                            for name in ("stl", "ptft")} for rho, m in shown},
+    converged={rf"$\rho = {rho:g}$, $m = {m:g}$": {name: SE[rho, m].methods[name].converged
+                                                  for name in ("stl", "ptft")}
+               for rho, m in shown})
 provenance.record(fig, "p004-fig6e-grid-alignment", seeds=SEED,
                   params=dict(align_k=FEATURES.align_k, ns=NS, draws=DRAWS, d=D_IN,
                               width=WIDTH, n_aux=N_AUX, cells=[list(c) for c in shown]),
@@ -782,10 +785,11 @@ provenance.record(fig, "p004-fig6e-grid-alignment", seeds=SEED,
 # *Fig. 6e of paper 004 on the students of Fig. 1c.* Alignment score ($K = 6$) of the
 # PT+FT and STL students with the main teacher against $n$, mean and standard error over
 # all draws, at the largest and smallest magnitude $m$ of each $\rho$; every cell's
-# numbers are printed above. The points are drawn filled whether or not every run reached
-# its tolerance; at $m = 0.01$ many fine-tuning runs stopped at the step cap (Fig. 1c's
+# numbers are printed above. Open markers: some run of that point stopped at its step cap
+# before its tolerance; at $m = 0.01$ many fine-tuning runs did (Fig. 1c's
 # counts: 1, 3 and 7 of 8 at $n = 8$, 32, 64 with $\rho = 1$; 2, 5 and 8 of 8 at $n = 16$,
-# 32, 64 with $\rho = 0.9$), and those points describe networks stopped at the cap. The paired tests
+# 32, 64 with $\rho = 0.9$; at $m = 1$, one of 8 at $n = 16$ with either $\rho$), and
+# those points describe networks stopped at the cap. The paired tests
 # printed above use only the draws where both runs converged.
 #
 # **What we measured** (`paper` preset: 8 draws, $n = 8$ to 64; the numbers are this

@@ -8,6 +8,7 @@ matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.colors import to_rgba  # noqa: E402
 from _helpers import check_figure  # noqa: E402
 
 from transferkit.experiments.diagonal_networks import (  # noqa: E402
@@ -76,6 +77,53 @@ def test_alignment_figure():
     check_figure(fig, 2)
     assert [len(ax.lines) > 0 for ax in fig.axes] == [True, True]
 
+
+def _marker_faces(ax):
+    """(x, y, face colour) of every marker drawn on ``ax``."""
+    return [(x, y, to_rgba(ln.get_markerfacecolor())) for ln in ax.lines
+            if ln.get_marker() not in (None, "None", "", " ")
+            for x, y in zip(ln.get_xdata(), ln.get_ydata())]
+
+
+def test_alignment_figure_opens_unconverged_points():
+    ns = [8, 16, 64]
+    align = {"a": {"stl": _pos(3, 4), "ptft": _pos(3, 4)}, "b": {"ptft": _pos(3, 4)}}
+    stopped = np.ones((3, 4), bool)
+    stopped[2, 1] = False                                 # PT+FT of "a", n = 64: one draw
+    conv = {"a": {"ptft": stopped, "stl": np.ones((3, 4), bool)},
+            "b": {"ptft": np.array([False, True, True])}}  # per point
+    fig = paper003_004.alignment_figure(ns, align, converged=conv)
+    white = to_rgba("white")
+    for ax, (title, runs) in zip(fig.axes, align.items()):
+        faces = _marker_faces(ax)
+        for name, scores in runs.items():
+            done = conv[title][name]
+            done = done.all(1) if done.ndim == 2 else done
+            for n, y, ok in zip(ns, scores.mean(1), done):
+                # the topmost marker at the point (drawn last) is open where a run stopped
+                top = [f for x, yy, f in faces if x == n and np.isclose(yy, y)][-1]
+                assert (top == white) == (not ok), (title, name, n)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("stopped" in t for t in labels)
+    check_figure(fig, 2)
+    # every run converged (or no flags): all filled, no legend entry for open markers
+    plain = paper003_004.alignment_figure(ns, align)
+    assert all(f != white for ax in plain.axes for *_, f in _marker_faces(ax))
+    assert not any("stopped" in t.get_text() for t in plain.axes[0].get_legend().get_texts())
+    check_figure(plain, 2)
+    with pytest.raises(ValueError, match="converged"):
+        paper003_004.alignment_figure(ns, align, converged={"a": {"stl": np.ones((2, 4), bool)}})
+
+
+def _assert_one_legend_clear_of_axes(fig):
+    """``fig`` has no legend inside an axis and one figure legend that overlaps no axis."""
+    fig.canvas.draw()
+    assert [ax.get_legend() for ax in fig.axes] == [None] * len(fig.axes)
+    assert len(fig.legends) == 1
+    box = fig.legends[0].get_window_extent()
+    for ax in fig.axes:
+        assert not box.overlaps(ax.get_window_extent()), ax.get_title()
+
 def _tasks(overlap, ns=(3, 6), draws=2, D=5):
     shape = (len(ns), draws)
 
@@ -95,7 +143,12 @@ def _tasks(overlap, ns=(3, 6), draws=2, D=5):
 
 def test_diagonal_generalisation_figure():
     runs = {"overlapping": _tasks(2), "disjoint": _tasks(0)}
-    check_figure(paper003_004.diagonal_generalisation_figure(runs), 2)
+    fig = paper003_004.diagonal_generalisation_figure(runs)
+    _assert_one_legend_clear_of_axes(fig)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert sorted(labels) == sorted(["STL (GD)", "PT+FT (GD)", "MTL (GD)",
+                                     "STL: Eq. 22 minimiser", "PT+FT: Eq. 22 minimiser"])
+    check_figure(fig, 2)
 
 def test_diagonal_norms_figure():
     ns = np.array([3, 6])
@@ -259,9 +312,11 @@ def test_nested_rescaling_figure():
     mst = NestedMtlStatistics(spread=_pos(*mshape), alignment=_pos(*mshape),
                               spread_main=_pos(*mshape), alignment_main=_pos(*mshape))
     fig = paper003_004.nested_rescaling_figure(r, st, m, mst)
-    labels = [[t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
-              for ax in fig.axes]
-    assert "MTL, nested" in labels[0] and "MTL, main readout, disjoint" in labels[1]
+    _assert_one_legend_clear_of_axes(fig)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert len(labels) == len(set(labels)) == 2 * 3 + 2 * 2 + 2     # each label once
+    assert {"MTL, nested", "MTL, main readout, disjoint", "after pretraining"} <= set(labels)
+    assert labels[:2] == ["STL, nested", "STL, disjoint"]             # a column per method
     n_lines = [len(ax.lines) for ax in fig.axes]
     check_figure(fig, 5)
     plain = paper003_004.nested_rescaling_figure(r, st)

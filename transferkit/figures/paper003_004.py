@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.lines import Line2D
 
 from .._validate import check_int
 from ..experiments.diagonal_networks import aux_norm_fraction, l1_norm, top_k_variance
@@ -45,6 +46,30 @@ def _open_where_stopped(ax, x, y, done, color, **kw):
     if stopped.any():
         ax.plot(np.asarray(x)[stopped], np.asarray(y)[stopped], "o", mfc="white", color=color,
                 **kw)
+
+
+def _legend_below(fig, axes, rows: int = 1, group=None, fontsize=7):
+    """One legend for the whole figure, below its panels, where it covers no data.
+
+    Gathers the labelled artists of every axis in ``axes`` (a label met twice is kept
+    once, the first time), orders them by ``group(label)`` (stable; groups in the order
+    they first occur; default: no reordering) and places them in ``rows`` rows under the
+    figure, which is laid out first (:func:`~transferkit.figures.plotting.tight_layout`).
+    Columns are filled first, so the labels of a group share a column when each group
+    holds ``rows`` labels.  Returns the legend.
+    """
+    entries = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    labels = list(entries)
+    if group is not None:
+        firsts = list(dict.fromkeys(group(label) for label in labels))
+        labels.sort(key=lambda label: firsts.index(group(label)))
+    tight_layout(fig)
+    return fig.legend([entries[label] for label in labels], labels, loc="upper center",
+                      bbox_to_anchor=(0.5, 0.0), ncol=max(1, -(-len(labels) // rows)),
+                      fontsize=fontsize)
 
 
 def ptft_penalty_figure(m, penalty: dict, dlog: dict, m_check, direct: dict, fd: dict,
@@ -259,7 +284,7 @@ def relu_features_figure(ks, rows):
     return fig
 
 
-def alignment_figure(ns, align: dict):
+def alignment_figure(ns, align: dict, converged: dict | None = None):
     r"""Alignment score of the learned ReLU features against :math:`n`, one line per method
     (paper 004, App. E.2.2, Fig. 6e, reduced).
 
@@ -272,28 +297,64 @@ def alignment_figure(ns, align: dict):
         ``scores`` of shape ``(len(ns), draws)``: per student the alignment score
         (:func:`transferkit.stats.alignment_score`) of its k-means centres with the main
         teacher's units.
+    converged : dict, optional
+        ``{title: {method: flags}}``, bool ``flags`` of the shape of that ``scores`` (one per
+        student) or ``(len(ns),)`` (one per point): whether the runs reached their
+        tolerance.  A point whose runs did not all is drawn with an open marker, and the
+        legend says so.  A title or method left out: every run converged (the default).
 
     Returns
     -------
     matplotlib.figure.Figure
         Mean and standard error over the draws against :math:`n`.
+
+    Raises
+    ------
+    ValueError
+        If some ``flags`` have neither of the two shapes.
     """
+    converged = {} if converged is None else converged
     fig, axes = plt.subplots(1, len(align), figsize=(3.6 * len(align), 3), squeeze=False,
                              sharey=True)
+    any_open = False
     for ax, (title, runs) in zip(axes[0], align.items()):
         for name, scores in runs.items():
-            m, se = mean_se(np.asarray(scores, float), axis=1, single=0.0)
-            ax.errorbar(ns, m, yerr=se, marker="o", capsize=3, color=METHOD_COLORS[name],
-                        label=METHOD_LABELS[name])
+            scores = np.asarray(scores, float)
+            done = _points_done(converged.get(title, {}).get(name), scores.shape,
+                                f"converged[{title!r}][{name!r}]")
+            m, se = mean_se(scores, axis=1, single=0.0)
+            line = ax.errorbar(ns, m, yerr=se, marker="o", capsize=3, color=METHOD_COLORS[name],
+                               label=METHOD_LABELS[name])
+            _open_where_stopped(ax, ns, m, done, METHOD_COLORS[name],
+                                zorder=line[0].get_zorder())   # over errorbar's data line
+            any_open |= not done.all()
         ax.set_xscale("log", base=2)
         ax.set_xticks(ns, [str(n) for n in ns])
         ax.minorticks_off()
         ax.set_xlabel("main-task samples $n$")
         ax.set_title(title, fontsize=8)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    if any_open:
+        handles.append(Line2D([], [], marker="o", ls="none", color="0.3", mfc="white"))
+        labels.append("open: some run stopped\nat its step cap")
     axes[0, 0].set_ylabel("alignment score")
-    axes[0, 0].legend(fontsize=7)
+    axes[0, 0].legend(handles, labels, fontsize=7)
     tight_layout(fig)
     return fig
+
+
+def _points_done(flags, shape, name):
+    """Per point (first axis of ``shape``), whether every run converged: ``flags`` of
+    ``shape`` (one per run) or ``shape[:1]`` (one per point); ``None``: all converged."""
+    if flags is None:
+        return np.ones(shape[:1], bool)
+    flags = np.asarray(flags, bool)
+    if flags.shape == tuple(shape):
+        return flags.reshape(shape[0], -1).all(axis=1)
+    if flags.shape == tuple(shape[:1]):
+        return flags
+    raise ValueError(f"{name} must have the shape of its scores {tuple(shape)} or "
+                     f"{tuple(shape[:1])} (got {flags.shape})")
 
 
 def participation_ratio_figure(ns, alphas, pr, pr_se, converged=None):
@@ -486,7 +547,8 @@ def nested_rescaling_figure(result, statistics, mtl=None, mtl_statistics=None):
         (Fig. 6g); the participation ratio after training, nested task, of the hidden
         responses and of the readout-weighted ones (Fig. 8b; black: after pretraining), with
         crosses for the ENSD between the pretrained and the fine-tuned representations
-        (Fig. 8c).  An open marker: some draw stopped at its step cap.
+        (Fig. 8c).  An open marker: some draw stopped at its step cap.  One legend under
+        the panels, one column per method, its tasks one above the other.
 
     Raises
     ------
@@ -539,16 +601,18 @@ def nested_rescaling_figure(result, statistics, mtl=None, mtl_statistics=None):
         if shared is not None:
             ax.axhline(before.mean(), color="k", lw=1, label="after pretraining")
             ax.plot([], [], "kx", label="ENSD(pretrained, fine-tuned)")
-            ax.legend(fontsize=6)
         ax.set_title(title, fontsize=9)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("main-task samples $n$")
         if log:
             ax.set_yscale("log")
-    axes[0].legend(fontsize=6, ncol=1)
-    if mtl is not None:
-        axes[1].legend(fontsize=6)
-    tight_layout(fig)
+    tasks = tuple(r.tasks) + (tuple(mtl.tasks) if mtl is not None else ())
+
+    def method(label):                        # "PT+FT s=1, nested" -> "PT+FT s=1"
+        return next((label[:-len(t) - 2] for t in tasks if label.endswith(", " + t)), label)
+
+    # one legend under the panels, a column per method, its tasks one above the other
+    _legend_below(fig, axes, rows=len(r.tasks), group=method)
     return fig
 
 
@@ -567,7 +631,8 @@ def diagonal_generalisation_figure(runs: dict):
     Returns
     -------
     matplotlib.figure.Figure
-        :math:`\|\hat\beta-\beta\|^2` against the number of main-task samples.
+        :math:`\|\hat\beta-\beta\|^2` against the number of main-task samples; one
+        legend under the panels, one column per method.
     """
     fig, axes = plt.subplots(1, len(runs), figsize=(9, 3.4), sharey=True, squeeze=False)
     axes = axes[0]
@@ -584,8 +649,10 @@ def diagonal_generalisation_figure(runs: dict):
         ax.set_xlabel("main-task samples $n$")
         ax.set_title(f"{name} supports ({r.overlap}/{r.k})")
     axes[0].set_ylabel(r"$\|\hat\beta - \beta\|^2$")
-    axes[0].legend(fontsize=7)
-    tight_layout(fig)
+    # one legend under the panels, a column per method (gradient descent above its theory)
+    by_method = {lab: m for m, lab in METHOD_LABELS.items()}
+    _legend_below(fig, axes, rows=2, group=lambda label: by_method.get(
+        label.split(":")[0].removesuffix(" (GD)"), label))
     return fig
 
 
