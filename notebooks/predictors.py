@@ -176,7 +176,7 @@ for method in ("linear", "finetune"):
 # %% [markdown]
 # *Figure.* Excess risk of the transferred model over scratch training (mean over the
 # draws) against each predictor, one point per task $(\theta,\sigma,r)$ at the $\gamma$
-# printed, colour = source norm $r$. Parameters as printed above ($L = 2$,
+# printed, colour and marker = source norm $r$ (legend). Parameters as printed above ($L = 2$,
 # $\alpha = 10^{-5}$); not a figure of any paper.
 
 # %% [markdown]
@@ -219,15 +219,16 @@ fig = figures.predictors.scatter_figure({p: v[j] for p, v in real.pred.items()},
                         (real.finetune[j] - real.scratch[j]).mean(-1),
                         f"MNIST / Fashion-MNIST pairs, n = {real.ns[j]}: excess error "
                         "against each predictor", "fine-tuned − scratch error", color=kind,
-                        clabel="kind (0 M→M, 1 F→M, 2 M→F, 3 F→F)")
+                        clabel="kind of pair",
+                        labels={0.0: "M→M", 1.0: "F→M", 2.0: "M→F", 3.0: "F→F"})
 provenance.record(fig, "predictors-real", seeds=REAL_PRESET.seed, params=dict(REAL, n=int(real.ns[j])),
                   caption="predictor benchmark: binary MNIST / Fashion-MNIST pairs, "
                   f"n = {real.ns[j]}")
 
 # %% [markdown]
 # *Figure.* Excess 0-1 test error of fine-tuning over scratch training (mean over the
-# draws of the $n$ target images) against each predictor, one point per pair, colour =
-# kind of pair. Not a figure of any paper.
+# draws of the $n$ target images) against each predictor, one point per pair, colour and
+# marker = kind of pair (legend). Not a figure of any paper.
 
 # %%
 # The checks this chapter asserts (`make test` runs them): every predictor finite on every pair; enough pairs; the

@@ -1,4 +1,5 @@
-"""Figure builders of paper 000 (transferkit.figures.paper000): the noisy depth panel and Fig. 5."""
+"""Figure builders of paper 000 (transferkit.figures.paper000): the noisy depth panel, Fig. 5
+and Fig. 6."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 
 from tests._helpers import check_figure  # noqa: E402
-from transferkit import experiments, figures  # noqa: E402
+from transferkit import experiments, figures, stats, theory  # noqa: E402
 
 
 def _noisy_result(depth, d=40, draws=5):
@@ -59,3 +60,33 @@ def test_regularised_phase_figure_says_when_it_shows_limits():
         assert "d = 12" in title
         assert ("limits of converged training" in title) == (solver == "limit")
         check_figure(fig, 3)
+
+
+def _ridge_curve(draws=3):
+    lams = np.r_[0.0, 4.0 ** np.arange(-5, 3)]
+    thetas, scales = np.array([0.0, np.pi / 3]), np.array([0.5, 1.0, 2.0])
+    mean = theory.deep_linear.ridge_linear_transfer_risk(
+        lams[None, :, None] / scales[:, None, None] ** 2, thetas)
+    risk = mean[..., None] + 0.01 * np.random.default_rng(0).standard_normal(mean.shape + (draws,))
+    curve = experiments.regularisation.RidgeTransferCurve(
+        lams=lams, thetas=thetas, feature_scales=scales, n=50, d=100, gamma=0.5, sigma=0.2,
+        draws=draws, risk=risk, feature_scale=np.ones(draws), feature_rank=np.ones(draws))
+    return curve, stats.agreement(risk, mean)
+
+
+def test_ridge_figure_symlog_tick_labels_do_not_crowd():
+    """Fig. 6: the label of lambda = 0 once nearly touched that of a power of ten placed inside
+    the linear part of the symlog axis; adjacent labels keep at least one em apart."""
+    curve, agree = _ridge_curve()
+    fig = figures.paper000.ridge_figure(curve, agree, curve.thetas)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        assert ax.get_xscale() == "symlog"
+        labels = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+        assert "0" in labels[0].get_text() and len(labels) >= 4
+        boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0)
+        em = labels[0].get_fontsize() * fig.dpi / 72
+        gaps = [b.x0 - a.x1 for a, b in zip(boxes, boxes[1:])]
+        assert min(gaps) >= em, gaps
+    check_figure(fig, 2)

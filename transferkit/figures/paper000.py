@@ -479,6 +479,19 @@ def lazy_rich_figure(res, title: str = "Fig. 9"):
     return fig
 
 
+def _symlog_decade_ticks(ax, linthresh: float) -> None:
+    r"""Major x ticks of a symlog axis at 0 and at the powers of ten from ``linthresh`` on.
+
+    The default locator of the symlog scale also puts a power of ten inside the linear part
+    :math:`(0, \mathrm{linthresh})`, where its label crowds the label of 0; this drops it.
+    Call after the data are drawn: the ticks are the ones inside the current limits.
+    """
+    lo, hi = ax.get_xlim()
+    decades = 10.0 ** np.arange(np.ceil(np.log10(linthresh)), np.floor(np.log10(hi)) + 1)
+    ticks = np.r_[[0.0] if lo <= 0.0 <= hi else [], decades]
+    ax.set_xticks(ticks)
+
+
 def ridge_figure(curve: RidgeTransferCurve, agree, slices_theta, scale_theta=np.pi / 3):
     r"""Fig. 6 of paper 000: ridge linear-transfer risk against :math:`\lambda`.
 
@@ -508,6 +521,7 @@ def ridge_figure(curve: RidgeTransferCurve, agree, slices_theta, scale_theta=np.
         ax1.errorbar(lams, agree.mean[i1, :, j], yerr=agree.std[i1, :, j], fmt="o", c=c, ms=4,
                      capsize=2)
     ax1.set_xscale("symlog", linthresh=lin)
+    _symlog_decade_ticks(ax1, lin)
     ax1.set_xlabel(r"ridge strength $\lambda$ (Eq. 12)")
     ax1.set_ylabel(r"$\mathcal{R}^\lambda_{lt}$")
     ax1.set_title(rf"(a) $\gamma = {curve.gamma:g}$, $n = {n}$: Eq. 13 (solid), exact (dotted)")
@@ -520,6 +534,7 @@ def ridge_figure(curve: RidgeTransferCurve, agree, slices_theta, scale_theta=np.
     ax2.plot(fine, theory.deep_linear.ridge_linear_transfer_risk(fine, thetas[j]), "k", lw=1,
              label=r"Eq. 13 at $\lambda/s^2$")
     ax2.set_xscale("symlog", linthresh=lin)
+    _symlog_decade_ticks(ax2, lin)
     ax2.set_xlabel(r"effective ridge $\lambda/s^2$")
     ax2.set_ylabel(r"$\mathcal{R}^\lambda_{lt}$")
     ax2.set_title(rf"(b) features scaled by $s$, $\theta = {thetas[j]:.2f}$")
