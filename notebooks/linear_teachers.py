@@ -176,7 +176,9 @@ provenance.record(fig, "p001-fig2", seeds=[P2.seed_a, P2.seed_b],
 # depths; points: gradient descent (mean and standard error over the draws), lines: Thm 5.2
 # on the same designs, dotted: its $L\to\infty$ limit Eq. 6. (b) A 7-layer network with the
 # target or the source scaled by $a$; dotted: the depth-1 prediction of Thm 4.1 for
-# comparison. The paper's $d$ and draw count are not stated; ours are printed above.
+# comparison; the two settings nearly coincide, so the source-scaled one (open squares, thin
+# lines, Thm 5.2 dashed) is drawn over the target-scaled one (filled circles, wide lines).
+# The paper's $d$ and draw count are not stated; ours are printed above.
 #
 # **What we measure.** Thm 5.2 matches gradient descent at every depth (check below), but the
 # approach to the $L\to\infty$ limit is slow: the self-consistency makes the rescaling

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.lines import Line2D
 from matplotlib.ticker import LogFormatterSciNotation, LogLocator
 
 from ..stats import mean_se
@@ -49,20 +50,38 @@ def eigen_align_figure(res, ns, bound, m: int, d: int):
         One axis: gradient descent (points), Thm 4.1 (lines), Thm 4.2 bound (dashed).
     """
     fig, ax = plt.subplots(figsize=(6, 4))
+    handles, drawn = [], []
     for s, (name, col) in enumerate(zip(("Top Eigen Align", "Bottom Eigen Align"), ("C0", "C3"))):
         mean, se = mean_se(res.risk_gd[s])
-        ax.errorbar(ns, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
-                    label=f"{name}: gradient descent")
-        ax.plot(ns, res.risk_thm41[s].mean(-1), "-", color=col,
-                label="Thm 4.1 (Eq. 2, same $X$)")
-        ax.plot(ns, bound[s], "--", color=col, lw=1, label=f"Thm 4.2 bound (Eq. 3, $m={m}$)")
+        handles.append(ax.errorbar(ns, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
+                                   label=f"{name}: gradient descent"))
+        handles += ax.plot(ns, res.risk_thm41[s].mean(-1), "-", color=col,
+                           label="Thm 4.1 (Eq. 2, same $X$)")
+        handles += ax.plot(ns, bound[s], "--", color=col, lw=1,
+                           label=f"Thm 4.2 bound (Eq. 3, $m={m}$)")
+        drawn += [mean - se, mean + se, res.risk_thm41[s].mean(-1), bound[s]]
     ax.set_yscale("log")
-    ax.set_ylim(1e-4, 1e2)
+    # the bound runs to 1e6 at small n: the limits follow everything drawn, with room below
+    # the data for the legend (one column per setting)
+    ax.set_ylim(*_log_limits(drawn, below=30.0, above=3.0))
     ax.set_xlabel("target samples $n$")
     ax.set_ylabel(r"population risk $R(\gamma)$")
-    ax.legend(fontsize=7, ncol=1)
+    ax.legend(handles=handles, fontsize=7, ncol=2, loc="lower left")
     ax.set_title(f"d = {d}, m = {m}: eigenvalues 1.5 / 0.3")
     return fig
+
+
+def _log_limits(values, below: float = 1.0, above: float = 1.0):
+    """Limits of a log axis that contain every positive finite value of ``values`` (a
+    sequence of arrays), widened by the factors ``below`` and ``above`` (room for a legend)."""
+    v = np.concatenate([np.ravel(np.asarray(a, float)) for a in values])
+    v = v[np.isfinite(v) & (v > 0)]
+    return v.min() / below, v.max() * above
+
+
+#: Styles of the two settings of :func:`depth_figure` (b) (target scaled, source scaled).
+_SCALED_STYLES = (dict(marker="o", ms=6, filled=True, ls="-", lw=3.0),
+                  dict(marker="s", ms=6, filled=False, ls="--", lw=1.2))
 
 
 def depth_figure(res_alpha, res_scaling, depths, alphas, scales, d: int, n: int,
@@ -108,20 +127,26 @@ def depth_figure(res_alpha, res_scaling, depths, alphas, scales, d: int, n: int,
     ax.set_title(f"(a) d = {d}, n = {n}")
     ax.legend(fontsize=7)
     ax = axes[1]
+    # the two settings nearly coincide: the first is drawn with filled circles and wide lines,
+    # the second over it with open squares and thin lines, so that both stay visible
+    handles = []
     for k, (name, col) in enumerate(zip(("target scaled", "source scaled"), ("C0", "C3"))):
+        st = _SCALED_STYLES[k]
         mean, se = mean_se(res_scaling.risk_gd[k])
-        ax.errorbar(scales, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
-                    label=f"{name}: gradient descent")
-        ax.plot(scales, res_scaling.risk_thm52[k].mean(-1), "-", color=col, label="Thm 5.2")
-        ax.plot(scales, res_scaling.risk_thm41[k].mean(-1), ":", color=col,
-                label="Thm 4.1 (L = 1)")
+        handles.append(ax.errorbar(scales, mean, yerr=se, fmt=st["marker"], color=col,
+                                   ms=st["ms"], mfc=col if st["filled"] else "white",
+                                   capsize=2, zorder=2 + k, label=f"{name}: gradient descent"))
+        handles += ax.plot(scales, res_scaling.risk_thm52[k].mean(-1), st["ls"], color=col,
+                           lw=st["lw"], zorder=2 + k, label=f"{name}: Thm 5.2")
+        handles += ax.plot(scales, res_scaling.risk_thm41[k].mean(-1), ":", color=col,
+                           lw=st["lw"], zorder=2 + k, label=f"{name}: Thm 4.1 (L = 1)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xticks(scales, [f"{a:g}" for a in scales])
     ax.minorticks_off()
     ax.set_xlabel("scaling factor $a$")
     ax.set_title(f"(b) depth {depth_scaled}, d = {d}, n = {n}")
-    ax.legend(fontsize=7)
+    ax.legend(handles=handles, fontsize=7, ncol=2, loc="upper left")
     return fig
 
 
@@ -203,8 +228,10 @@ def table1_figure(res, ns, labels: dict | None = None):
             xs = np.linspace(mval.min(), mval.max(), 2)
             ax.plot(xs, slope * xs + icpt, "k-", lw=0.8)
             ax.set_title(f"n = {n}, $R^2$ = {res.r2[name].mean[j]:.2f}", fontsize=8)
+            # every panel names its own x axis: the measures differ by row
+            ax.set_xlabel(labels.get(name, name), fontsize=8)
             if j == 0:
-                ax.set_ylabel(f"test error\nvs {labels.get(name, name)}", fontsize=8)
+                ax.set_ylabel("test error", fontsize=8)
             ax.tick_params(labelsize=6)
     return fig
 
@@ -306,6 +333,23 @@ def _log_room(ax, factor=30.0):
     ax.set_ylim(lo, hi * factor)
 
 
+#: Colours and markers of the initialisations of :func:`ntk_finetune_figure` (d), in the order
+#: of ``_sec6_configs``: the paired readout in orange, the independent ones in blues of
+#: different lightness; the third (dark blue) is far from the first, whose curves it can
+#: cover (no yellow, which looks like the orange).
+_INIT_COLOURS = ("C4", "C5", "C0", "C3", "C6")
+_INIT_MARKERS = ("o", "s", "^", "D", "v")
+
+
+def _init_style(k):
+    """Colour, marker, marker size, marker face and line width of the ``k``-th initialisation
+    of (d): filled and open markers alternate; later ones are smaller and thinner, so that they
+    stay visible over earlier ones."""
+    col = _INIT_COLOURS[k % len(_INIT_COLOURS)]
+    return (col, _INIT_MARKERS[k % len(_INIT_MARKERS)], max(7.0 - 1.25 * k, 4.5),
+            col if k % 2 == 0 else "white", max(3.0 - 0.9 * k, 1.0))
+
+
 def _init_label(cfg):
     m, kappa, sym = cfg
     return f"m = {m}, $\\kappa$ = {kappa:g}, " + ("paired $a_r$" if sym else "independent $a_r$")
@@ -398,19 +442,24 @@ def ntk_finetune_figure(res):
     ax.legend(fontsize=6)
     ax = axes[1, 1]
     j = len(ns) - 1
+    # curves of different initialisations can coincide (paired and kappa = 0.1): each has its
+    # own colour and marker, and later ones are drawn thinner over the earlier ones
+    handles = []
     for k, i in enumerate(other):
-        col = f"C{k + 4}"
+        col, mk, ms, mfc, lw = _init_style(k)
         ok = ok_all[i, :, j]
         mean, se = mean_se(res.risk[i, :, j], 0, where=ok)
-        ax.errorbar(dist, mean, yerr=se, fmt="o", color=col, ms=4, capsize=2,
-                    label=_init_label(res.configs[i]))
-        ax.plot(dist, res.lead[i, :, j].mean(0), "-", color=col)
-        ax.plot(dist, res.risk_pre[i].mean(0), ":", color=col, lw=1)
-    ax.plot([], [], "k-", label="Thm 6.1 leading term")
-    ax.plot([], [], "k:", lw=1, label="pretrained network, before fine-tuning")
+        ax.errorbar(dist, mean, yerr=se, fmt=mk, color=col, ms=ms, mfc=mfc, capsize=2,
+                    zorder=3 + k)
+        ax.plot(dist, res.lead[i, :, j].mean(0), "-", color=col, lw=lw, zorder=2 + k)
+        ax.plot(dist, res.risk_pre[i].mean(0), ":", color=col, lw=lw / 2, zorder=2 + k)
+        handles.append(Line2D([], [], color=col, marker=mk, ms=ms, mfc=mfc, lw=lw,
+                              label=_init_label(res.configs[i])))
+    handles += ax.plot([], [], "k-", label="Thm 6.1 leading term")
+    handles += ax.plot([], [], "k:", lw=1, label="pretrained network, before fine-tuning")
     _log_room(ax)
     ax.set_xlabel(r"$\|\theta_T-\theta_S\|$")
     ax.set_ylabel("population ramp loss")
     ax.set_title(f"(d) initialisations, n = {ns[j]}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(handles=handles, fontsize=7, loc="upper left")
     return fig
