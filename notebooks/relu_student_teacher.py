@@ -805,22 +805,22 @@ provenance.record(fig, "fig9-anchored-unit-teacher",
 #
 # **Not reproduced; not a finding** (numbers from the `paper`-scale run behind the published
 # book, printed above; $\mu = 0.9$). Neither side of this comparison ran to its end: all 11 anchored
-# pretraining runs stopped at the step cap, at $t$ = 11 (the largest $\lambda$) to 156, and
+# pretraining runs stopped at the step cap, at $t$ = 6 (the largest $\lambda$) to 157, and
 # the scratch baseline is the one of the $\|f_t\| = 1$ reading above, whose runs are stuck
 # on their linear plateau (scratch risk 0.30 to 0.67 of the target variance).
 #
 # - The penalty acts on the features as at our teacher, only shifted by the larger loss:
 #   the distance from the start, $\sum_i\|w_i-w_i^{(0)}\|^2/m$, is 1.83 at $\lambda = 0$,
-#   still 1.38 at $10^{-4}$ and falls to 0.29, 0.04 and 0.001 at $10^{-3}$, $10^{-2}$ and
+#   still 0.98 at $10^{-4}$ and falls to 0.15, 0.02 and 0.0002 at $10^{-3}$, $10^{-2}$ and
 #   $10^{-1}$; $\|P_\perp f_t\|^2/\|f_t\|^2$ falls from 0.64 (rich) to that of random units
-#   (0.15) at $\lambda\ge10^{-3}$, while the source risk goes from 6 % (5 % at $10^{-3}$)
-#   to 51 % of $\|f_s\|^2$.
+#   (0.15) at $\lambda\ge10^{-3}$, while the source risk goes from 6 % (its least, 2.8 %, at
+#   $10^{-4}$) to 56 % of $\|f_s\|^2$.
 # - The rich model transfers very badly here ($\mathcal T = -1.00\pm0.04$ at $n = 6400$,
 #   far below $-1$ at small $n$, where the least-squares readout on its condensed units is
 #   ill-conditioned).
 # - The held-in draws choose $\lambda = 10^{-2}$ at every $n$ but 200 ($10^{-1}$), the same
 #   with or without the half decades. Held out, its transferability is positive at
-#   $n = 100$ ($+0.066\pm0.024$) and $n = 6400$ ($+0.034\pm0.001$), consistent with zero at
+#   $n = 100$ ($+0.069\pm0.023$) and $n = 6400$ ($+0.034\pm0.001$), consistent with zero at
 #   200, and negative from 400 to 3200 ($-0.85\pm0.09$ at $n = 800$, the interpolation peak
 #   near $n = m$; $-0.015\pm0.003$ at 3200).
 #
