@@ -71,6 +71,39 @@ def test_anchored_lambda_is_the_papers_penalty_on_eq2(fig3, one_thread):
     assert np.all(info.anchor_dist[1:] > 0)
 
 
+def test_anchored_cells_per_lambda_give_the_batch_of_all(fig3, anchored4, one_thread):
+    """Pretraining one cell per lambda (lambda_cells=True, what a cluster spreads) gives,
+    bit for bit, the batch of every lambda: the runs of a batch do not depend on each
+    other, and each cell draws the initial units of all lambdas and keeps its own."""
+    per = rst.anchored_experiment(fig3, lambdas=[0.0, 1e-3, 0.1], mu=0.5, draws=4, seed=1,
+                                  lambda_cells=True, progress=False, cache=False)
+    assert_same(per, anchored4)
+    with pytest.raises(TypeError, match="^lambda_cells must be a bool"):
+        rst.anchored_experiment(fig3, [0.0], 0.5, lambda_cells="yes", cache=False)
+
+
+def test_anchored_per_lambda_on_a_local_dask_cluster_gives_the_local_numbers(fig3, anchored4,
+                                                                             one_thread):
+    """The cluster path of Fig. 9's full protocol (ANCHORED_FULL on FIG3_FULL): the cells
+    per lambda on Dask workers give the numbers of the local batch."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(sweep._local_cluster(distributed, 2)) as client:
+        remote = rst.anchored_experiment(fig3, lambdas=[0.0, 1e-3, 0.1], mu=0.5, draws=4,
+                                         seed=1, lambda_cells=True, progress=False,
+                                         cache=False, scheduler=client)
+    assert_same(remote, anchored4)
+
+
+def test_anchored_linear_transfer_in_pieces_gives_the_whole(fig3, anchored4, one_thread,
+                                                            monkeypatch):
+    """anchored_n_cell draws and fits the target sets of a lambda a few at a time (at most
+    _LT_CHUNK features): fitting one set at a time gives the same numbers bit for bit."""
+    monkeypatch.setattr(rst, "_LT_CHUNK", 1)
+    one = rst.anchored_experiment(fig3, lambdas=[0.0, 1e-3, 0.1], mu=0.5, draws=4, seed=1,
+                                  progress=False, cache=False)
+    assert_same(one, anchored4)
+
+
 def test_anchored_presets():
     check_presets(rst.ANCHORED, rst.AnchoredPreset, ("lambdas", "fine_lambdas"), "draws")
     for p in rst.ANCHORED.values():
@@ -78,6 +111,10 @@ def test_anchored_presets():
         assert set(p.lambdas) <= set(p.fine_lambdas) and p.fine_seed != p.seed
         below = [v for v in p.fine_lambdas if 0 < v < 1e-4]
         assert len(below) >= 4 and p.draws >= 4
+        assert p.lambda_cells is False                               # the book: one batch
+    full = rst.ANCHORED_FULL                 # App. D.2's 100 realisations, cells per lambda
+    assert full.draws == 100 and full.lambda_cells is True
+    assert full.lambdas == rst.ANCHORED["paper"].lambdas
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from ..sweep import Grid, run
 
 __all__ = ["FIG3", "FIG3_FULL", "Fig3Preset", "fig3_experiment", "fig3_earlier_stops", "anchored_experiment", "Fig3Result", "AnchoredResult",
            "fig3_pretrain_cell", "fig3_n_cell", "anchored_pretrain_cell", "anchored_n_cell",
-           "skip_normals", "ANCHORED", "AnchoredPreset", "AnchoredSelection", "select_lambda",
+           "skip_normals", "ANCHORED", "ANCHORED_FULL", "AnchoredPreset", "AnchoredSelection", "select_lambda",
            "ScratchCurve", "scratch_curve", "ScratchLaw", "scratch_law", "TransferMap",
            "transfer_map"]
 
@@ -456,6 +456,9 @@ class AnchoredPreset:
     fine_seed : int
         Seed of the sensitivity section's :func:`anchored_experiment` (ours; its own initial
         units and target draws, so the paper-grid section keeps its numbers).
+    lambda_cells : bool
+        Pretrain one sweep cell per :math:`\lambda` (for a cluster) instead of one batch of
+        all (``anchored_experiment(lambda_cells=)``; the same numbers).
     """
 
     lambdas: tuple = (0.0, 1e-4, 1e-3, 1e-2, 1e-1)    # paper 000, Fig. 9 caption (the paper's units)
@@ -463,12 +466,25 @@ class AnchoredPreset:
     seed: int = 1                                     # ours
     fine_lambdas: tuple = (0.0, 1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 1e-3, 1e-2, 1e-1)  # ours
     fine_seed: int = 2                                # ours
+    lambda_cells: bool = False                        # ours: how the sweep lays out pretraining
 
 
 #: The Fig. 9 parameters at each ``TRANSFERKIT_SCALE``: the paper's penalty grid (caption of
 #: Fig. 9, in the paper's units: see ``AnchoredPreset.lambdas``) and ours (8 draws, seeds 1
 #: and 2, the half-decade grid below 1e-4) at both scales.
 ANCHORED = {"paper": AnchoredPreset(), "smoke": AnchoredPreset()}
+
+#: Fig. 9 at the counts App. D.2 states, for a Dask cluster: run :func:`anchored_experiment`
+#: on the :func:`fig3_experiment` result of :data:`FIG3_FULL` (10 target teachers, the
+#: paper's training protocol) with ``draws=ANCHORED_FULL.draws`` and
+#: ``lambda_cells=ANCHORED_FULL.lambda_cells``.  100 target sets per
+#: :math:`(\lambda, n)` and teacher (App. D.2's 100 realisations of the training data; our
+#: reading: Fig. 9's caption and App. E state no counts of their own; half choose
+#: :math:`\lambda`, half score it), pretraining one cell per :math:`\lambda` (10 teachers
+#: each, :math:`10^5` fixed steps), linear transfer one cell per :math:`n`, fitted a few
+#: target sets at a time.  The paper's :math:`\lambda` grid; seeds and the finer grid as in
+#: :data:`ANCHORED`.  Not run by the book (the chapter states its reduced counts).
+ANCHORED_FULL = AnchoredPreset(draws=100, lambda_cells=True)   # paper 000, App. D.2 (draws)
 
 
 @dataclass(frozen=True)
@@ -1024,26 +1040,55 @@ def _anchored_start(L, nt, m, d, seed):
     return random_sphere((L * nt, m, d), rng), rng
 
 
-def anchored_pretrain_cell(seed, lambdas, source_W, source_a, m, readout_init, lr, tol,
+def anchored_pretrain_cell(seed, k, lambdas, source_W, source_a, m, readout_init, lr, tol,
                            pretrain_steps, max_time, max_step, abs_tol=0.0, fixed_step=False):
-    r"""Anchored pretraining of :func:`anchored_experiment` (every :math:`\lambda` and
-    teacher in one batch, :func:`transferkit.models.relu.train_population` with
+    r"""Anchored pretraining of :func:`anchored_experiment` for the penalty weights
+    ``lambdas[k]`` and every teacher (:func:`transferkit.models.relu.train_population` with
     ``anchor_weight`` :math:`2\lambda`: ``lambdas`` are the paper's, whose loss is Eq. 2,
     half of ours, plus the penalty): a cell function for :func:`transferkit.sweep.run`.
-    Returns ``W``, ``c`` and the :class:`~transferkit.models.relu.MeanFieldInfo` as
-    ``info_<field>``."""
+
+    ``k`` is one index (one cell per :math:`\lambda`, so that a cluster spreads them) or,
+    when the sweep vectorises it, an array of indices trained in one batch (the book's
+    local run: every :math:`\lambda` at once).  The students' initial units are the rows
+    ``lambdas[k]`` of the draws of all :math:`\lambda` (``_anchored_start``), and every
+    run of a batch stops by its own rule, its iterates independent of the other runs, so a
+    cell of one :math:`\lambda` gives that :math:`\lambda`'s runs of the whole batch (tested).
+    Returns ``W`` ``(teachers, m, d)``, ``c`` and the
+    :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``
+    (``_padded_info_arrays``, runs per teacher), each with a leading axis ``len(k)`` when
+    ``k`` is an array."""
     lambdas = np.asarray(lambdas, dtype=float)
     src = Teacher(np.asarray(source_W), np.asarray(source_a))
     L, (nt, _, d) = len(lambdas), src.W.shape
+    vec = np.ndim(k) == 1
+    ks = np.atleast_1d(np.asarray(k))
+    if ks.ndim != 1 or ks.size == 0 or not np.issubdtype(ks.dtype, np.integer) \
+            or ks.min() < 0 or ks.max() >= L:
+        raise ValueError(f"k must be indices of lambdas in [0, {L - 1}] (got {k!r})")
     W0, _ = _anchored_start(L, nt, m, d, seed)
-    c0 = np.full((L * nt, m), float(readout_init))
+    rows = (ks[:, None] * nt + np.arange(nt)).reshape(-1)          # lambda-major
+    c0 = np.full((rows.size, m), float(readout_init))
     # the paper's penalty is added to its Eq. 2, (1/2) E(f - f_s)^2 + lambda sum_i ||w_i - w_i(0)||^2;
     # our loss is E(f - f_s)^2, twice that, so the weight in it is 2 lambda
-    Wp, cp, info = train_population(W0, c0, tile_teacher(src, L), lr=lr, tol=tol,
+    Wp, cp, info = train_population(W0[rows], c0, tile_teacher(src, ks.size), lr=lr, tol=tol,
                                     max_steps=pretrain_steps, max_time=max_time,
-                                    max_step=max_step, anchor_weight=np.repeat(2 * lambdas, nt),
+                                    max_step=max_step,
+                                    anchor_weight=np.repeat(2 * lambdas[ks], nt),
                                     abs_tol=abs_tol, fixed_step=fixed_step)
-    return {"W": Wp, "c": cp, **_info_arrays(info)}
+    out = {"W": Wp, "c": cp, **_padded_info_arrays(info, pretrain_steps)}
+    B = ks.size
+
+    def per_lambda(key, a):       # runs (B * nt, ...) -> (B, nt, ...); histories (K, B * nt) -> (B, K, nt)
+        a = np.asarray(a)
+        if key.endswith("history_len"):
+            a = np.full(B, a)
+        elif key.endswith("history"):
+            a = np.moveaxis(a.reshape(a.shape[0], B, nt), 1, 0)
+        else:
+            a = a.reshape((B, nt) + a.shape[1:])
+        return a if vec else a[0]
+
+    return {key: per_lambda(key, a) for key, a in out.items()}
 
 
 def anchored_n_cell(j, ns, rng_state, W, target_W, target_a, draws):
@@ -1051,8 +1096,11 @@ def anchored_n_cell(j, ns, rng_state, W, target_W, target_a, draws):
     pretrained units ``W`` (``(len(lambdas) * teachers, m, d)``, :math:`\lambda`-major) on
     ``draws`` fresh target sets per :math:`(\lambda, \text{teacher})`; a cell function for
     :func:`transferkit.sweep.run`.  Starts the generator at ``rng_state`` (where the first
-    :math:`n` starts) and replays the draws of ``ns[:j]`` (:func:`skip_normals`).  Returns
-    ``R_lt`` ``(len(lambdas), teachers, draws)``."""
+    :math:`n` starts) and replays the draws of ``ns[:j]`` (:func:`skip_normals`).  The
+    target sets of one :math:`\lambda` are drawn and fitted a few at a time (at most
+    ``_LT_CHUNK`` features, as in :func:`fig3_n_cell`; the generator gives the same numbers
+    drawn in pieces, and each fit uses its own rows only).  Returns ``R_lt``
+    ``(len(lambdas), teachers, draws)``."""
     T = Teacher(np.asarray(target_W), np.asarray(target_a))
     nt = T.W.shape[0]
     rows, m, d = W.shape
@@ -1062,16 +1110,21 @@ def anchored_n_cell(j, ns, rng_state, W, target_W, target_a, draws):
     skip_normals(rng, sum(rows * draws * v * d for v in ns[:j]))
     n = ns[j]
     Trep = repeat_teacher(T, draws)
-    R_lt = np.zeros((L, nt, draws))
-    for k in range(L):          # one lambda at a time: the features are (draws, n, m)
+    chunk = max(1, _LT_CHUNK // (n * max(m, d)))
+    R_lt = np.zeros((L, nt * draws))
+    for k in range(L):          # one lambda at a time, a few target sets at a time
         Wk = np.repeat(W[k * nt:(k + 1) * nt, None], draws, 1).reshape(-1, m, d)
-        X = rng.standard_normal((nt * draws, n, d))
-        R_lt[k] = readout_transfer_risk(Wk, X, Trep).reshape(nt, draws)
-    return {"R_lt": R_lt}
+        for r0 in range(0, nt * draws, chunk):
+            r1 = min(r0 + chunk, nt * draws)
+            X = rng.standard_normal((r1 - r0, n, d))
+            R_lt[k, r0:r1] = readout_transfer_risk(Wk[r0:r1], X,
+                                                   Teacher(Trep.W[r0:r1], Trep.a[r0:r1]))
+    return {"R_lt": R_lt.reshape(L, nt, draws)}
 
 
 def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, seed: int = 1,
-                        progress: bool | None = None, **run_kwargs) -> AnchoredResult:
+                        lambda_cells: bool = False, progress: bool | None = None,
+                        **run_kwargs) -> AnchoredResult:
     r"""Paper 000, App. E, Fig. 9: pretraining on the paper's source loss with the penalty
     :math:`\lambda\sum_i\|w_i - w_i^{(0)}\|^2`, then linear transfer, on the teachers of a
     :func:`fig3_experiment` result ``res``.
@@ -1096,9 +1149,11 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
 
     The heavy steps go through :func:`transferkit.sweep.run` (cached, resumable, Dask):
     pretraining is one cell (:func:`anchored_pretrain_cell`, every :math:`\lambda` in one
-    batch), linear transfer one cell per :math:`n` (:func:`anchored_n_cell`, which replays
-    the draws of the :math:`n` before it from ``default_rng([seed, 9])``, as in
-    :func:`fig3_experiment`).  ``run_kwargs`` go to :func:`~transferkit.sweep.run`.
+    batch) or, with ``lambda_cells=True``, one cell per :math:`\lambda`, which a cluster
+    spreads (the same numbers, tested; the two are cached apart); linear transfer is one
+    cell per :math:`n` (:func:`anchored_n_cell`, which replays the draws of the :math:`n`
+    before it from ``default_rng([seed, 9])``, as in :func:`fig3_experiment`).
+    ``run_kwargs`` go to :func:`~transferkit.sweep.run`.
 
     Returns an :class:`AnchoredResult`: ``lambdas, mu, ns``, ``R_lt`` ``(len(lambdas), len(ns), teachers, draws)``,
     ``perp`` ``(len(lambdas), teachers)`` (normalised by :math:`\|f_t\|^2`), ``anchor_dist``
@@ -1113,6 +1168,7 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
         raise ValueError(f"mu must be one of res.mus = {list(res.mus)} (got {mu!r})")
     draws = check_int("draws", draws, 1)
     check_int("seed", seed, 0)
+    lambda_cells = check_bool("lambda_cells", lambda_cells)
     i = int(hit[0])
     T = res.target
     nt = T.W.shape[0]
@@ -1122,15 +1178,17 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
     _, rng = _anchored_start(L, nt, m, d, seed)
     kw = dict(run_kwargs)
     kw.setdefault("progress", progress)
-    pre = run(anchored_pretrain_cell, Grid(seed=[int(seed)]),
+    pre = run(anchored_pretrain_cell, Grid(seed=[int(seed)], k=np.arange(L)),
+              vectorize=() if lambda_cells else ("k",),
               fixed=dict(lambdas=lambdas, source_W=src.W, source_a=src.a, m=m,
                          readout_init=float(res.readout_init), lr=float(res.lr),
                          tol=float(res.tol), pretrain_steps=int(res.pretrain_steps),
                          max_time=float(res.max_time), max_step=float(res.max_step),
                          abs_tol=float(res.abs_tol), fixed_step=bool(res.fixed_step)),
-              desc="anchored pretraining (all lambdas)", **kw)
-    Wp = np.ascontiguousarray(pre["W"][0])
-    info = _info_from(pre, index=(0,))
+              desc="anchored pretraining (" + ("per lambda)" if lambda_cells else "all lambdas)"),
+              **kw)
+    Wp = np.ascontiguousarray(pre["W"][0].reshape(L * nt, m, d))
+    info = _merged_info(pre, [(0, k) for k in range(L)], order="cell")
     T_rep = tile_teacher(T, L)
     _, perp = rkhs_norms(Wp, T_rep)
     tn = np.tile(res.teacher_norm, L)
