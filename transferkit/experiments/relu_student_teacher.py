@@ -474,7 +474,7 @@ class AnchoredPreset:
 #: and 2, the half-decade grid below 1e-4) at both scales.
 ANCHORED = {"paper": AnchoredPreset(), "smoke": AnchoredPreset()}
 
-#: Fig. 9 at the counts App. D.2 states, for a Dask cluster: run :func:`anchored_experiment`
+#: Fig. 9 at the counts App. D.2 states, for a Dask cluster.  Run :func:`anchored_experiment`
 #: on the :func:`fig3_experiment` result of :data:`FIG3_FULL` (10 target teachers, the
 #: paper's training protocol) with ``draws=ANCHORED_FULL.draws`` and
 #: ``lambda_cells=ANCHORED_FULL.lambda_cells``.  100 target sets per
