@@ -103,8 +103,9 @@ print(f"TRANSFERKIT_SCALE = {SCALE}")
 # scratch training, 100 runs of $10^5$ steps at each $n$ up to 6400, over a CPU-month.
 # Fig. 9 at the same counts is `ANCHORED_FULL` on that run (100 target sets per
 # $(\lambda, n)$ and teacher; anchored pretraining one cell per $\lambda$, 10 teachers each,
-# and linear transfer one cell per $n$, also fitted a few draws at a time; tests check that
-# the cells per $\lambda$ give the numbers of one batch, also on a local Dask cluster).
+# and linear transfer one cell per $(n, \lambda)$, also fitted a few draws at a time; tests
+# check that the cells per $\lambda$ give the numbers of one batch, also on a local Dask
+# cluster).
 
 # %%
 # the preset of this scale (smoke: the same pipeline at a small size), with its grids as arrays

@@ -481,8 +481,8 @@ ANCHORED = {"paper": AnchoredPreset(), "smoke": AnchoredPreset()}
 #: :math:`(\lambda, n)` and teacher (App. D.2's 100 realisations of the training data; our
 #: reading: Fig. 9's caption and App. E state no counts of their own; half choose
 #: :math:`\lambda`, half score it), pretraining one cell per :math:`\lambda` (10 teachers
-#: each, :math:`10^5` fixed steps), linear transfer one cell per :math:`n`, fitted a few
-#: target sets at a time.  The paper's :math:`\lambda` grid; seeds and the finer grid as in
+#: each, :math:`10^5` fixed steps), linear transfer one cell per :math:`(n, \lambda)`,
+#: fitted a few target sets at a time.  The paper's :math:`\lambda` grid; seeds and the finer grid as in
 #: :data:`ANCHORED`.  Not run by the book (the chapter states its reduced counts).
 ANCHORED_FULL = AnchoredPreset(draws=100, lambda_cells=True)   # paper 000, App. D.2 (draws)
 
@@ -1091,35 +1091,52 @@ def anchored_pretrain_cell(seed, k, lambdas, source_W, source_a, m, readout_init
     return {key: per_lambda(key, a) for key, a in out.items()}
 
 
-def anchored_n_cell(j, ns, rng_state, W, target_W, target_a, draws):
-    r"""Linear transfer of :func:`anchored_experiment` for one target size ``ns[j]``: the
-    pretrained units ``W`` (``(len(lambdas) * teachers, m, d)``, :math:`\lambda`-major) on
-    ``draws`` fresh target sets per :math:`(\lambda, \text{teacher})`; a cell function for
-    :func:`transferkit.sweep.run`.  Starts the generator at ``rng_state`` (where the first
-    :math:`n` starts) and replays the draws of ``ns[:j]`` (:func:`skip_normals`).  The
-    target sets of one :math:`\lambda` are drawn and fitted a few at a time (at most
-    ``_LT_CHUNK`` features, as in :func:`fig3_n_cell`; the generator gives the same numbers
-    drawn in pieces, and each fit uses its own rows only).  Returns ``R_lt``
-    ``(len(lambdas), teachers, draws)``."""
+def anchored_n_cell(j, k, ns, rng_state, W, target_W, target_a, draws):
+    r"""Linear transfer of :func:`anchored_experiment` for one target size ``ns[j]`` and the
+    penalty weights of index ``k``: the pretrained units ``W`` (``(len(lambdas) * teachers,
+    m, d)``, :math:`\lambda`-major) on ``draws`` fresh target sets per
+    :math:`(\lambda, \text{teacher})`; a cell function for :func:`transferkit.sweep.run`.
+
+    ``k`` is one index (one cell per :math:`(n, \lambda)`, for a cluster) or, when the sweep
+    vectorises it, an increasing array of indices (the book's local run: every
+    :math:`\lambda` in one cell).  The experiment draws, per :math:`n`, the target sets of
+    every :math:`\lambda` in turn from one generator; this cell starts it at ``rng_state``
+    (where the first :math:`n` starts), replays the draws of ``ns[:j]`` and of the other
+    :math:`\lambda` (:func:`skip_normals`) and draws its own, so its numbers are those of the
+    sequential loop whatever the cells that run.  The target sets of one :math:`\lambda`
+    are drawn and fitted a few at a time (at most ``_LT_CHUNK`` features, as in
+    :func:`fig3_n_cell`; the generator gives the same numbers drawn in pieces, and each fit
+    uses its own rows only).  Returns ``R_lt`` ``(teachers, draws)``, with a leading axis
+    ``len(k)`` when ``k`` is an array."""
     T = Teacher(np.asarray(target_W), np.asarray(target_a))
     nt = T.W.shape[0]
     rows, m, d = W.shape
     L = rows // nt
+    vec = np.ndim(k) == 1
+    ks = np.atleast_1d(np.asarray(k))
+    if ks.ndim != 1 or ks.size == 0 or not np.issubdtype(ks.dtype, np.integer) \
+            or ks.min() < 0 or ks.max() >= L or np.any(np.diff(ks) <= 0):
+        raise ValueError(f"k must be increasing indices of lambdas in [0, {L - 1}] (got {k!r})")
     ns = [int(v) for v in ns]
     rng = _generator(rng_state)
     skip_normals(rng, sum(rows * draws * v * d for v in ns[:j]))
     n = ns[j]
+    per_lambda = nt * draws * n * d            # normals of one lambda's target sets
     Trep = repeat_teacher(T, draws)
     chunk = max(1, _LT_CHUNK // (n * max(m, d)))
-    R_lt = np.zeros((L, nt * draws))
-    for k in range(L):          # one lambda at a time, a few target sets at a time
-        Wk = np.repeat(W[k * nt:(k + 1) * nt, None], draws, 1).reshape(-1, m, d)
+    R_lt = np.zeros((ks.size, nt * draws))
+    drawn = 0                                  # lambdas whose draws the generator is past
+    for i, kk in enumerate(ks):                # one lambda at a time, a few target sets at a time
+        skip_normals(rng, (kk - drawn) * per_lambda)
+        Wk = np.repeat(W[kk * nt:(kk + 1) * nt, None], draws, 1).reshape(-1, m, d)
         for r0 in range(0, nt * draws, chunk):
             r1 = min(r0 + chunk, nt * draws)
             X = rng.standard_normal((r1 - r0, n, d))
-            R_lt[k, r0:r1] = readout_transfer_risk(Wk[r0:r1], X,
+            R_lt[i, r0:r1] = readout_transfer_risk(Wk[r0:r1], X,
                                                    Teacher(Trep.W[r0:r1], Trep.a[r0:r1]))
-    return {"R_lt": R_lt.reshape(L, nt, draws)}
+        drawn = kk + 1
+    R_lt = R_lt.reshape(ks.size, nt, draws)
+    return {"R_lt": R_lt if vec else R_lt[0]}
 
 
 def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, seed: int = 1,
@@ -1151,8 +1168,9 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
     pretraining is one cell (:func:`anchored_pretrain_cell`, every :math:`\lambda` in one
     batch) or, with ``lambda_cells=True``, one cell per :math:`\lambda`, which a cluster
     spreads (the same numbers, tested; the two are cached apart); linear transfer is one
-    cell per :math:`n` (:func:`anchored_n_cell`, which replays the draws of the :math:`n`
-    before it from ``default_rng([seed, 9])``, as in :func:`fig3_experiment`).
+    cell per :math:`n`, or per :math:`(n, \lambda)` with ``lambda_cells``
+    (:func:`anchored_n_cell`, which replays the draws before its own from
+    ``default_rng([seed, 9])``, as in :func:`fig3_experiment`).
     ``run_kwargs`` go to :func:`~transferkit.sweep.run`.
 
     Returns an :class:`AnchoredResult`: ``lambdas, mu, ns``, ``R_lt`` ``(len(lambdas), len(ns), teachers, draws)``,
@@ -1193,10 +1211,11 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
     _, perp = rkhs_norms(Wp, T_rep)
     tn = np.tile(res.teacher_norm, L)
     ns = res.ns
-    sw = run(anchored_n_cell, Grid(j=np.arange(len(ns))),
+    sw = run(anchored_n_cell, Grid(j=np.arange(len(ns)), k=np.arange(L)),
+             vectorize=() if lambda_cells else ("k",),
              fixed=dict(ns=np.asarray(ns), rng_state=rng.bit_generator.state, W=Wp,
                         target_W=T.W, target_a=T.a, draws=draws),
-             desc="n (anchored)", **kw)
+             desc="(n, lambda) (anchored)" if lambda_cells else "n (anchored)", **kw)
     R_lt = np.ascontiguousarray(np.moveaxis(sw["R_lt"], 0, 1))    # (lambdas, ns, teachers, draws)
     return AnchoredResult(lambdas=lambdas, mu=float(res.mus[i]), ns=ns, R_lt=R_lt,
                           perp=(perp / tn).reshape(L, nt),
