@@ -97,6 +97,16 @@ def check_figure(fig, n_axes: int) -> None:
     plt.close(fig)
 
 
+def close_after(fig, check) -> None:
+    """Draw ``fig``, run ``check(fig)`` (its assertions), and close the figure whatever
+    happens."""
+    try:
+        fig.canvas.draw()
+        check(fig)
+    finally:
+        plt.close(fig)
+
+
 def assert_same(x, y, path="res"):
     """Bitwise equality of nested results (dataclasses, lists, tuples, arrays, scalars).
 

@@ -7,17 +7,14 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.colors  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np
 import pytest
-from _helpers import check_figure  # noqa: E402
+from _helpers import check_figure, close_after  # noqa: E402
 
-from transferkit import figures
 from transferkit.experiments.linear_teachers import (
     DepthAlphaResult,
     EigenAlignResult,
     FrozenResult,
-    NtkFinetuneResult,
     ScalingResult,
 )
 from transferkit.experiments.mnist_table import R2, FitSensitivityResult, Table1Result
@@ -57,15 +54,17 @@ def test_frozen_figure():
                        converged=np.ones((2, draws), bool), frozen_gd_steps=np.ones(2, int))
     check_figure(paper001.frozen_figure(res, ns, cos_angle=0.7, d=10), 1)
 
+def _table1_result(ns, reps=2, K=4, names=("dist", "bartlett", "eq3")):
+    return Table1Result(pairs=np.zeros((K, 4), int), ns=np.array(ns), c=3.0,
+                        errors=_risk(reps, len(ns), K), errors_sd=_risk(reps, len(ns), K),
+                        measures={k: _risk(len(ns), K) for k in names}, measures_other_c={},
+                        r2={k: R2(_risk(len(ns)), _risk(len(ns))) for k in names},
+                        r2_other_c={}, theta_norms=_risk(K, 2), thetas=_risk(K, 2, 5))
+
+
 @pytest.mark.parametrize("ns", [[10], [10, 20]])
 def test_table1_figure(ns):
-    reps, K = 2, 4
-    names = ("dist", "bartlett", "eq3")
-    res = Table1Result(pairs=np.zeros((K, 4), int), ns=np.array(ns), c=3.0,
-                       errors=_risk(reps, len(ns), K), errors_sd=_risk(reps, len(ns), K),
-                       measures={k: _risk(len(ns), K) for k in names}, measures_other_c={},
-                       r2={k: R2(_risk(len(ns)), _risk(len(ns))) for k in names}, r2_other_c={},
-                       theta_norms=_risk(K, 2), thetas=_risk(K, 2, 5))
+    res = _table1_result(ns)
     check_figure(paper001.table1_figure(res, ns, {"eq3": "Eq. 3"}), 3 * len(ns))
 
 
@@ -98,14 +97,6 @@ def test_fit_sensitivity_figure_rejects_mismatched_results():
 
 # ---------------------------------------------------------------- readability
 
-def _close_after(fig, check):
-    try:
-        fig.canvas.draw()
-        check(fig)
-    finally:
-        plt.close(fig)
-
-
 def test_eigen_align_figure_shows_the_bounds_where_they_are_large():
     # the Thm 4.2 bound reaches 1e6 at small n (paper scale): the y axis must contain it and
     # the smallest risk, not cut at a fixed 1e2
@@ -119,7 +110,7 @@ def test_eigen_align_figure_shows_the_bounds_where_they_are_large():
         lo, hi = fig.axes[0].get_ylim()
         assert lo <= risk.min() and hi >= bound.max()
         assert fig.axes[0].get_yscale() == "log"
-    _close_after(paper001.eigen_align_figure(res, ns, bound, m=2, d=1000), check)
+    close_after(paper001.eigen_align_figure(res, ns, bound, m=2, d=1000), check)
 
 
 def _coinciding_depth_results():
@@ -152,69 +143,19 @@ def test_depth_figure_keeps_both_scaled_settings_visible():
         gd = [c[0] for c in ax.containers]                 # the errorbars' data lines
         assert len(gd) == 2 and gd[0].get_marker() != gd[1].get_marker()
         assert matplotlib.colors.same_color(gd[1].get_markerfacecolor(), "white")
-    _close_after(paper001.depth_figure(res_a, res_b, depths, alphas, scales, d=10, n=1,
+    close_after(paper001.depth_figure(res_a, res_b, depths, alphas, scales, d=10, n=1,
                                        depth_scaled=3), check)
-
-
-def _ntk_result(configs):
-    C, S, N, D = len(configs), 3, 2, 4
-    ns, dist = np.array([10, 20]), np.array([0.0, 0.5, 1.0, 2.0])
-    return NtkFinetuneResult(
-        configs=tuple(configs), ns=ns, distances=dist, risk=_risk(C, S, N, D),
-        risk_se=_risk(C, S, N, D) / 100, risk_dse_distance=_risk(C, S, N, D - 1) / 100,
-        risk_dse_n=_risk(C, S, N - 1, D) / 100, risk_pre=_risk(C, S, D), lead=_risk(C, S, N, D),
-        cor62=_risk(C, S, N, D), cor62_linear=_risk(S, N, D), cor63=6 * dist / np.sqrt(ns)[:, None],
-        pre_err=_risk(C, S, N), pre_term=_risk(C, S, N), pre_err_pop=_risk(C, S), lam0=_risk(S, N),
-        move=_risk(C, S, N, D), move_pre=_risk(C, S), init_norm=_risk(C, S) + 10,
-        flips=_risk(C, S, N, D) / 10, flips_pre=_risk(C, S) / 10, steps=np.ones((C, S, N), int),
-        steps_pre=np.ones((C, S), int), converged=np.ones((C, S, N, D), bool),
-        pre_converged=np.ones((C, S), bool), seconds=np.ones(C))
-
-
-def test_ntk_finetune_figure_tells_the_initialisations_apart():
-    # (d): the paired curve and the kappa = 0.1 one coincide (as at paper scale); every
-    # initialisation needs its own marker and colour, the coinciding two colours far apart
-    # (the old orange and yellow were 0.38 apart in RGB), and its own line width, the later
-    # ones thinner and drawn on top
-    configs = [(64, 1.0, True), (256, 1.0, True), (64, 1.0, False), (64, 0.1, False)]
-    res = _ntk_result(configs)
-    for field in ("risk", "lead", "risk_pre"):
-        getattr(res, field)[3] = getattr(res, field)[0]
-
-    def check(fig):
-        ax = fig.axes[3]
-        points = [c[0] for c in ax.containers]           # the errorbars' data lines
-        assert len(points) == 3
-        assert len({p.get_marker() for p in points}) == 3
-        rgb = [np.array(matplotlib.colors.to_rgb(p.get_color())) for p in points]
-        assert min(np.linalg.norm(a - b) for k, a in enumerate(rgb) for b in rgb[k + 1:]) > 0.3
-        assert np.linalg.norm(rgb[0] - rgb[2]) > 0.8     # paired against kappa = 0.1
-        labels = [t.get_text() for t in ax.get_legend().get_texts()]
-        assert all(paper001._init_label(configs[i]) in labels for i in (0, 2, 3))
-        leads = [ln for ln in ax.get_lines() if ln.get_linestyle() == "-" and len(ln.get_xdata())]
-        widths = [ln.get_linewidth() for ln in leads]
-        assert len(widths) == 3 and widths == sorted(widths, reverse=True)
-        assert len(set(widths)) == 3
-        assert leads[2].get_zorder() > leads[0].get_zorder()
-    with plt.rc_context():                               # the book's colours
-        figures.plotting.use_style()
-        _close_after(paper001.ntk_finetune_figure(res), check)
 
 
 def test_table1_figure_labels_every_x_axis():
     # each row plots against another measure: every panel names its x axis
-    ns, reps, K = [10, 20], 2, 4
-    names = ("dist", "bartlett", "eq3")
-    res = Table1Result(pairs=np.zeros((K, 4), int), ns=np.array(ns), c=3.0,
-                       errors=_risk(reps, len(ns), K), errors_sd=_risk(reps, len(ns), K),
-                       measures={k: _risk(len(ns), K) for k in names}, measures_other_c={},
-                       r2={k: R2(_risk(len(ns)), _risk(len(ns))) for k in names}, r2_other_c={},
-                       theta_norms=_risk(K, 2), thetas=_risk(K, 2, 5))
+    ns = [10, 20]
+    res = _table1_result(ns)
 
     def check(fig):
         axes = np.array(fig.axes).reshape(3, len(ns))
-        for i, name in enumerate(names):
+        for i, name in enumerate(res.measures):          # the rows, in order
             for ax in axes[i]:
                 assert ax.get_xlabel() == {"eq3": "Eq. 3"}.get(name, name)
                 assert any(t.get_text() for t in ax.get_xticklabels())
-    _close_after(paper001.table1_figure(res, ns, {"eq3": "Eq. 3"}), check)
+    close_after(paper001.table1_figure(res, ns, {"eq3": "Eq. 3"}), check)

@@ -6,10 +6,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.colors  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np
 import pytest
-from _helpers import check_figure  # noqa: E402
+from _helpers import check_figure, close_after  # noqa: E402
 
+from transferkit import figures
 from transferkit.experiments.linear_teachers import NtkFinetuneResult
 from transferkit.figures import paper001
 
@@ -50,3 +53,33 @@ def test_ntk_finetune_figure_marks_runs_at_their_step_budget():
     # a cell where some run did not converge is drawn (mean of the converged draws) and marked
     check_figure(paper001.ntk_finetune_figure(_result([(64, 1.0, True), (256, 1.0, True)],
                                                       converged=False)), 4)
+
+
+def test_ntk_finetune_figure_tells_the_initialisations_apart():
+    # (d): the paired curve and the kappa = 0.1 one coincide (as at paper scale); every
+    # initialisation needs its own marker and colour, the coinciding two colours far apart
+    # (the old orange and yellow were 0.38 apart in RGB), and its own line width, the later
+    # ones thinner and drawn on top
+    configs = [(64, 1.0, True), (256, 1.0, True), (64, 1.0, False), (64, 0.1, False)]
+    res = _result(configs)
+    for field in ("risk", "lead", "risk_pre"):
+        getattr(res, field)[3] = getattr(res, field)[0]
+
+    def check(fig):
+        ax = fig.axes[3]
+        points = [c[0] for c in ax.containers]           # the errorbars' data lines
+        assert len(points) == 3
+        assert len({p.get_marker() for p in points}) == 3
+        rgb = [np.array(matplotlib.colors.to_rgb(p.get_color())) for p in points]
+        assert min(np.linalg.norm(a - b) for k, a in enumerate(rgb) for b in rgb[k + 1:]) > 0.3
+        assert np.linalg.norm(rgb[0] - rgb[2]) > 0.8     # paired against kappa = 0.1
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert all(paper001._init_label(configs[i]) in labels for i in (0, 2, 3))
+        leads = [ln for ln in ax.get_lines() if ln.get_linestyle() == "-" and len(ln.get_xdata())]
+        widths = [ln.get_linewidth() for ln in leads]
+        assert len(widths) == 3 and widths == sorted(widths, reverse=True)
+        assert len(set(widths)) == 3
+        assert leads[2].get_zorder() > leads[0].get_zorder()
+    with plt.rc_context():                               # the book's colours
+        figures.plotting.use_style()
+        close_after(paper001.ntk_finetune_figure(res), check)
