@@ -69,12 +69,30 @@ __all__ = ["scratch_risk", "scratch_risk_finite", "linear_transfer_risk", "linea
 # validation and output helpers
 # ---------------------------------------------------------------------------
 
-def _prepare(**arrays) -> tuple[bool, list[np.ndarray]]:
-    """Broadcast the validated arrays (``check_values`` of each parameter) together.
+#: The domain of every elementwise parameter of this module's closed forms, as the arguments
+#: of :func:`transferkit._validate.check_values`: one range per name, whichever function
+#: takes it (the sample count and dimension integers :math:`\ge 1`, :math:`\gamma > 0`,
+#: :math:`\theta\in[0, \pi]`, the noise, ridge and weight-decay parameters :math:`\ge 0`).
+_DOMAINS = {
+    "n": dict(lo=1, hi=MAX_INT, integer=True),
+    "d": dict(lo=1, hi=MAX_INT, integer=True),
+    "gamma": dict(lo=0.0, lo_open=True),
+    "theta": dict(lo=0.0, hi=math.pi),
+    "sigma": dict(lo=0.0),
+    "lam": dict(lo=0.0),
+    "mu": dict(lo=0.0),
+    "weight_decay": dict(lo=0.0),
+}
+
+
+def _prepare(**values) -> tuple[bool, list[np.ndarray]]:
+    """Check each parameter against its range (:data:`_DOMAINS`, in the order given) and
+    broadcast them together.
 
     Returns ``(all_scalar, arrays)`` where ``arrays`` are read-only broadcast
     views in the order the keywords were given.
     """
+    arrays = {name: check_values(name, v, **_DOMAINS[name]) for name, v in values.items()}
     check_broadcast(**arrays)
     all_scalar = all(a.ndim == 0 for a in arrays.values())
     return all_scalar, list(np.broadcast_arrays(*arrays.values()))
@@ -250,8 +268,7 @@ def scratch_risk(gamma, sigma):
     --------
     scratch_risk_finite : exact expectation at finite ``n``, ``d``.
     """
-    scalar, (g, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                              sigma=check_values("sigma", sigma, 0.0))
+    scalar, (g, s) = _prepare(gamma=gamma, sigma=sigma)
     return _finish(_scratch(g, s), scalar)
 
 
@@ -320,9 +337,7 @@ def scratch_risk_finite(n, d, sigma):
         If an argument is NaN, infinite, non-integer (``n``, ``d``) or out of
         range.
     """
-    scalar, (n_, d_, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
-                                   d=check_values("d", d, 1, MAX_INT, integer=True),
-                                   sigma=check_values("sigma", sigma, 0.0))
+    scalar, (n_, d_, s) = _prepare(n=n, d=d, sigma=sigma)
     return _finish(_scratch_finite(n_, d_, s), scalar)
 
 
@@ -372,9 +387,7 @@ def linear_transfer_risk(n, theta, sigma):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (n_, t, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
-                                  theta=check_values("theta", theta, 0.0, math.pi),
-                                  sigma=check_values("sigma", sigma, 0.0))
+    scalar, (n_, t, s) = _prepare(n=n, theta=theta, sigma=sigma)
     return _finish(_linear_transfer(n_, t, s), scalar)
 
 
@@ -398,9 +411,7 @@ def linear_transfer_risk_std(n, theta, sigma):
     It gives the Monte Carlo error of simulated means without estimating it from a
     handful of skewed draws.
     """
-    scalar, (n_, t, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
-                                  theta=check_values("theta", theta, 0.0, math.pi),
-                                  sigma=check_values("sigma", sigma, 0.0))
+    scalar, (n_, t, s) = _prepare(n=n, theta=theta, sigma=sigma)
     num = s * s + _sin2(t)
     noisy = (s > 0) | (_sin2(t) > 0)
     ok = n_ > 4
@@ -460,9 +471,7 @@ def linear_transferability(gamma, theta, sigma):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (g, t, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                                 theta=check_values("theta", theta, 0.0, math.pi),
-                                 sigma=check_values("sigma", sigma, 0.0))
+    scalar, (g, t, s) = _prepare(gamma=gamma, theta=theta, sigma=sigma)
     return _finish(_scratch(g, s) - _sin2(t), scalar)
 
 
@@ -511,10 +520,7 @@ def linear_transferability_finite(n, d, theta, sigma):
         If an argument is invalid, or if both expected risks diverge for some
         entry (the transferability is undefined there).
     """
-    scalar, (n_, d_, t, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
-                                      d=check_values("d", d, 1, MAX_INT, integer=True),
-                                      theta=check_values("theta", theta, 0.0, math.pi),
-                                      sigma=check_values("sigma", sigma, 0.0))
+    scalar, (n_, d_, t, s) = _prepare(n=n, d=d, theta=theta, sigma=sigma)
     sin2 = _sin2(t)
     sc_diverges = (np.abs(n_ - d_) <= 1) & (s > 0)
     lt_diverges = (n_ <= 2) & ((s > 0) | (sin2 > 0))
@@ -587,8 +593,7 @@ def linear_transfer_boundary(theta, sigma):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (t, s) = _prepare(theta=check_values("theta", theta, 0.0, math.pi),
-                              sigma=check_values("sigma", sigma, 0.0))
+    scalar, (t, s) = _prepare(theta=theta, sigma=sigma)
     sin2 = _sin2(t)
     pos = sin2 > 0
     out = _piecewise(
@@ -638,8 +643,7 @@ def ridge_linear_transfer_risk(lam, theta):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (lm, t) = _prepare(lam=check_values("lam", lam, 0.0),
-                               theta=check_values("theta", theta, 0.0, math.pi))
+    scalar, (lm, t) = _prepare(lam=lam, theta=theta)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         # beyond 1e150 (1 + lam)^2 overflows (inf / inf): the same ratio divided through
         # by lam^2, (2 + 1/lam) / lam / (1 + 1/lam)^2 -> 2 / lam
@@ -697,9 +701,7 @@ def finetune_risk(gamma, theta, sigma):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (g, t, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                                 theta=check_values("theta", theta, 0.0, math.pi),
-                                 sigma=check_values("sigma", sigma, 0.0))
+    scalar, (g, t, s) = _prepare(gamma=gamma, theta=theta, sigma=sigma)
     with np.errstate(over="ignore"):
         extra = np.where(g <= 1, (1 - g) * (1 - 2 * _cos(t)), 0.0)
     return _finish(_scratch(g, s) + extra, scalar)
@@ -761,10 +763,7 @@ def finetune_risk_finite(n, d, theta, sigma):
         If an argument is NaN, infinite, non-integer (``n``, ``d``) or out of
         range.
     """
-    scalar, (n_, d_, t, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
-                                      d=check_values("d", d, 1, MAX_INT, integer=True),
-                                      theta=check_values("theta", theta, 0.0, math.pi),
-                                      sigma=check_values("sigma", sigma, 0.0))
+    scalar, (n_, d_, t, s) = _prepare(n=n, d=d, theta=theta, sigma=sigma)
     extra = np.where(n_ < d_, (1 - n_ / d_) * (1 - 2 * _cos(t)), 0.0)
     return _finish(_scratch_finite(n_, d_, s) + extra, scalar)
 
@@ -808,8 +807,7 @@ def finetune_transferability(gamma, theta):
     ValueError
         If an argument is NaN, infinite or out of range.
     """
-    scalar, (g, t) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                              theta=check_values("theta", theta, 0.0, math.pi))
+    scalar, (g, t) = _prepare(gamma=gamma, theta=theta)
     with np.errstate(over="ignore"):
         out = np.where(g <= 1, (g - 1) * (1 - 2 * _cos(t)), 0.0)
     return _finish(out, scalar)
@@ -860,9 +858,7 @@ def finetune_transferability_finite(n, d, theta):
     ValueError
         If an argument is NaN, infinite, non-integer (``n``, ``d``) or out of range.
     """
-    scalar, (n_, d_, t) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
-                                   d=check_values("d", d, 1, MAX_INT, integer=True),
-                                   theta=check_values("theta", theta, 0.0, math.pi))
+    scalar, (n_, d_, t) = _prepare(n=n, d=d, theta=theta)
     below = n_ < d_
     out = np.where(below, -((1 - n_ / d_) * (1 - 2 * np.cos(t))), 0.0)
     return _finish(out, scalar)
@@ -920,8 +916,7 @@ def finetune_depth_scale(gamma, sigma, depth):
     :math:`\gamma \ge 1` there is no null space and ``1`` is returned.
     """
     depth = _check_depth(depth)
-    scalar, (g, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                              sigma=check_values("sigma", sigma, 0.0))
+    scalar, (g, s) = _prepare(gamma=gamma, sigma=sigma)
     out = np.ones(g.shape)
     under = g < 1
     if np.any(under):
@@ -945,9 +940,7 @@ def finetune_depth_scale_finite(n, d, sigma, depth):
     Thm 5.2 limit in ``tests/test_theory.py``).
     """
     depth = _check_depth(depth)
-    scalar, (n_, d_, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
-                                   d=check_values("d", d, 1, MAX_INT, integer=True),
-                                   sigma=check_values("sigma", sigma, 0.0))
+    scalar, (n_, d_, s) = _prepare(n=n, d=d, sigma=sigma)
     out = np.ones(n_.shape)
     under = n_ < d_
     if np.any(under):
@@ -983,9 +976,7 @@ def finetune_risk_deep(gamma, theta, sigma, depth):
     which is Eq. 14 at :math:`k = 1`.  ``inf`` at :math:`\gamma = 1`, :math:`\sigma > 0`.
     """
     depth = _check_depth(depth)
-    scalar, (g, t, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                                 theta=check_values("theta", theta, 0.0, math.pi),
-                                 sigma=check_values("sigma", sigma, 0.0))
+    scalar, (g, t, s) = _prepare(gamma=gamma, theta=theta, sigma=sigma)
     k = np.asarray(finetune_depth_scale(g, s, depth), dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
         extra = np.where(g < 1, (1 - g) * (k * k - 2 * k * _cos(t)), 0.0)
@@ -1002,10 +993,7 @@ def finetune_risk_deep_finite(n, d, theta, sigma, depth):
     scratch risk for :math:`n \ge d`.
     """
     depth = _check_depth(depth)
-    scalar, (n_, d_, t, s) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
-                                      d=check_values("d", d, 1, MAX_INT, integer=True),
-                                      theta=check_values("theta", theta, 0.0, math.pi),
-                                      sigma=check_values("sigma", sigma, 0.0))
+    scalar, (n_, d_, t, s) = _prepare(n=n, d=d, theta=theta, sigma=sigma)
     k = np.asarray(finetune_depth_scale_finite(n_, d_, s, depth), dtype=float)
     base = _scratch_finite(n_, d_, s)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -1026,9 +1014,7 @@ def finetune_transferability_deep(gamma, theta, sigma, depth):
     :math:`\cos\theta = k/2` (:func:`finetune_boundary_deep`) instead of :math:`\theta = \pi/3`.
     """
     depth = _check_depth(depth)
-    scalar, (g, t, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                                 theta=check_values("theta", theta, 0.0, math.pi),
-                                 sigma=check_values("sigma", sigma, 0.0))
+    scalar, (g, t, s) = _prepare(gamma=gamma, theta=theta, sigma=sigma)
     k = np.asarray(finetune_depth_scale(g, s, depth), dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.where(g < 1, (1 - g) * (2 * k * _cos(t) - k * k), 0.0)
@@ -1047,8 +1033,7 @@ def finetune_boundary_deep(gamma, sigma, depth):
     :math:`\gamma \ge 1` (no transfer either way) ``pi/3`` is returned by convention.
     """
     depth = _check_depth(depth)
-    scalar, (g, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                              sigma=check_values("sigma", sigma, 0.0))
+    scalar, (g, s) = _prepare(gamma=gamma, sigma=sigma)
     k = np.asarray(finetune_depth_scale(g, s, depth), dtype=float)
     out = np.where(g < 1, np.arccos(np.clip(k / 2, -1.0, 1.0)), np.pi / 3)
     return _finish(out, scalar)
@@ -1114,8 +1099,8 @@ def negative_transfer_window(theta, sigma):
         if np.ndim(value) != 0:
             raise ValueError(f"{name} must be a real scalar for negative_transfer_window "
                              f"(got {value!r})")
-    t = float(check_values("theta", theta, 0.0, math.pi))
-    s = float(check_values("sigma", sigma, 0.0))
+    t = float(check_values("theta", theta, **_DOMAINS["theta"]))
+    s = float(check_values("sigma", sigma, **_DOMAINS["sigma"]))
     c = 0.0 if t == math.pi / 2 else abs(math.cos(t))
     u, v = 1.0 - c, 1.0 + c
     if not u > s:
@@ -1188,10 +1173,7 @@ def ridge_linear_transfer_risk_finite(n, theta, sigma, lam):
     float or ndarray
         Expected excess risk (``inf`` only at :math:`\lambda = 0`, :math:`n \le 2`).
     """
-    scalar, (n_, t, s, lm) = _prepare(n=check_values("n", n, 1, MAX_INT, integer=True),
-                                      theta=check_values("theta", theta, 0.0, math.pi),
-                                      sigma=check_values("sigma", sigma, 0.0),
-                                      lam=check_values("lam", lam, 0.0))
+    scalar, (n_, t, s, lm) = _prepare(n=n, theta=theta, sigma=sigma, lam=lam)
     sin2, cos2 = _sin2(t), _cos(t) ** 2
 
     def _ridge(m):
@@ -1248,8 +1230,7 @@ def mp_stieltjes(gamma, mu):
     the root of :math:`\psi\mu m^2 + (1-\psi+\mu)m - 1 = 0` (Marchenko and Pastur 1967;
     Hastie et al. 2022, Sec. 5).  Requires :math:`\mu > 0`.
     """
-    scalar, (g, mu_) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                                mu=check_values("mu", mu, 0.0))
+    scalar, (g, mu_) = _prepare(gamma=gamma, mu=mu)
     if np.any(mu_ == 0):
         raise ValueError("mu must be > 0 for mp_stieltjes (got 0.0)")
     direct = _ridge_direct(g, 0.0, mu_) & (mu_ <= RIDGE_SIGMA_MAX)  # b^2 overflows beyond
@@ -1508,9 +1489,7 @@ def ridge_risk(gamma, sigma, mu):
     mu : float or array_like
         Ridge parameter :math:`\mu \ge 0`.
     """
-    scalar, (g, s, mu_) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                                   sigma=check_values("sigma", sigma, 0.0),
-                                   mu=check_values("mu", mu, 0.0))
+    scalar, (g, s, mu_) = _prepare(gamma=gamma, sigma=sigma, mu=mu)
     out = _piecewise(g.shape, [
         (mu_ > 0, lambda m: _ridge_values(g[m], s[m], mu_[m])[0]),
         (mu_ == 0, lambda m: _scratch(g[m], s[m])),
@@ -1530,9 +1509,7 @@ def ridge_norm2(gamma, sigma, mu):
 
     for :math:`\mu > 0` (:math:`m, m'` at :math:`-\mu`, :math:`\psi = 1/\gamma`).
     """
-    scalar, (g, s, mu_) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                                   sigma=check_values("sigma", sigma, 0.0),
-                                   mu=check_values("mu", mu, 0.0))
+    scalar, (g, s, mu_) = _prepare(gamma=gamma, sigma=sigma, mu=mu)
     if np.any(mu_ == 0):
         raise ValueError("mu must be > 0 for ridge_norm2 (got 0.0)")
     out = _ridge_values(g, s, mu_)[1]
@@ -1567,8 +1544,7 @@ def optimal_ridge_risk(gamma, sigma):
     sigma : float or array_like
         Label-noise standard deviation :math:`\ge 0`.
     """
-    scalar, (g, s) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                              sigma=check_values("sigma", sigma, 0.0))
+    scalar, (g, s) = _prepare(gamma=gamma, sigma=sigma)
     a = g - 1 + s * s
     root = np.sqrt(a * a + 4 * s * s)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1650,9 +1626,7 @@ def weight_decay_ridge_parameter(gamma, sigma, weight_decay):
     :math:`\|X^\top y/n\|`); above that threshold :math:`\beta = 0` and ``inf`` is returned.
     ``0`` for :math:`\lambda_{wd} = 0`.
     """
-    scalar, (g, s, w) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                                 sigma=check_values("sigma", sigma, 0.0),
-                                 weight_decay=check_values("weight_decay", weight_decay, 0.0))
+    scalar, (g, s, w) = _prepare(gamma=gamma, sigma=sigma, weight_decay=weight_decay)
     direct = _ridge_direct(g, s, 1.0)
     with np.errstate(divide="ignore", over="ignore"):
         # G = sqrt(1 + psi + sigma^2 psi) as hypot where psi or sigma^2 would overflow
@@ -1682,9 +1656,7 @@ def weight_decay_scratch_risk(gamma, sigma, weight_decay):
     Depth 2 only: for depth :math:`L` the penalty at a balanced minimum is
     :math:`\frac{L\lambda_{wd}}2\|\beta\|^{2/L}`, not convex for :math:`L > 2`.
     """
-    scalar, (g, s, w) = _prepare(gamma=check_values("gamma", gamma, 0.0, lo_open=True),
-                                 sigma=check_values("sigma", sigma, 0.0),
-                                 weight_decay=check_values("weight_decay", weight_decay, 0.0))
+    scalar, (g, s, w) = _prepare(gamma=gamma, sigma=sigma, weight_decay=weight_decay)
     mu = np.asarray(weight_decay_ridge_parameter(g, s, w), dtype=float).reshape(g.shape)
     direct = _ridge_direct(g, s, 1.0)
     out = _piecewise(g.shape, [
