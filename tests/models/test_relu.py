@@ -714,3 +714,26 @@ def test_risk_np_and_train_ntk_refuse_mismatched_shapes():
         models.relu.train_ntk(Wn, A, X * np.nan, y, eta=0.1)
     with pytest.raises(TypeError, match=r"^y must be a torch tensor"):
         models.relu.train_ntk(Wn, A, X, y.numpy(), eta=0.1)
+
+
+@pytest.mark.parametrize("args, name", [((0.0, 10, 0.0), "loss_tol"), ((1e-6, -1, 0.0), "max_steps"),
+                                        ((1e-6, 2.5, 0.0), "max_steps"),
+                                        ((1e-6, 10, -1e-4), "stall_tol"),
+                                        ((math.nan, 10, 0.0), "loss_tol")])
+def test_init_scale_settings_are_checked_by_one_function(args, name):
+    # the experiments (lazy_rich) check the trainers' settings before any work with the
+    # function the trainer itself runs: the same message for the same bad value
+    with pytest.raises(ValueError, match=name):
+        models.relu.check_init_scale_settings(*args)
+    with pytest.raises(ValueError, match=name) as direct:
+        models.relu.descend_init_scale(lambda W, c: W.sum((1, 2)), torch.zeros(1, 2, 2),
+                                       torch.zeros(1, 2), loss_tol=args[0], max_steps=args[1],
+                                       stall_tol=args[2])
+    with pytest.raises(ValueError, match=name) as early:
+        experiments.lazy_rich.init_scale_sweep(d=4, m=4, m_star=2, mu=0.5, alphas=[1.0],
+                                               ns=[4], draws=1, loss_tol=args[0],
+                                               max_steps=args[1], stall_tol=args[2])
+    assert str(early.value) == str(direct.value)
+    assert models.relu.check_init_scale_settings(1e-6, 10, 0) == (1e-6, 10, 0.0)
+    with pytest.raises(TypeError, match="loss_tol"):
+        models.relu.check_init_scale_settings("1e-6", 10, 0.0)

@@ -261,13 +261,13 @@ def _device(device):
 
 
 def _check_training(sigma, seed, loss_tol, max_steps, stall_tol) -> None:
-    """The settings of the sweep's trainers, checked before any work (the trainer
-    :func:`~transferkit.models.relu.descend_init_scale` checks them too, once reached)."""
+    """The settings of the sweep's cells, checked before any work: the trainers' own check
+    (:func:`~transferkit.models.relu.check_init_scale_settings`, which
+    :func:`~transferkit.models.relu.descend_init_scale` runs again once reached) and the
+    target's noise and seed."""
     check_positive("sigma", sigma, allow_zero=True)
     check_int("seed", seed, 0)
-    check_positive("loss_tol", loss_tol)
-    check_int("max_steps", max_steps, 0)
-    check_positive("stall_tol", stall_tol, allow_zero=True)
+    models.relu.check_init_scale_settings(loss_tol, max_steps, stall_tol)
 
 
 def init_scale_pretrain_cell(alpha, d, m, m_star, mu, draws, seed=0, loss_tol=1e-6,

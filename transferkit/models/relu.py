@@ -122,6 +122,15 @@ class InitScaleResult:
     stalled: np.ndarray
 
 
+def check_init_scale_settings(loss_tol, max_steps, stall_tol) -> tuple[float, int, float]:
+    """The stopping settings of :func:`descend_init_scale` (and of the trainers built on it,
+    :func:`pretrain_init_scale` and :func:`scratch_init_scale`), checked: ``loss_tol`` > 0,
+    ``max_steps`` an integer >= 0, ``stall_tol`` >= 0; returned as ``(float, int, float)``.
+    Experiments call it before any work, so that bad settings fail before the first cell."""
+    return (check_positive("loss_tol", loss_tol), check_int("max_steps", max_steps, 0),
+            check_positive("stall_tol", stall_tol, allow_zero=True))
+
+
 def descend_init_scale(loss_fn, W, c, *, loss_tol=1e-6, max_steps=20_000, stall_tol=1e-4,
                      window=200, step0=1.0, grow=1.2, progress=None,
                      desc="training") -> InitScaleResult:
@@ -137,9 +146,7 @@ def descend_init_scale(loss_fn, W, c, *, loss_tol=1e-6, max_steps=20_000, stall_
     over the last ``window`` steps (``stalled``: a stationary point or a plateau, e.g. a
     random-features model that cannot represent the target), or after ``max_steps``.
     """
-    loss_tol = check_positive("loss_tol", loss_tol)
-    max_steps = check_int("max_steps", max_steps, 0)
-    stall_tol = check_positive("stall_tol", stall_tol, allow_zero=True)
+    loss_tol, max_steps, stall_tol = check_init_scale_settings(loss_tol, max_steps, stall_tol)
     window = check_int("window", window, 1)
     step0 = check_positive("step0", step0)
     if check_positive("grow", grow) < 1:
