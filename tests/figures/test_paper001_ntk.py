@@ -73,6 +73,10 @@ def test_ntk_finetune_figure_tells_the_initialisations_apart():
         rgb = [np.array(matplotlib.colors.to_rgb(p.get_color())) for p in points]
         assert min(np.linalg.norm(a - b) for k, a in enumerate(rgb) for b in rgb[k + 1:]) > 0.3
         assert np.linalg.norm(rgb[0] - rgb[2]) > 0.8     # paired against kappa = 0.1
+        # and none is the colour of a sample size in (a), which (d) would seem to continue
+        n_colours = {matplotlib.colors.to_hex(c[0].get_color()) for c in fig.axes[0].containers}
+        assert len(n_colours) == len(res.ns)
+        assert not n_colours & {matplotlib.colors.to_hex(p.get_color()) for p in points}
         labels = [t.get_text() for t in ax.get_legend().get_texts()]
         assert all(paper001._init_label(configs[i]) in labels for i in (0, 2, 3))
         leads = [ln for ln in ax.get_lines() if ln.get_linestyle() == "-" and len(ln.get_xdata())]

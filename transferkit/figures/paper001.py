@@ -334,10 +334,11 @@ def _log_room(ax, factor=30.0):
 
 
 #: Colours and markers of the initialisations of :func:`ntk_finetune_figure` (d), in the order
-#: of ``_sec6_configs``: the paired readout in orange, the independent ones in blues of
-#: different lightness; the third (dark blue) is far from the first, whose curves it can
-#: cover (no yellow, which looks like the orange).
-_INIT_COLOURS = ("C4", "C5", "C0", "C3", "C6")
+#: of ``_sec6_configs``: the paired readout in orange, the independent ones in sky blue and
+#: dark purple; the third is far from the first, whose curves it can cover (no yellow, which
+#: looks like the orange).  None is a colour of the sample sizes in (a)-(c) (``C0``-``C2``
+#: at the presets' three n): (d) is drawn at one n, and a blue there would read as n = 25.
+_INIT_COLOURS = ("C4", "C5", "#6A3D9A", "C3", "C6")
 _INIT_MARKERS = ("o", "s", "^", "D", "v")
 
 
