@@ -497,6 +497,137 @@ if FIG1C == experiments.ptft_relu.SAMPLE_EFFICIENCY["paper"]:
                for m in (0.1, 0.03) for n in (8, 32)), SHIFT_SIG
 
 # %% [markdown]
+# ## Paper 004, Fig. 4b (reduced): how many features the tasks share
+#
+# Paper 004 (App. D, Fig. 4b) repeats its Fig. 2a with 40 teacher units and 8192 auxiliary
+# samples and varies how many of the main teacher's units are auxiliary units: "MTL and
+# PT+FT tend to outperform STL if the features are overlapping and MTL tends to outperform
+# PT+FT", and "the finetuned networks still benefit from feature learning, especially if
+# some features are novel", against the NTK, the lazy tangent-kernel solution. Here, on the
+# draws of Fig. 1c (the same auxiliary teacher, samples, initialisation and pretraining),
+# the main teacher shares $s$ of its six units with the auxiliary one and its other units
+# are orthogonal to every auxiliary unit, all readouts 1: $s = 6$ is Fig. 1c's cell
+# $(\rho, m) = (1, 1)$, bit for bit (asserted below), and $s = 0$ is $\rho = 0$. The NTK
+# column is kernel regression with the infinite-width NTK of the two-layer network on the
+# same main samples (`theory.relu.relu_ntk_kernel`), the limit of gradient descent in the
+# lazy regime from a zero-output start.
+#
+# **Reduced** (the values and their sources: `experiments.ptft_relu.OVERLAP`): six units
+# instead of 40 and 1024 auxiliary samples instead of 8192. With 12 units and 1024 samples
+# (d = 24, width 48) pretraining from the chapter's initialisation had not reached its
+# tolerance after 200,000 steps in a trial, where six units take 17,000 to 37,000. No MTL
+# students: each learns the auxiliary task from the small initialisation (about 65,000
+# steps, Figs. 6d-e below), about 9 min of one core per $s$ at one $n$ and 4 draws. The
+# paper's size is the preset `OVERLAP_FULL` with `OVERLAP_FULL_STUDENTS` (40 units, 8192
+# auxiliary samples, $n$ up to 1024, MTL; $d$, the width and the values of $s$ ours) for a
+# Dask cluster (`run_overlap`, one sweep cell per $s$); it is not run here.
+
+# %%
+OV = experiments.ptft_relu.OVERLAP[SCALE]
+t0 = time.perf_counter()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", tk.ConvergenceWarning)     # counted below
+    OVR = experiments.ptft_relu.run_overlap(OV, FIG1C)
+print(f"s = {OVR.shared.tolist()} of {OVR.units} units, n = {OVR.ns.tolist()}, {DRAWS} draws "
+      f"({time.perf_counter() - t0:.0f} s)")
+print("converged: STL", OVR.stl.converged.mean().round(3), "PT+FT", OVR.ptft.converged.mean().round(3),
+      "pretraining", OVR.pre_converged.mean())
+print("\nnormalised test error, mean +- s.e. over draws (rows s, columns n)")
+for name, err in (("STL", OVR.stl.error), ("PT+FT", OVR.ptft.error), ("NTK", OVR.ntk_error)):
+    mean, se = stats.mean_se(err, -1)
+    for k, s in enumerate(OVR.shared):
+        print(f"{name:6s} s = {s}: " + "  ".join(f"{m:.3g} +- {e:.2g}" for m, e in zip(mean[k], se[k])))
+fig = figures.paper003_004.overlap_figure(OVR)
+provenance.record(fig, "p004-fig4b-overlap", seeds=SEED,
+                  params=dict(shared=list(OV.shared), ns=list(OV.ns), units=OVR.units,
+                              draws=DRAWS, d=D_IN, width=WIDTH, n_aux=N_AUX, alpha=ALPHA),
+                  caption="paper 004 Fig. 4b (reduced): test error against the number of "
+                          "teacher units shared by the main and auxiliary tasks")
+
+# %%
+# s = K is Fig. 1c's cell (rho, m) = (1, 1): the same students, bit for bit
+K_ALL = list(OVR.shared).index(OVR.units)
+for name in ("stl", "ptft"):
+    assert np.array_equal(getattr(OVR, name).error[K_ALL], getattr(SE[1.0, 1.0], name).error)
+
+# %%
+# paired comparisons on the same draws (same samples and test inputs): log10 of one
+# method's error over another's, mean +- s.e. over draws and t; '<' or '>' where |t| is
+# above the Bonferroni critical value over every cell of the three comparisons (fwer 1 %).
+# A draw whose student stopped at its step cap is left out of the comparisons it enters.
+PAIRS = {"PT+FT / STL": ("ptft", "stl"), "PT+FT / NTK": ("ptft", "ntk"),
+         "NTK / STL": ("ntk", "stl")}
+OV_ERR = {"stl": OVR.stl.error, "ptft": OVR.ptft.error, "ntk": OVR.ntk_error}
+OV_OK = {"stl": OVR.stl.converged, "ptft": OVR.ptft.converged,
+         "ntk": np.ones(OVR.ntk_error.shape, bool)}
+OV_TESTS = len(PAIRS) * OVR.ntk_error[..., 0].size
+OV_SIGN = {}                 # per comparison and cell: -1 (below), +1 (above), 0 (neither)
+print(f"{OV_TESTS} paired tests; critical t at 8 draws {stats.critical_value(OV_TESTS, 8):.2f}"
+      if DRAWS >= 8 else f"{OV_TESTS} paired tests")
+for label, (a, b) in PAIRS.items():
+    ok = OV_OK[a] & OV_OK[b]
+    m, se = stats.mean_se(np.log10(OV_ERR[a] / OV_ERR[b]), -1, where=ok)
+    crit = np.vectorize(lambda c: stats.critical_value(OV_TESTS, int(c)) if c >= 2 else np.inf)(
+        ok.sum(-1))
+    t = m / np.where(se > 0, se, np.nan)
+    OV_SIGN[label] = np.where(t < -crit, -1, np.where(t > crit, 1, 0))
+    print(label)
+    for k, s in enumerate(OVR.shared):
+        print(f"  s = {s}: " + "  ".join(
+            f"n = {n}: {m[k, i]:+.2f} ({t[k, i]:+.1f}){' ><'[OV_SIGN[label][k, i]]}"
+            for i, n in enumerate(OVR.ns)))
+
+# %% [markdown]
+# *Fig. 4b (paper 004, reduced).* Normalised test error of STL, PT+FT and the lazy NTK
+# solution (black, dashed) against the number $s$ of the main teacher's six units that
+# are auxiliary units, one panel per main-task $n$; mean over the draws of Fig. 1c with one
+# standard error; an open marker: some draw of that method stopped at its step cap.
+# Students, pretraining and training as in Fig. 1c; the values of $s$ are ours.
+#
+# **What we measured** (`TRANSFERKIT_SCALE=paper`, 8 draws; the paired comparisons above,
+# 48 tests, critical $t$ about 7). Not a finding either way: six teacher units instead of
+# 40, 1024 auxiliary samples instead of 8192, $n\le64$ instead of up to 1024, and no MTL.
+# Pretraining and every STL run reached the tolerance; three PT+FT runs of 128 ($n = 16$, one
+# each at $s = 0$, 2 and 6) stopped at the step cap and are left out of the comparisons.
+#
+# - *PT+FT against STL.* Pretraining helps as far as the tasks share units: with all six
+#   shared PT+FT's error is 3 to 60 times below STL's (0.655 against 2.03 at $n = 8$,
+#   0.003 against 0.178 at $n = 64$), with four or two shared it is below at $n = 8$ and
+#   16, and with none it is not below at any $n$ (at $n = 64$ it is 1.5 times above,
+#   $t = 4.2$, short of the critical value). This is the paper's "PT+FT tend[s] to
+#   outperform STL if the features are overlapping".
+# - *STL against the lazy solution.* STL's error does not depend on $s$ (it never sees the
+#   auxiliary task, and the main teachers differ by a rotation: the means agree within
+#   their errors), and the NTK's lies below it
+#   at every $n\le32$ for every $s$ (ratios 0.42 to 0.56); at $n = 64$ the ratio is 0.67
+#   to 0.74, significant at $s = 6$ only. Paper 004 reads its Figs. 2a and 4a as the rich regime
+#   helping when the teacher's units are sparse, as these six are; at our $n\le64$ and
+#   $d = 12$ the small-initialisation students are not there yet (the chapter's reduced
+#   Fig. 8a and Figs. 6a-b below reach $n = 256$).
+# - *PT+FT against the lazy solution.* PT+FT is below the NTK only when all six units are
+#   shared (at every $n$); with none shared the NTK is below PT+FT at $n = 32$ and 64 (error
+#   ratios 2.6 and 2.1; at $n = 16$ 2.1, $t = 7.3$, short of the critical value for its 7
+#   converged draws), and with two or four shared neither is significantly below at any $n$.
+#   The caption's "the finetuned networks still benefit from feature learning, especially
+#   if some features are novel" is therefore not reproduced at these sizes. Which
+#   comparison it makes is open (PT+FT against the NTK of a fresh network, as here, or
+#   against a pretrained network fine-tuned in the lazy regime, not run), and at
+#   $n\le64$ even STL, which learns every feature itself, is above the NTK.
+
+# %%
+# checks: what the text above says of the paper-scale run
+if OV == experiments.ptft_relu.OVERLAP["paper"] and FIG1C == experiments.ptft_relu.SAMPLE_EFFICIENCY["paper"]:
+    ALL, NONE = list(OVR.shared).index(OVR.units), list(OVR.shared).index(0)
+    NS_OV = list(OVR.ns)
+    assert np.all(OV_SIGN["PT+FT / STL"][ALL] == -1)                  # all shared: below STL
+    assert np.all(OV_SIGN["PT+FT / STL"][:, :2][OVR.shared > 0] == -1)   # any shared, n <= 16
+    assert np.all(OV_SIGN["PT+FT / STL"][NONE] >= 0)                  # none shared: not below
+    assert np.all(OV_SIGN["NTK / STL"][:, :NS_OV.index(32) + 1] == -1)   # NTK below STL, n <= 32
+    assert np.all(OV_SIGN["PT+FT / NTK"][ALL] == -1)                  # PT+FT below NTK: s = 6
+    assert np.all(OV_SIGN["PT+FT / NTK"][NONE, NS_OV.index(32):] == 1)   # NTK below: s = 0
+    assert np.all(OV_SIGN["PT+FT / NTK"][(OVR.shared > 0) & (OVR.shared < OVR.units)] == 0)
+
+# %% [markdown]
 # ## App. E.2 and G: clustering and dimensionality of the learned ReLU features
 #
 # For the students of the $(\rho, m) = (1, 1)$ cell at the largest $n$, we run k-means on

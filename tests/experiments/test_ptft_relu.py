@@ -47,7 +47,8 @@ def test_without_cache_gives_the_same_numbers(se, one_thread):
 SCALES = ["paper", "smoke"]
 PRESETS = ((ptft_relu.PENALTY, ptft_relu.PenaltyPreset),
            (ptft_relu.SAMPLE_EFFICIENCY, ptft_relu.SampleEfficiencyPreset),
-           (ptft_relu.RELU_FEATURES, ptft_relu.ReluFeaturesPreset))
+           (ptft_relu.RELU_FEATURES, ptft_relu.ReluFeaturesPreset),
+           (ptft_relu.OVERLAP, ptft_relu.OverlapPreset))
 
 
 def test_presets_are_frozen_with_tuple_grids():
@@ -713,3 +714,122 @@ def test_unit_clusters_refuses_bad_input(kw, match):
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         ptft_relu.unit_clusters(**args)
+
+
+# --------------------------------------------------- paper 004, Fig. 4b: shared teacher units
+
+OV_STUDENTS = dataclasses.replace(GP, rhos=(0.0,), magnitudes=(1.0,), d=8, units=3)
+OV = ptft_relu.OverlapPreset(shared=(0, 1, 3), ns=(4, 8))
+
+
+@pytest.fixture(scope="module")
+def overlap(one_thread, cache):
+    return ptft_relu.run_overlap(OV, OV_STUDENTS, directory=cache, progress=False)
+
+
+def test_overlap_teachers_share_exactly_s_units():
+    T = teacher_pair(8, 3, 0.0, 1.0, np.random.default_rng(0))
+    for s in range(4):
+        (theta, a_aux, main, a_main), = ptft_relu.overlap_teachers([T], s)
+        np.testing.assert_array_equal(theta, T[0])
+        np.testing.assert_array_equal(main[:s], theta[:s])
+        np.testing.assert_allclose(main @ main.T, np.eye(3), atol=1e-14)   # orthonormal units
+        # the others are orthogonal to every auxiliary unit
+        np.testing.assert_allclose(theta @ main[s:].T, 0, atol=1e-14)
+        np.testing.assert_array_equal(a_main, np.ones(3))
+        np.testing.assert_array_equal(a_aux, np.ones(3))
+    with pytest.raises(ValueError, match="shared"):
+        ptft_relu.overlap_teachers([T], 4)
+
+
+def test_overlap_shapes(overlap):
+    r = overlap
+    assert list(r.shared) == [0, 1, 3] and r.units == 3 and list(r.ns) == [4, 8]
+    for run in r.methods.values():
+        assert run.error.shape == run.converged.shape == (3, 2, 2)
+        assert run.W.shape == (3, 2, 2, 5, 8)
+    assert r.ntk_error.shape == (3, 2, 2) and np.all(np.isfinite(r.ntk_error))
+    assert r.mtl is None and r.pre_converged.shape == r.pre_steps.shape == (2,)
+
+
+def test_overlap_at_every_shared_unit_is_fig1c_at_rho_1(overlap, one_thread, monkeypatch):
+    """At s = K the main teacher is the auxiliary one: the students are those of
+    run_sample_efficiency at rho = 1, m = 1, bit for bit (the same draws, samples and
+    pretraining); at s = 0 those of rho = 0, m = 1."""
+    monkeypatch.setattr(ptft_relu, "_PRETRAINED", {})
+    args = {**ptft_relu._preset_args(OV_STUDENTS), "ns": list(OV.ns), "cache": False,
+            "progress": False}
+    for rho, k in ((1.0, 2), (0.0, 0)):
+        fig1c = ptft_relu.run_sample_efficiency(rho=rho, magnitude=1.0, **args)
+        for name in ("stl", "ptft"):
+            np.testing.assert_array_equal(getattr(overlap, name).error[k],
+                                          getattr(fig1c, name).error)
+            np.testing.assert_array_equal(getattr(overlap, name).W[k], getattr(fig1c, name).W)
+
+
+def test_overlap_ntk_is_kernel_regression_that_interpolates(overlap):
+    """The NTK error of (s, n, draw) is that of the interpolating kernel regressor, checked
+    here from scratch on the draw's samples and test inputs."""
+    k, i, j = 1, 1, 1
+    n = int(OV.ns[i])
+    draws = ptft_relu._task_draws(1, 8, 0.0, 1.0, 2, 5, 3, 16, 30, 1e-2, torch.device("cpu"))
+    T, = ptft_relu.overlap_teachers([draws[0][j]], 1)
+    X = np.random.default_rng([1, j, n]).standard_normal((n, 8))
+    y = np.maximum(X @ T[2].T, 0) @ T[3]
+    K = theory.relu.relu_ntk_kernel(X, X)
+    coef = np.linalg.solve(K, y)
+    np.testing.assert_allclose(K @ coef, y, rtol=1e-9, atol=1e-9)          # interpolates
+    Xt = draws[5][j]                                    # the draw's test inputs
+    yt = np.maximum(Xt @ T[2].T, 0) @ T[3]
+    pred = theory.relu.relu_ntk_kernel(Xt, X) @ coef
+    assert np.isclose(((pred - yt) ** 2).mean() / yt.var(ddof=1), overlap.ntk_error[k, i, j],
+                      rtol=1e-10)
+
+
+def test_overlap_cells_per_s_are_the_batch(overlap, one_thread):
+    """One sweep cell per s (for a cluster) gives the numbers of the batch of every s."""
+    per_s = ptft_relu.run_overlap(OV, OV_STUDENTS, shared_cells=True, cache=False,
+                                  progress=False)
+    assert_same(per_s, overlap)
+
+
+def test_overlap_cells_are_cached(overlap, cache, monkeypatch):
+    monkeypatch.setattr(ptft_relu, "train_units", trained_again)
+    again = ptft_relu.run_overlap(OV, OV_STUDENTS, directory=cache, progress=False)
+    for name in ("stl", "ptft"):
+        assert_same(getattr(again, name), getattr(overlap, name))
+    np.testing.assert_array_equal(again.ntk_error, overlap.ntk_error)
+
+
+def test_overlap_mtl_students_are_those_of_fig1c(one_thread, monkeypatch):
+    """With ``mtl`` the multi-task students at s = K are run_sample_efficiency's MTL students
+    at rho = 1 (one cell of one draw)."""
+    students = dataclasses.replace(OV_STUDENTS, draws=1)
+    r = ptft_relu.run_overlap(dataclasses.replace(OV, shared=(3,), ns=(4,), mtl=True), students,
+                              cache=False, progress=False)
+    fig1c = ptft_relu.run_sample_efficiency(rho=1.0, magnitude=1.0,
+                                            **{**ptft_relu._preset_args(students), "ns": [4],
+                                               "mtl": True}, cache=False, progress=False)
+    assert r.mtl.error.shape == (1, 1, 1)
+    np.testing.assert_array_equal(r.mtl.error[0], fig1c.mtl.error)
+    np.testing.assert_array_equal(r.mtl.a_aux[0], fig1c.mtl.a_aux)
+
+
+@pytest.mark.parametrize("preset, students, err, match", [
+    (ptft_relu.OverlapPreset(shared=(0, 4), ns=(4,)), OV_STUDENTS, ValueError, "shared"),
+    (ptft_relu.OverlapPreset(shared=(-1,), ns=(4,)), OV_STUDENTS, ValueError, "shared"),
+    (ptft_relu.OverlapPreset(shared=(), ns=(4,)), OV_STUDENTS, ValueError, "shared"),
+    (ptft_relu.OverlapPreset(shared=(0,), ns=()), OV_STUDENTS, ValueError, "ns"),
+    (ptft_relu.OverlapPreset(shared=(0,), ns=(0,)), OV_STUDENTS, ValueError, "n"),
+    (ptft_relu.OverlapPreset(shared=(0,), ns=(4,), mtl=1), OV_STUDENTS, TypeError, "mtl"),
+    (dict(shared=(0,), ns=(4,)), OV_STUDENTS, TypeError, "preset"),
+    (OV, dict(d=8), TypeError, "preset"),
+    (OV, dataclasses.replace(OV_STUDENTS, d=5), ValueError, "d"),
+    (OV, OV_STUDENTS, TypeError, "shared_cells"),
+])
+def test_overlap_refuses_bad_input_before_any_training(preset, students, err, match,
+                                                       monkeypatch):
+    monkeypatch.setattr(ptft_relu, "train_units", None)            # no training may start
+    kw = dict(shared_cells="yes") if match == "shared_cells" else {}
+    with pytest.raises(err, match=match):
+        ptft_relu.run_overlap(preset, students, cache=False, progress=False, **kw)

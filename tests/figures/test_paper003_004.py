@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
-from _helpers import check_figure  # noqa: E402
+from _helpers import check_figure, close_after  # noqa: E402
 
 from transferkit.experiments.diagonal_networks import (  # noqa: E402
     MethodRun,
@@ -22,6 +22,7 @@ from transferkit.experiments.ptft_relu import (  # noqa: E402
     NestedMtlStatistics,
     NestedRescalingResult,
     NestedStatistics,
+    OverlapResult,
     SampleEfficiencyResult,
     StudentRun,
     UnitClusters,
@@ -375,3 +376,35 @@ def test_participation_ratio_figure():
     check_figure(paper003_004.participation_ratio_figure(ns, [1e-2, 1.0], pr, se, conv), 1)
     with pytest.raises(ValueError, match="converged must have the shape"):
         paper003_004.participation_ratio_figure(ns, [1e-2, 1.0], pr, se, conv[:, :2])
+
+
+def _overlap_result(mtl=False, draws=3):
+    shared, ns = np.array([0, 2, 6]), np.array([8, 64])
+
+    def run():
+        conv = np.ones((3, 2, draws), bool)
+        conv[1, 0, 0] = False                         # one run at its step cap
+        return StudentRun(error=_pos(3, 2, draws), converged=conv,
+                          W=np.zeros((3, 2, draws, 4, 2)), a=np.zeros((3, 2, draws, 4)))
+    return OverlapResult(shared=shared, units=6, ns=ns, stl=run(), ptft=run(),
+                         mtl=run() if mtl else None, ntk_error=_pos(3, 2, draws),
+                         pre_converged=np.ones(draws, bool), pre_steps=np.ones(draws, int))
+
+
+@pytest.mark.parametrize("mtl, draws", [(False, 3), (True, 3), (False, 1)])
+def test_overlap_figure(mtl, draws):
+    res = _overlap_result(mtl, draws)
+
+    def check(fig):
+        assert len(fig.axes) == 2
+        ax = fig.axes[0]
+        # one series per method and the NTK, each with its error bars; the x ticks are s
+        assert len(ax.containers) == 3 + mtl
+        assert [int(t) for t in ax.get_xticks()] == [0, 2, 6]
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert labels == ["STL", "PT+FT"] + ["MTL"] * mtl + ["NTK (lazy)"]
+        # the cell with a run at its cap is marked with an open marker, for both methods
+        opened = [ln for ln in ax.get_lines() if ln.get_markerfacecolor() == "white"]
+        assert len(opened) == 2 + mtl and all(len(ln.get_xdata()) == 1 for ln in opened)
+        assert all(ln.get_xdata()[0] == 2 for ln in opened)
+    close_after(paper003_004.overlap_figure(res), check)

@@ -15,7 +15,7 @@ from ..stats import alignment_score, direction_spread, ensd, kmeans_inertia, par
 from ..streams import keyed_rng
 from ..sweep import Grid, run
 from ..theory.penalties import relu_ptft_penalty
-from ..theory.relu import relu_kernel
+from ..theory.relu import relu_kernel, relu_ntk_kernel
 
 __all__ = ["PENALTY", "SAMPLE_EFFICIENCY", "SAMPLE_EFFICIENCY_FULL", "RELU_FEATURES",
            "PenaltyPreset", "SampleEfficiencyPreset", "ReluFeaturesPreset",
@@ -27,7 +27,8 @@ __all__ = ["PENALTY", "SAMPLE_EFFICIENCY", "SAMPLE_EFFICIENCY_FULL", "RELU_FEATU
            "NestedRescalingResult", "run_nested_rescaling", "nested_rescaling_cell",
            "NestedStatistics", "nested_statistics", "NestedMtlResult", "run_nested_mtl",
            "nested_mtl_cell", "NestedMtlStatistics", "nested_mtl_statistics",
-           "UnitClusters", "unit_clusters"]
+           "UnitClusters", "unit_clusters", "OVERLAP", "OVERLAP_FULL", "OVERLAP_FULL_STUDENTS",
+           "OverlapPreset", "OverlapResult", "overlap_teachers", "overlap_cell", "run_overlap"]
 
 
 # ---------------------------------------------------------------------------
@@ -1580,3 +1581,291 @@ def unit_clusters(W, readout, teacher_dirs, ks, align_k: int) -> UnitClusters:
                                                                        align_k)[1]
         alignment[idx] = alignment_score(C, teacher_dirs[idx[-1]])
     return UnitClusters(ks=ks, inertia=inertia, align_k=align_k, alignment=alignment)
+
+
+# ---------------------------------------------------------------------------
+# paper 004, App. D, Fig. 4b: main and auxiliary teachers sharing some of their units
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OverlapPreset:
+    r"""Parameters of the reduced Fig. 4b of paper 004 (generalisation against the number of
+    teacher units the main task shares with the auxiliary one) at one scale.
+
+    The presets are :data:`OVERLAP` and, for a cluster, :data:`OVERLAP_FULL`; the chapter
+    passes them to :func:`run_overlap`.  Every other parameter (input dimension, width,
+    auxiliary samples, initialisation, step, tolerance, step caps, seed) is that of the
+    :class:`SampleEfficiencyPreset` the run is given, so that the draws are Fig. 1c's.
+
+    Attributes
+    ----------
+    shared : tuple of int
+        Numbers :math:`s` of the main teacher's units that are auxiliary units, the x axis
+        (paper 004, caption of Fig. 4b: "different numbers of overlapping features (out of 40
+        total)"; the values are ours).  The main teacher's other units are orthogonal to
+        every auxiliary unit; all readouts are 1.
+    ns : tuple of int
+        Main-task sample sizes, one panel each (ours; App. D: up to 1024).
+    mtl : bool
+        Also train multi-task students (the caption's MTL; ours to leave out where they do
+        not fit: an MTL network learns the auxiliary task from the small initialisation).
+    """
+
+    shared: tuple           # paper 004, Fig. 4b (its values ours)
+    ns: tuple               # ours (paper 004, App. D: up to 1024)
+    mtl: bool = False       # paper 004, Fig. 4b trains MTL (ours to leave it out)
+
+
+#: The reduced Fig. 4b of paper 004 at each ``TRANSFERKIT_SCALE``, on the draws of
+#: :data:`SAMPLE_EFFICIENCY` (six teacher units, 1024 auxiliary samples at ``paper``).
+#:
+#: ``paper``: s = 0, 2, 4, 6 of the six units and Fig. 1c's main-task n = 8 to 64 (ours).
+#: Paper 004 repeats its Fig. 2a with 40 teacher units and 8192 auxiliary samples (App. D);
+#: with 12 units and 1024 samples (d = 24, width 48) pretraining from the chapter's
+#: initialisation had not reached its tolerance after 200,000 steps (2 min for two draws, a
+#: trial of 2026-11-28), so the book keeps Fig. 1c's six units, where pretraining converges
+#: in 17,000 to 37,000 steps.  No MTL students: at the six-unit size one takes about 65,000
+#: steps (Figs. 6d-e), about 9 min of one core for 4 draws at one n per s.
+#: ``smoke``: s = 0 and the preset's six, n = 8, 32.
+OVERLAP = {
+    "paper": OverlapPreset(shared=(0, 2, 4, 6), ns=(8, 16, 32, 64)),
+    "smoke": OverlapPreset(shared=(0, 6), ns=(8, 32)),
+}
+
+#: The size of paper 004's Fig. 4b as far as App. D states it, for a cluster, with 40
+#: teacher units, 8192 auxiliary samples, main-task n up to 1024, MTL beside STL and PT+FT
+#: (run with :data:`OVERLAP_FULL_STUDENTS`).  Ours: the values of s, d = 80 (the least for 40
+#: orthonormal auxiliary units and 40 more orthogonal to them), width 160 (four times the
+#: units, as the chapter's 24 for 6) and everything App. D leaves open, as in
+#: :data:`SAMPLE_EFFICIENCY_FULL`.  Not run here (see :data:`OVERLAP`).
+OVERLAP_FULL = OverlapPreset(shared=(0, 10, 20, 30, 40),
+                             ns=(8, 16, 32, 64, 128, 256, 512, 1024), mtl=True)
+
+#: The students of :data:`OVERLAP_FULL`, those of :data:`SAMPLE_EFFICIENCY_FULL` with App.
+#: D's 40 teacher units and 8192 auxiliary samples, d = 80 and width 160 (ours).
+OVERLAP_FULL_STUDENTS = SampleEfficiencyPreset(
+    rhos=(0.0,), magnitudes=(1.0,), ns=OVERLAP_FULL.ns, draws=8, max_steps=1_000_000,
+    pre_max_steps=1_000_000, d=80, width=160, units=40, n_aux=8192)
+
+
+@dataclass(frozen=True)
+class OverlapResult:
+    r"""The reduced Fig. 4b of paper 004 (:func:`run_overlap`).
+
+    Attributes
+    ----------
+    shared : ndarray of int
+        The numbers :math:`s` of shared units (first axis of every array but ``pre_*``).
+    units : int
+        Units of each teacher.
+    ns : ndarray of int
+        Main-task sample sizes.
+    stl, ptft : StudentRun
+        STL and PT+FT students with a leading axis of ``shared``: ``error`` ``(len(shared),
+        len(ns), draws)``, ``W`` ``(len(shared), len(ns), draws, width, d)`` etc.
+    mtl : StudentRun or None
+        The multi-task students, when trained.
+    ntk_error : ndarray, shape (len(shared), len(ns), draws)
+        Test error of the lazy solution: kernel regression with the infinite-width NTK of
+        the two-layer network (:func:`transferkit.theory.relu.relu_ntk_kernel`) on the main
+        samples, normalised as the students'.
+    pre_converged : ndarray of bool, shape (draws,)
+        Whether pretraining (Fig. 1c's) reached its tolerance.
+    pre_steps : ndarray of int, shape (draws,)
+        Its gradient steps.
+    """
+
+    shared: np.ndarray
+    units: int
+    ns: np.ndarray
+    stl: StudentRun
+    ptft: StudentRun
+    ntk_error: np.ndarray
+    pre_converged: np.ndarray
+    pre_steps: np.ndarray
+    mtl: StudentRun | None = None
+
+    @property
+    def methods(self) -> dict[str, StudentRun]:
+        """``{"stl": ..., "ptft": ...}`` and ``"mtl"`` when trained, in that order."""
+        runs = {"stl": self.stl, "ptft": self.ptft}
+        if self.mtl is not None:
+            runs["mtl"] = self.mtl
+        return runs
+
+
+def overlap_teachers(teachers, shared: int) -> list:
+    r"""The teachers of Fig. 4b from those of :func:`transferkit.models.relu.teacher_pair`
+    at :math:`\rho = 0`, one tuple per draw: the auxiliary teacher unchanged (units
+    :math:`\theta_h`, readout 1) and a main teacher with units
+    :math:`\theta_1, \dots, \theta_s, \xi_{s+1}, \dots, \xi_K` and readout 1, where
+    :math:`\xi_h` are the orthonormal directions orthogonal to every :math:`\theta` that
+    the pair at :math:`\rho = 0` uses as its main units.  ``shared`` (:math:`s`) must lie in
+    ``[0, K]``; at :math:`s = K` the main teacher is the auxiliary one (the pair at
+    :math:`\rho = 1`), at :math:`s = 0` that at :math:`\rho = 0`."""
+    out = []
+    for theta, a_aux, xi, _ in teachers:
+        shared = check_int("shared", shared, 0, len(theta))
+        out.append((theta, a_aux, np.concatenate([theta[:shared], xi[shared:]]),
+                    np.ones(len(theta))))
+    return out
+
+
+def _ntk_errors(X, y, nn, Xt, yt, sets) -> np.ndarray:
+    """Test errors ``(len(nn),)`` of NTK kernel regression on the padded main samples ``X
+    (G, N, d)``, ``y (G, N)`` of sizes ``nn``, each scored on test set ``sets[g]`` of
+    ``(Xt, yt)``, normalised by the variance of that set's labels (as :func:`_scored`)."""
+    err = np.empty(len(nn))
+    for g, (n, t) in enumerate(zip(nn, sets)):
+        Xg = X[g, :n]
+        coef = np.linalg.solve(relu_ntk_kernel(Xg, Xg), y[g, :n])
+        pred = relu_ntk_kernel(Xt[t], Xg) @ coef
+        err[g] = np.mean((pred - yt[t]) ** 2) / np.var(yt[t], ddof=1)
+    return err
+
+
+def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_test=2000,
+                 alpha=1e-2, gamma=1e-2, loss_tol=1e-6, max_steps=50_000, pre_max_steps=None,
+                 mtl=False, lr_scale=0.5) -> dict:
+    r"""The :math:`s` of ``shared`` (an int, or a 1-d array of them) of :func:`run_overlap`:
+    a cell function for :func:`transferkit.sweep.run` (one cell per :math:`s`, or every
+    :math:`s` at once with ``vectorize=("shared",)``).
+
+    The draws are those of :func:`run_sample_efficiency` (:func:`_task_draws`; the same
+    auxiliary teacher, samples, initialisation, pretraining and test inputs as Fig. 1c),
+    the main teacher that of :func:`overlap_teachers`, the main-task inputs those of
+    :func:`_main_samples` (the same for every :math:`s`).  The students of every
+    :math:`s`, :math:`n` and draw are trained in one batch per method (small networks cost
+    about the same per step however many there are), as in :func:`sample_efficiency_cell`,
+    whose numbers they are at :math:`s = K` (the pair at :math:`\rho = 1`, main readout 1;
+    tested).  Returns ``stl_<field>``, ``ptft_<field>`` (and ``mtl_<field>``) of
+    :class:`StudentRun`, ``ntk_error`` ``(len(ns), draws)``, ``pre_converged`` and
+    ``pre_steps`` ``(draws,)``, each with a leading axis of ``shared`` when it is an array.
+    """
+    dev = default_device()
+    ns = [int(v) for v in ns]
+    many = np.ndim(shared) == 1
+    ss = [int(v) for v in np.atleast_1d(shared)]
+    pairs, Xa, ya, W0, a0, Xt, _ = _task_draws(seed, d, 0.0, 1.0, draws, width, units, n_aux,
+                                               n_test, alpha, dev)
+    Wp, _, psteps, pconv = _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol,
+                                       pre_max_steps or 5 * max_steps, W0, a0, Xa, ya, dev,
+                                       lr_scale)
+    cap = pre_max_steps or 5 * max_steps
+    batch, mtl_parts, yts = [], [], []
+    for s in ss:
+        teachers = overlap_teachers(pairs, s)
+        yts.append([_teacher_out(T[2], T[3], x) for T, x in zip(teachers, Xt)])
+        batch.append(_main_samples(seed, d, ns, draws, teachers))
+        if mtl:
+            mtl_parts.append(_mtl_batch(W0, a0, seed, d, ns, draws, teachers, Xa, ya, alpha,
+                                        dev))
+    X = np.concatenate([b[0] for b in batch])
+    y = np.concatenate([b[1] for b in batch])
+    nn = np.concatenate([b[2] for b in batch]).astype(float)
+    jj = batch[0][3]                                   # the draw of each network of one s
+    G = len(jj)
+
+    def scored(W, a, conv, a_aux=None):
+        # each s scored as its own block, the batch of sample_efficiency_cell (the rounding
+        # of the batched forward pass depends on the batch: the same bits as Fig. 1c at s = K)
+        blocks = [_scored(W[k * G:(k + 1) * G], a[k * G:(k + 1) * G], conv[k * G:(k + 1) * G],
+                          Xt, yts[k], jj, (len(ns), draws), dev,
+                          a_aux=None if a_aux is None else a_aux[k * G:(k + 1) * G])
+                  for k in range(len(ss))]
+        return StudentRun(**{f.name: np.stack([getattr(b, f.name) for b in blocks])
+                             for f in fields(StudentRun) if getattr(blocks[0], f.name) is not None})
+
+    runs = {}
+    for name, (Ws, as_) in {"stl": (W0, a0), "ptft": (Wp, torch.full_like(a0, gamma))}.items():
+        idx = np.tile(jj, len(ss))
+        W, a, _, _, conv = train_units(Ws[idx].clone(), as_[idx].clone(), as_tensor(X, dev),
+                                       as_tensor(y, dev), nn, loss_tol=loss_tol,
+                                       max_steps=max_steps, lr_scale=lr_scale)
+        runs[name] = scored(W, a, conv)
+    if mtl:
+        cat = lambda i: torch.cat([part[i] for part in mtl_parts])      # noqa: E731
+        W, A, _, _, conv = train_units_mtl(
+            cat(0), cat(1), [torch.cat([part[2][o] for part in mtl_parts]) for o in (0, 1)],
+            [torch.cat([part[3][o] for part in mtl_parts]) for o in (0, 1)],
+            [np.concatenate([part[4][o] for part in mtl_parts]) for o in (0, 1)],
+            loss_tol=loss_tol, max_steps=cap, lr_scale=lr_scale)
+        runs["mtl"] = scored(W, A[..., 1], conv, a_aux=A[..., 0])
+    sets = np.concatenate([k * draws + jj for k in range(len(ss))])
+    ntk = _ntk_errors(X, y, nn.astype(int), np.array(list(Xt) * len(ss)),
+                      np.array([v for yt in yts for v in yt]), sets)
+    out = {"ntk_error": ntk.reshape(len(ss), len(ns), draws),
+           "pre_converged": np.repeat(pconv.cpu().numpy()[None], len(ss), 0),
+           "pre_steps": np.repeat(np.asarray(torch.as_tensor(psteps).cpu())[None], len(ss), 0)}
+    for name, r in runs.items():
+        out.update({f"{name}_{k}": v for k, v in _run_arrays(r).items()})
+    return out if many else {k: v[0] for k, v in out.items()}
+
+
+def run_overlap(preset: OverlapPreset, students: SampleEfficiencyPreset, *,
+                shared_cells: bool = False, **run_kwargs) -> OverlapResult:
+    r"""Paper 004, App. D, Fig. 4b (reduced): test error of STL, PT+FT (and MTL) and of the
+    lazy NTK solution against the number :math:`s` of the main teacher's units that the
+    auxiliary teacher shares.
+
+    Per draw of Fig. 1c (``students``, a :class:`SampleEfficiencyPreset`: its ``d``,
+    ``width``, ``units``, ``n_aux``, ``draws``, initialisation, step, tolerance and caps;
+    its ``rhos``, ``magnitudes`` and ``ns`` are not used), the auxiliary teacher has
+    ``units`` orthonormal units with readout 1 and the main teacher shares :math:`s` of them
+    (:func:`overlap_teachers`); for every :math:`s` of ``preset.shared`` and :math:`n` of
+    ``preset.ns``:
+
+    * **STL** trains from the initialisation on the main samples, **PT+FT** from the
+      pretrained first layer with readout :math:`\gamma` (Fig. 1c's pretraining, which does
+      not depend on :math:`s`), **MTL** (with ``preset.mtl``) both tasks at once, as in
+      :func:`run_sample_efficiency`;
+    * **NTK**: the limit of gradient descent from a small-output initialisation in the
+      lazy regime, kernel regression
+      :math:`f(x) = \Theta(x, X)\,\Theta(X, X)^{-1}y` with the infinite-width NTK
+      :math:`\Theta` of the two-layer ReLU network
+      (:func:`transferkit.theory.relu.relu_ntk_kernel`; paper 004, caption of Fig. 4b:
+      "NTK indicates the (lazy) tangent kernel solution").
+
+    One :func:`transferkit.sweep.run` cell (:func:`overlap_cell`; cached, resumable) trains
+    every :math:`s` in one batch per method; with ``shared_cells=True`` one cell per
+    :math:`s`, which a Dask cluster spreads (``scheduler=``; the same numbers, tested; the
+    two are cached apart).  Pretraining is trained once per process (:func:`_pretrained`),
+    the same as Fig. 1c's and the nested tasks'.
+
+    Returns
+    -------
+    OverlapResult
+
+    Raises
+    ------
+    TypeError
+        For a ``preset`` or ``students`` of the wrong type.
+    ValueError
+        As :func:`run_sample_efficiency` for the values of ``students``; for an empty
+        ``preset.shared`` or ``preset.ns``, or an :math:`s` outside ``[0, units]``.
+    """
+    if not isinstance(preset, OverlapPreset):
+        raise InputTypeError(f"preset must be an OverlapPreset (got {type(preset).__name__})")
+    args = {**_preset_args(students), "ns": preset.ns, "mtl": preset.mtl}
+    d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
+        rho=0.0, magnitude=1.0, **args)
+    shared = preset.shared
+    if isinstance(shared, (str, bytes)) or not np.iterable(shared) or len(shared) == 0:
+        raise ValueError(f"preset.shared must be a non-empty sequence of integers in [0, "
+                         f"units = {units}] (got {shared!r})")
+    shared = [check_int("shared", s, 0, units) for s in shared]
+    fixed = {k: v for k, v in args.items() if k != "seed"}
+    fixed.update(ns=ns, max_steps=max_steps, pre_max_steps=pre_max_steps)
+    kw = dict(run_kwargs)
+    kw.setdefault("desc", "Fig. 4b: shared units")
+    shared_cells = check_bool("shared_cells", shared_cells)
+    sw = run(overlap_cell, Grid(shared=shared, seed=[seed]), fixed=fixed,
+             vectorize=() if shared_cells else ("shared",), **kw)
+    out = {name: np.ascontiguousarray(sw[name][:, 0]) for name in sw.keys()}
+    runs = {name: StudentRun(**{f.name: out[f"{name}_{f.name}"] for f in fields(StudentRun)
+                                if f"{name}_{f.name}" in out})
+            for name in ("stl", "ptft", "mtl") if f"{name}_error" in out}
+    return OverlapResult(shared=np.array(shared), units=units, ns=np.array(ns),
+                         stl=runs["stl"], ptft=runs["ptft"], mtl=runs.get("mtl"),
+                         ntk_error=out["ntk_error"], pre_converged=out["pre_converged"][0],
+                         pre_steps=out["pre_steps"][0])

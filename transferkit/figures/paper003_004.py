@@ -28,7 +28,7 @@ from .plotting import tight_layout
 __all__ = ["METHOD_COLORS", "METHOD_LABELS", "ptft_penalty_figure", "sample_efficiency_figure",
            "paired_log_ratio", "reversal_figure", "relu_features_figure", "alignment_figure",
            "participation_ratio_figure", "stl_clusters_figure", "dense_clusters_figure",
-           "nested_rescaling_figure",
+           "nested_rescaling_figure", "overlap_figure", "NTK_STYLE",
            "diagonal_generalisation_figure", "diagonal_norms_figure",
            "diagonal_l12_figure", "diagonal_l12_large_figure", "diagonal_rescaling_figure", "diagonal_sparsity_figure"]
 
@@ -933,4 +933,47 @@ def diagonal_sparsity_figure(runs: dict, readout: dict, n_show: int, k_max: int 
     axes[0, 0].legend(fontsize=6, ncol=2)
     axes[0, 1].legend(fontsize=6)
     tight_layout(fig)
+    return fig
+
+
+#: Colour and label of the lazy NTK solution in :func:`overlap_figure`, black for a closed form
+#: (not a trained network).
+NTK_STYLE = dict(color="k", label="NTK (lazy)")
+
+
+def overlap_figure(result):
+    r"""Paper 004, Fig. 4b (reduced): test error against the number of teacher units the
+    main task shares with the auxiliary one.
+
+    Parameters
+    ----------
+    result : transferkit.experiments.ptft_relu.OverlapResult
+        From :func:`transferkit.experiments.ptft_relu.run_overlap`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per main-task :math:`n`: mean normalised test error over the draws with one
+        standard error, against :math:`s` (shared units out of ``result.units``), for STL,
+        PT+FT (and MTL) and the lazy NTK solution (black, dashed); an open marker where
+        some draw of that method stopped at its step cap before the loss tolerance.
+    """
+    ns, shared = [int(n) for n in result.ns], np.asarray(result.shared)
+    fig, axes = plt.subplots(1, len(ns), figsize=(2.9 * len(ns) + 0.6, 3.1), squeeze=False,
+                             sharey=True)
+    for j, (n, ax) in enumerate(zip(ns, axes[0])):
+        for name, run in result.methods.items():
+            mean, se = mean_se(run.error[:, j], -1, single=0.0)
+            ax.errorbar(shared, mean, yerr=se, fmt="o-", color=METHOD_COLORS[name], ms=4,
+                        capsize=2, label=METHOD_LABELS[name])
+            _open_where_stopped(ax, shared, mean, np.asarray(run.converged)[:, j].all(-1),
+                                METHOD_COLORS[name], ms=7)
+        mean, se = mean_se(result.ntk_error[:, j], -1, single=0.0)
+        ax.errorbar(shared, mean, yerr=se, fmt="s--", ms=4, capsize=2, mfc="none", **NTK_STYLE)
+        ax.set_yscale("log")
+        ax.set_xticks(shared, [str(s) for s in shared])
+        ax.set_xlabel(f"shared units $s$ (of {result.units})")
+        ax.set_title(f"n = {n}", fontsize=9)
+    axes[0, 0].set_ylabel("test error / Var f*")
+    _legend_below(fig, axes[0], rows=1, fontsize=8)
     return fig
