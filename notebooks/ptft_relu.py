@@ -517,7 +517,8 @@ if FIG1C == experiments.ptft_relu.SAMPLE_EFFICIENCY["paper"]:
 # (d = 24, width 48) pretraining from the chapter's initialisation had not reached its
 # tolerance after 200,000 steps in a trial, where six units take 17,000 to 37,000. No MTL
 # students: each learns the auxiliary task from the small initialisation (about 65,000
-# steps, Figs. 6d-e below), about 9 min of one core per $s$ at one $n$ and 4 draws. The
+# steps; Figs. 6d-e below, 4 draws at two $n$, took 315 to 422 s of one core per cell, and
+# this figure would need one such cell per $s$). The
 # paper's size is the preset `OVERLAP_FULL` with `OVERLAP_FULL_STUDENTS` (40 units, 8192
 # auxiliary samples, $n$ up to 1024, MTL; $d$, the width and the values of $s$ ours) for a
 # Dask cluster (`run_overlap`, one sweep cell per $s$); it is not run here.

@@ -1625,7 +1625,8 @@ class OverlapPreset:
 #: initialisation had not reached its tolerance after 200,000 steps (2 min for two draws, a
 #: trial of 2026-11-28), so the book keeps Fig. 1c's six units, where pretraining converges
 #: in 17,000 to 37,000 steps.  No MTL students: at the six-unit size one takes about 65,000
-#: steps (Figs. 6d-e), about 9 min of one core for 4 draws at one n per s.
+#: steps: Figs. 6d-e's, 4 draws at two n, took 315 to 422 s of one core per (rho, m) cell,
+#: and this figure would need one such cell per s.
 #: ``smoke``: s = 0 and the preset's six, n = 8, 32.
 OVERLAP = {
     "paper": OverlapPreset(shared=(0, 2, 4, 6), ns=(8, 16, 32, 64)),
