@@ -77,6 +77,9 @@ VALID = {
     "ptft_relu.run_nested_rescaling": dict(preset=experiments.ptft_relu.SAMPLE_EFFICIENCY["smoke"],
                                            scales=[1.0], cache=False),
     "ptft_relu.penalty_ratio": dict(magnitude=1.0, rho=1.0, gamma=0.01),
+    "ptft_relu.overlap_teachers": dict(
+        teachers=[experiments.ptft_relu.teacher_pair(4, 2, 0.0, 1.0, np.random.default_rng(0))],
+        shared=1),
     "diagonal_networks.run_tasks": dict(D=10, k=2, overlap=1, ns=[4], draws=1, n_aux=8,
                                         alpha=0.1, gamma=0.1, cache=False),
     "diagonal_networks.mtl_small_init": dict(D=10, k=2, overlap=1, ns=[4], draws=1, n_aux=8,

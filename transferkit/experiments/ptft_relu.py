@@ -1732,10 +1732,10 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
     a cell function for :func:`transferkit.sweep.run` (one cell per :math:`s`, or every
     :math:`s` at once with ``vectorize=("shared",)``).
 
-    The draws are those of :func:`run_sample_efficiency` (:func:`_task_draws`; the same
+    The draws are those of :func:`run_sample_efficiency` (``_task_draws``; the same
     auxiliary teacher, samples, initialisation, pretraining and test inputs as Fig. 1c),
     the main teacher that of :func:`overlap_teachers`, the main-task inputs those of
-    :func:`_main_samples` (the same for every :math:`s`).  The students of every
+    ``_main_samples`` (the same for every :math:`s`).  The students of every
     :math:`s`, :math:`n` and draw are trained in one batch per method (small networks cost
     about the same per step however many there are), as in :func:`sample_efficiency_cell`,
     whose numbers they are at :math:`s = K` (the pair at :math:`\rho = 1`, main readout 1;
@@ -1830,7 +1830,7 @@ def run_overlap(preset: OverlapPreset, students: SampleEfficiencyPreset, *,
     One :func:`transferkit.sweep.run` cell (:func:`overlap_cell`; cached, resumable) trains
     every :math:`s` in one batch per method; with ``shared_cells=True`` one cell per
     :math:`s`, which a Dask cluster spreads (``scheduler=``; the same numbers, tested; the
-    two are cached apart).  Pretraining is trained once per process (:func:`_pretrained`),
+    two are cached apart).  Pretraining is trained once per process (``_pretrained``),
     the same as Fig. 1c's and the nested tasks'.
 
     Returns

@@ -29,7 +29,7 @@ from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
 from .descent import Descent, bold_driver, keep_where
 from .device import as_tensor, default_device
 
-__all__ = ["check_earlier_stops", "InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "init_ntk", "train_ntk", "NTKTrainInfo", "MeanFieldInfo", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "sample_loss_grad", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "train_units_mtl", "mtl_loss_and_grads", "hidden_representation", "loss_and_grads"]
+__all__ = ["check_earlier_stops", "InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "check_init_scale_settings", "init_ntk", "train_ntk", "NTKTrainInfo", "MeanFieldInfo", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "sample_loss_grad", "train_population", "train_samples", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "train_units_mtl", "mtl_loss_and_grads", "hidden_representation", "loss_and_grads"]
 
 
 TEACHER_STREAM, INIT_STREAM, DATA_STREAM, SCRATCH_STREAM, TEST_STREAM = 10, 11, 12, 13, 14
