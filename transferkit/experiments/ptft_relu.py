@@ -1622,8 +1622,8 @@ class OverlapPreset:
 #: ``paper``: s = 0, 2, 4, 6 of the six units and Fig. 1c's main-task n = 8 to 64 (ours).
 #: Paper 004 repeats its Fig. 2a with 40 teacher units and 8192 auxiliary samples (App. D);
 #: with 12 units and 1024 samples (d = 24, width 48) pretraining from the chapter's
-#: initialisation had not reached its tolerance after 200,000 steps (2 min for two draws, a
-#: trial of 2026-11-28), so the book keeps Fig. 1c's six units, where pretraining converges
+#: initialisation had not reached its tolerance after 200,000 steps (two draws, a trial of
+#: 2026-11-28), so the book keeps Fig. 1c's six units, where pretraining converges
 #: in 17,000 to 37,000 steps.  No MTL students: at the six-unit size one takes about 65,000
 #: steps: Figs. 6d-e's, 4 draws at two n, took 315 to 422 s of one core per (rho, m) cell,
 #: and this figure would need one such cell per s.
