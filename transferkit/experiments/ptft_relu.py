@@ -1736,8 +1736,9 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
     auxiliary teacher, samples, initialisation, pretraining and test inputs as Fig. 1c),
     the main teacher that of :func:`overlap_teachers`, the main-task inputs those of
     ``_main_samples`` (the same for every :math:`s`).  The students of every
-    :math:`s`, :math:`n` and draw are trained in one batch per method (small networks cost
-    about the same per step however many there are), as in :func:`sample_efficiency_cell`,
+    :math:`s`, :math:`n` and draw are trained in one batch per method (at the ``paper``
+    preset 94 s against 141 s for one cell per :math:`s`, pretraining included, on the
+    project's 2-core machine beside other jobs), as in :func:`sample_efficiency_cell`,
     whose numbers they are at :math:`s = K` (the pair at :math:`\rho = 1`, main readout 1;
     tested).  Returns ``stl_<field>``, ``ptft_<field>`` (and ``mtl_<field>``) of
     :class:`StudentRun`, ``ntk_error`` ``(len(ns), draws)``, ``pre_converged`` and
@@ -1749,10 +1750,9 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
     ss = [int(v) for v in np.atleast_1d(shared)]
     pairs, Xa, ya, W0, a0, Xt, _ = _task_draws(seed, d, 0.0, 1.0, draws, width, units, n_aux,
                                                n_test, alpha, dev)
-    Wp, _, psteps, pconv = _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol,
-                                       pre_max_steps or 5 * max_steps, W0, a0, Xa, ya, dev,
-                                       lr_scale)
     cap = pre_max_steps or 5 * max_steps
+    Wp, _, psteps, pconv = _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol,
+                                       cap, W0, a0, Xa, ya, dev, lr_scale)
     batch, mtl_parts, yts = [], [], []
     for s in ss:
         teachers = overlap_teachers(pairs, s)
