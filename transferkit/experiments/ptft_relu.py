@@ -376,6 +376,23 @@ class StudentRun:
         return np.hypot(self.a, self.a_aux)
 
 
+def _student_methods(result) -> dict[str, StudentRun]:
+    """``{"stl": ..., "ptft": ...}`` and ``"mtl"`` when trained, in that order: the
+    ``methods`` of the results that hold these three :class:`StudentRun` fields."""
+    runs = {"stl": result.stl, "ptft": result.ptft}
+    if result.mtl is not None:
+        runs["mtl"] = result.mtl
+    return runs
+
+
+def _student_runs(out) -> dict[str, StudentRun]:
+    """The :class:`StudentRun` of each method whose ``<method>_<field>`` arrays a cell
+    returned (:func:`_run_arrays` with the method as prefix), in the order STL, PT+FT, MTL."""
+    return {name: StudentRun(**{f.name: out[f"{name}_{f.name}"] for f in fields(StudentRun)
+                                if f"{name}_{f.name}" in out})
+            for name in ("stl", "ptft", "mtl") if f"{name}_error" in out}
+
+
 @dataclass(frozen=True)
 class SampleEfficiencyResult:
     r"""The result of :func:`run_sample_efficiency` (paper 003, Fig. 1c).
@@ -415,13 +432,7 @@ class SampleEfficiencyResult:
     pre_steps: np.ndarray | None = None
     mtl: StudentRun | None = None
 
-    @property
-    def methods(self) -> dict[str, StudentRun]:
-        """``{"stl": ..., "ptft": ...}`` and ``"mtl"`` when trained, in that order."""
-        runs = {"stl": self.stl, "ptft": self.ptft}
-        if self.mtl is not None:
-            runs["mtl"] = self.mtl
-        return runs
+    methods = property(_student_methods)
 
 
 #: Key of the stream of the MTL students' auxiliary readout after ``(seed, draw)``.  Not
@@ -1062,10 +1073,7 @@ def _result(sw, index, rho, magnitude, draws, ns) -> SampleEfficiencyResult:
     out = {name: np.ascontiguousarray(sw[name][index]) for name in sw.keys()}
     teachers = [tuple(np.ascontiguousarray(out[f"teacher_{i}"][j]) for i in range(4))
                 for j in range(draws)]
-    names = ("stl", "ptft") + (("mtl",) if "mtl_error" in out else ())
-    runs = {name: StudentRun(**{f.name: out[f"{name}_{f.name}"] for f in fields(StudentRun)
-                                if f"{name}_{f.name}" in out})
-            for name in names}
+    runs = _student_runs(out)
     return SampleEfficiencyResult(ns=np.array(ns), rho=rho, magnitude=magnitude,
                                   pre_converged=out["pre_converged"], teachers=teachers,
                                   W_pre=out["W_pre"], stl=runs["stl"], ptft=runs["ptft"],
@@ -1686,13 +1694,7 @@ class OverlapResult:
     pre_steps: np.ndarray
     mtl: StudentRun | None = None
 
-    @property
-    def methods(self) -> dict[str, StudentRun]:
-        """``{"stl": ..., "ptft": ...}`` and ``"mtl"`` when trained, in that order."""
-        runs = {"stl": self.stl, "ptft": self.ptft}
-        if self.mtl is not None:
-            runs["mtl"] = self.mtl
-        return runs
+    methods = property(_student_methods)
 
 
 def overlap_teachers(teachers, shared: int) -> list:
@@ -1863,9 +1865,7 @@ def run_overlap(preset: OverlapPreset, students: SampleEfficiencyPreset, *,
     sw = run(overlap_cell, Grid(shared=shared, seed=[seed]), fixed=fixed,
              vectorize=() if shared_cells else ("shared",), **kw)
     out = {name: np.ascontiguousarray(sw[name][:, 0]) for name in sw.keys()}
-    runs = {name: StudentRun(**{f.name: out[f"{name}_{f.name}"] for f in fields(StudentRun)
-                                if f"{name}_{f.name}" in out})
-            for name in ("stl", "ptft", "mtl") if f"{name}_error" in out}
+    runs = _student_runs(out)
     return OverlapResult(shared=np.array(shared), units=units, ns=np.array(ns),
                          stl=runs["stl"], ptft=runs["ptft"], mtl=runs.get("mtl"),
                          ntk_error=out["ntk_error"], pre_converged=out["pre_converged"][0],
