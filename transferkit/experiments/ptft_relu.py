@@ -1714,16 +1714,16 @@ def overlap_teachers(teachers, shared: int) -> list:
     return out
 
 
-def _ntk_errors(X, y, nn, Xt, yt, sets) -> np.ndarray:
+def _ntk_errors(X, y, nn, tests) -> np.ndarray:
     """Test errors ``(len(nn),)`` of NTK kernel regression on the padded main samples ``X
-    (G, N, d)``, ``y (G, N)`` of sizes ``nn``, each scored on test set ``sets[g]`` of
-    ``(Xt, yt)``, normalised by the variance of that set's labels (as :func:`_scored`)."""
+    (G, N, d)``, ``y (G, N)`` of sizes ``nn``, network ``g`` scored on the test inputs and
+    labels ``tests[g]``, normalised by the variance of those labels (as :func:`_scored`)."""
     err = np.empty(len(nn))
-    for g, (n, t) in enumerate(zip(nn, sets)):
+    for g, (n, (Xt, yt)) in enumerate(zip(nn, tests)):
         Xg = X[g, :n]
         coef = np.linalg.solve(relu_ntk_kernel(Xg, Xg), y[g, :n])
-        pred = relu_ntk_kernel(Xt[t], Xg) @ coef
-        err[g] = np.mean((pred - yt[t]) ** 2) / np.var(yt[t], ddof=1)
+        pred = relu_ntk_kernel(Xt, Xg) @ coef
+        err[g] = np.mean((pred - yt) ** 2) / np.var(yt, ddof=1)
     return err
 
 
@@ -1780,8 +1780,8 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
                              for f in fields(StudentRun) if getattr(blocks[0], f.name) is not None})
 
     runs = {}
+    idx = np.tile(jj, len(ss))                         # the draw of every network
     for name, (Ws, as_) in {"stl": (W0, a0), "ptft": (Wp, torch.full_like(a0, gamma))}.items():
-        idx = np.tile(jj, len(ss))
         W, a, _, _, conv = train_units(Ws[idx].clone(), as_[idx].clone(), as_tensor(X, dev),
                                        as_tensor(y, dev), nn, loss_tol=loss_tol,
                                        max_steps=max_steps, lr_scale=lr_scale)
@@ -1794,9 +1794,8 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
             [np.concatenate([part[4][o] for part in mtl_parts]) for o in (0, 1)],
             loss_tol=loss_tol, max_steps=cap, lr_scale=lr_scale)
         runs["mtl"] = scored(W, A[..., 1], conv, a_aux=A[..., 0])
-    sets = np.concatenate([k * draws + jj for k in range(len(ss))])
-    ntk = _ntk_errors(X, y, nn.astype(int), np.array(list(Xt) * len(ss)),
-                      np.array([v for yt in yts for v in yt]), sets)
+    ntk = _ntk_errors(X, y, nn.astype(int),
+                      [(Xt[j], yts[k][j]) for k in range(len(ss)) for j in jj])
     out = {"ntk_error": ntk.reshape(len(ss), len(ns), draws),
            "pre_converged": np.repeat(pconv.cpu().numpy()[None], len(ss), 0),
            "pre_steps": np.repeat(np.asarray(torch.as_tensor(psteps).cpu())[None], len(ss), 0)}
