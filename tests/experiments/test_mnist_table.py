@@ -209,7 +209,7 @@ def test_sensitivity_sweep_cache_returns_the_same_result(cache, monkeypatch):
     data, pairs = _digits(), draw_task_pairs(3, 6)
     fits = (DEFAULT_FIT, "gd:20")
     first = fit_sensitivity_sim(*data, fits, pairs, directory=cache, **SMALL)
-    monkeypatch.setattr("transferkit.experiments.mnist_table.finetune_test_error", trained_again)
+    monkeypatch.setattr("transferkit.experiments.mnist_table.finetune_test_errors", trained_again)
     again = fit_sensitivity_sim(*data, fits, pairs, directory=cache, **SMALL)
     _same(first, again)
 
@@ -273,3 +273,23 @@ def test_sample_indices_refuses_more_rows_than_the_pool():
         sample_indices(5, 10, 2, 0)
     with pytest.raises(ValueError, match=r"^count must be an integer >= 1"):
         sample_indices(5, 2, 0, 0)
+
+
+def test_finetune_errors_from_several_starts_are_each_starts_own():
+    """``finetune_test_errors``: one draw of the target samples and one factorisation of
+    X X^T for every initialisation, each start's errors those of its own
+    ``finetune_test_error`` call (bit for bit), a start per draw included."""
+    from transferkit.experiments.mnist_table import finetune_test_error, finetune_test_errors
+    rng = np.random.default_rng(3)
+    x_pool, x_test = rng.standard_normal((40, 12)), rng.standard_normal((30, 12))
+    w = rng.standard_normal(12)
+    t_pool, t_test = np.sign(x_pool @ w), np.sign(x_test @ w)
+    shape = (2, 3)
+    starts = [rng.standard_normal(12), np.zeros(12), rng.standard_normal((6, 12))]
+    got = finetune_test_errors(x_pool, t_pool, starts, x_test, t_test, 5, shape, seed=4)
+    assert got.shape == (3,) + shape
+    for g, th in zip(got, starts):
+        np.testing.assert_array_equal(g, finetune_test_error(x_pool, t_pool, th, x_test, t_test,
+                                                             5, shape, seed=4))
+    assert not np.array_equal(got[0], got[1])           # the starts matter
+

@@ -167,6 +167,24 @@ def test_gaussian_kl_exact_for_gaussians_and_zero_for_same_law():
         experiments.predictors.gaussian_kl(A, B[:, :2])
 
 
+def test_ntk_discrepancy_of_a_stack_is_each_sets_own():
+    """A stack of target sets: H_P^-1 y_P solved once, each value that of the set's own call
+    and of Thm 1's ||y_Q - y_{P->Q}||^2 / n_Q from ``theory.ntk.similarity``, bit for bit;
+    labels of the wrong shape are refused."""
+    rng = np.random.default_rng(8)
+    XP, yP = rng.standard_normal((30, 6)), rng.standard_normal(30)
+    XQ, yQ = rng.standard_normal((4, 7, 6)), rng.standard_normal((4, 7))
+    got = experiments.predictors.ntk_discrepancy(XP, yP, XQ, yQ)
+    assert got.shape == (4,)
+    to = experiments.predictors.to_sphere
+    for b in range(4):
+        one = experiments.predictors.ntk_discrepancy(XP, yP, XQ[b], yQ[b])
+        assert isinstance(one, float) and got[b] == one
+        assert one == theory.ntk.similarity(to(XP), yP, to(XQ[b]), yQ[b]).thm1 / 7
+    with pytest.raises(ValueError, match="^yQ must have one label per target point"):
+        experiments.predictors.ntk_discrepancy(XP, yP, XQ, yQ[:, :5])
+
+
 def test_ntk_discrepancy_zero_when_target_is_source():
     """Target = source sample and labels: y_{P->Q} = H_P H_P^{-1} y_P = y_P exactly."""
     rng = np.random.default_rng(6)

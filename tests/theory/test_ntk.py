@@ -72,6 +72,20 @@ def test_same_task_transfers_its_labels_exactly():
     assert np.isclose(theory.ntk.deviation_bound(X, -y, yPQ), 2 * theory.ntk.deviation_bound(X, y))
 
 
+def test_transformed_labels_of_a_stack_of_target_sets():
+    """``XQ`` a stack ``(..., n_Q, d)``: each set's labels are those of its own call, bit for
+    bit, for vector and matrix labels; an ``XQ`` of one row only is refused."""
+    XP, XQ = _sphere(9, 4, 11), _sphere(2 * 3 * 5, 4, 12).reshape(2, 3, 5, 4)
+    for yP in (np.random.default_rng(13).standard_normal(9),
+               np.random.default_rng(14).standard_normal((9, 2))):
+        got = theory.ntk.transformed_labels(XP, yP, XQ)
+        assert got.shape == (2, 3, 5) + yP.shape[1:]
+        for i in np.ndindex(2, 3):
+            np.testing.assert_array_equal(got[i], theory.ntk.transformed_labels(XP, yP, XQ[i]))
+    with pytest.raises(ValueError, match="^XQ must be an array of shape"):
+        theory.ntk.transformed_labels(XP, np.ones(9), XQ[0, 0, 0])
+
+
 def test_label_matrices_sum_over_columns():
     XP, XQ = _sphere(7, 4, 7), _sphere(5, 4, 8)
     Y = np.random.default_rng(9).standard_normal((7, 2))
@@ -176,6 +190,7 @@ def test_bad_input_names_the_parameter():
         (lambda: theory.ntk.check_labels("y", y, "a"), "n must"),
         (lambda: theory.ntk.gram(np.ones((2, 1, 1)), np.ones((3, 1, 1))), "batch"),
         (lambda: theory.ntk.transformed_labels(X, y, _sphere(3, 5, 21)), "XQ"),
+        (lambda: theory.ntk.transformed_labels(X[None], y, X), "^XP must be a 2-d array"),
         (lambda: theory.ntk.deviation_bound(X, y, np.ones((4, 2))), "yPQ"),
         (lambda: theory.ntk.deviation_path(np.zeros((0, 0)), [], 0.1, [1]), "HQ"),
         (lambda: theory.ntk.deviation_path(10**400, y, 0.1, [1]), "HQ"),

@@ -25,7 +25,7 @@ from ..theory.linear_teachers import (
 )
 
 __all__ = ["digit_moments", "task_teacher", "task_covariance", "draw_task_pairs", "mnist_measures",
-           "finetune_test_error", "mnist_table_sim", "table1_pair_cell", "R2", "Table1Result",
+           "finetune_test_error", "finetune_test_errors", "mnist_table_sim", "table1_pair_cell", "R2", "Table1Result",
            "N_TASK_PAIRS", "TABLE1", "Table1Preset", "DEFAULT_FIT", "parse_fit", "fit_label",
            "fit_teacher", "gd_teacher_starts", "fit_sensitivity_cell", "fit_sensitivity_sim",
            "FitSensitivityResult", "FIT_SENSITIVITY", "FitSensitivityPreset", "r2_difference",
@@ -266,13 +266,30 @@ def finetune_test_error(x_pool, t_pool, theta_s, x_test, t_test, n, shape, seed)
     r"""0-1 test error of :func:`~transferkit.theory.linear_teachers.finetune_predictor` (Thm 4.1, the limit of gradient
     descent from :math:`\theta_S` on the square loss) fitted on ``n`` target samples drawn
     without replacement from ``(x_pool, t_pool)`` (:func:`sample_indices`), for a batch of
-    independent draws of shape ``shape``.  Returns errors of shape ``shape``."""
+    independent draws of shape ``shape``; ``theta_s`` is ``(d,)`` or one per draw,
+    ``(prod(shape), d)``.  Returns errors of shape ``shape``: :func:`finetune_test_errors`
+    with one initialisation."""
+    return finetune_test_errors(x_pool, t_pool, [theta_s], x_test, t_test, n, shape, seed)[0]
+
+
+def finetune_test_errors(x_pool, t_pool, thetas, x_test, t_test, n, shape, seed):
+    r""":func:`finetune_test_error` from each initialisation of ``thetas`` on the same target
+    samples: ``thetas`` holds ``F`` initialisations, each ``(d,)`` or one per draw
+    ``(prod(shape), d)``; returns errors of shape ``(F,) + shape``.
+
+    The samples :math:`X` are drawn once for all of them (:func:`sample_indices` with
+    ``seed``, as :func:`finetune_test_error`), and so are :math:`XX^\top` and its
+    factorisation: Thm 4.1's :math:`\gamma = \theta_S + X^\top(XX^\top)^{-1}(y -
+    X\theta_S)` (paper 001, Eq. 1) differs between initialisations only in the right-hand
+    side, and the test predictions of every :math:`(\theta_S, X)` are one matrix product."""
     idx = sample_indices(len(x_pool), n, int(np.prod(shape)), seed)
     X = np.asarray(x_pool, dtype=np.float64)[idx]                    # (B, n, d)
-    gamma = finetune_predictor(X, np.asarray(t_pool, dtype=np.float64)[idx], theta_s)
-    pred = np.asarray(x_test, dtype=np.float64) @ gamma.T           # (N_test, B)
+    B, d = X.shape[0], X.shape[-1]
+    th = np.stack([np.broadcast_to(np.asarray(t, dtype=np.float64), (B, d)) for t in thetas])
+    gamma = finetune_predictor(X, np.asarray(t_pool, dtype=np.float64)[idx], th)   # (F, B, d)
+    pred = np.asarray(x_test, dtype=np.float64) @ gamma.reshape(-1, d).T            # (N_test, F B)
     err = (np.sign(pred) != np.asarray(t_test)[:, None]).mean(0)
-    return err.reshape(shape)
+    return err.reshape((len(th),) + tuple(shape))
 
 
 def table1_pair_cell(k, pairs, G, s, cnt, x_train, y_train, x_test, y_test, ns, draws, reps,
@@ -640,17 +657,18 @@ def fit_sensitivity_cell(fit, k, pairs, G, s, cnt, x_train, y_train, x_test, y_t
     x_t, t_t = binary_task(x_test, y_test, cc, dd)
     # float64 once (exact), not once per call of finetune_test_error
     x_pool, t_pool, x_t = (np.asarray(v, dtype=np.float64) for v in (x_pool, t_pool, x_t))
-    for f, fit_ in enumerate(fits):
-        varying = parse_fit(fit_)[0] == "gd"
-        for r in range(reps if varying else 1):
+    varying = [parse_fit(fit_)[0] == "gd" for fit_ in fits]
+    for f in range(F):
+        for r in range(reps if varying[f] else 1):
             ms = mnist_measures(ts[f, r], tt[f, r], lam, V, ns, m, delta, c)
             for name in ("dist", "bartlett", "eq3"):
-                out[name][f, r if varying else slice(None)] = ms[name]
-        theta_s = np.repeat(ts[f], draws, axis=0) if varying else ts[f, 0]
-        for j, n in enumerate(ns):
-            e = finetune_test_error(x_pool, t_pool, theta_s, x_t, t_t, n, (reps, draws),
-                                    seed=int(seed) * 1000 + int(k))
-            out["errors"][f, :, j] = e.mean(-1)
+                out[name][f, r if varying[f] else slice(None)] = ms[name]
+    # every fit on the same target samples: one draw of them per n for all the fits
+    theta_s = [np.repeat(ts[f], draws, axis=0) if varying[f] else ts[f, 0] for f in range(F)]
+    for j, n in enumerate(ns):
+        e = finetune_test_errors(x_pool, t_pool, theta_s, x_t, t_t, n, (reps, draws),
+                                 seed=int(seed) * 1000 + int(k))
+        out["errors"][:, :, j] = e.mean(-1)
     out["theta_norms"] = np.stack([np.linalg.norm(ts, axis=-1), np.linalg.norm(tt, axis=-1)], -1)
     return out
 

@@ -268,14 +268,23 @@ def isotropic_eq3(dist, n, d, m=2, delta=1.0, c=3.0):
     return 2 * np.minimum(g, g ** 3) * dist
 
 
-def ntk_discrepancy(XP, yP, XQ, yQ) -> float:
-    r"""Paper 002's Thm 1 quantity per target point, :math:`\|y_Q - y_{P\to Q}\|^2 / n_Q`,
-    with :math:`y_{P\to Q} = H_{PQ}^{\infty\top}H_P^{\infty-1}y_P`
-    (:func:`transferkit.theory.ntk.similarity`); inputs are put on the unit sphere first
-    (:func:`to_sphere`)."""
+def ntk_discrepancy(XP, yP, XQ, yQ):
+    r"""Paper 002's Thm 1 quantity per target point, :math:`\|y_Q - y_{P\to Q}\|^2 / n_Q`
+    (Eq. 1), with :math:`y_{P\to Q} = H_{PQ}^{\infty\top}H_P^{\infty-1}y_P`
+    (:func:`transferkit.theory.ntk.transformed_labels`); inputs are put on the unit sphere
+    first (:func:`to_sphere`).  A float for one target set ``XQ (n_Q, d)``, ``yQ (n_Q,)``;
+    for a stack of target sets ``XQ (B, n_Q, d)``, ``yQ (B, n_Q)`` the array ``(B,)`` of
+    their values (:math:`H_P^{\infty-1}y_P` solved once; each value that of its own
+    call)."""
     XQ = to_sphere(XQ)
-    s = theory.ntk.similarity(to_sphere(XP), yP, XQ, yQ)
-    return float(s.thm1) / len(XQ)
+    yPQ = theory.ntk.transformed_labels(to_sphere(XP), yP, XQ)
+    if XQ.ndim == 2:
+        return theory.ntk.label_discrepancy(yQ, yPQ) / len(XQ)
+    yQ = np.asarray(yQ, float)
+    if yQ.shape != yPQ.shape:
+        raise ValueError(f"yQ must have one label per target point, shape {yPQ.shape} "
+                         f"(got {yQ.shape})")
+    return np.array([theory.ntk.label_discrepancy(a, b) for a, b in zip(yQ, yPQ)]) / XQ.shape[1]
 
 
 def gaussian_kl(A, B, k: int = 20, ridge: float = 1e-3) -> float:
@@ -477,9 +486,7 @@ def synthetic_benchmark(d, gammas, thetas, sigmas, norms, depth=2, draws=20, see
             for j, s in enumerate(sigmas):
                 for k, r in enumerate(norms):
                     yP = XP @ (r * u) + s * eP
-                    ntk_v[gi, i, j, k] = np.mean([
-                        ntk_discrepancy(XP, yP, XQ[b], XQ[b] @ bt[i] + s * eQ[b])
-                        for b in range(ntk_draws)])
+                    ntk_v[gi, i, j, k] = np.mean(ntk_discrepancy(XP, yP, XQ, XQ @ bt[i] + s * eQ))
 
     full = np.broadcast_to
     pred = {"kl": full(kl[None], shape), "w1": full(w1[None], shape),
@@ -616,14 +623,12 @@ def real_benchmark(datasets: dict, pairs, ns, draws, seed=0, m=2, delta=1.0, c=3
         iP = rng.choice(len(xs), min(ntk_source, len(xs)), replace=False)
         xte, yte = binary_task(datasets[tn][2], datasets[tn][3], cc, dd)
         for j, n in enumerate(ns):
-            ft[j, k] = mnist_table.finetune_test_error(xt, yt, ts, xte, yte, n, (draws,),
-                                                    seed=int(seed) * 1000 + k)
-            sc[j, k] = mnist_table.finetune_test_error(xt, yt, np.zeros_like(ts), xte, yte, n,
-                                                    (draws,), seed=int(seed) * 1000 + k)
-            # on the target samples finetune_test_error drew
+            # fine-tuned from theta_S and trained from zero, on the same target samples
+            ft[j, k], sc[j, k] = mnist_table.finetune_test_errors(
+                xt, yt, [ts, np.zeros_like(ts)], xte, yte, n, (draws,), seed=int(seed) * 1000 + k)
+            # on the target samples finetune_test_errors drew
             idx = mnist_table.sample_indices(len(xt), n, draws, int(seed) * 1000 + k)
-            pred["ntk"][j, k] = np.mean([ntk_discrepancy(xs[iP], ys[iP], xt[i], yt[i])
-                                         for i in idx])
+            pred["ntk"][j, k] = np.mean(ntk_discrepancy(xs[iP], ys[iP], xt[idx], yt[idx]))
     return RealBenchmarkResult(pairs=list(pairs), ns=np.array(ns), pred=pred, finetune=ft,
                                scratch=sc, draws=draws, seed=seed, m=m, delta=delta, c=c,
                                w1_samples=w1_samples, kl_dims=kl_dims, ntk_source=ntk_source)

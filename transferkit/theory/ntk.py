@@ -124,22 +124,32 @@ def transformed_labels(XP, yP, XQ) -> np.ndarray:
     The pretrained network's outputs on the target inputs, to leading order in
     :math:`\kappa` and :math:`1/m`: pretraining moves :math:`W` by :math:`Z_P H_P^{-1} y_P` (App. C, Eq. 5), and
     the target outputs move by :math:`Z_Q^\top` times that, :math:`Z_Q^\top Z_P \to H_{PQ}^\top`.
+
+    ``XQ`` may also be a stack ``(..., n_Q, d)`` of target sets: :math:`H_P^{\infty\,-1} y_P`
+    is then solved once for all of them, and each set's labels are those of its own call
+    (the same numbers), stacked ``(..., n_Q)`` (or ``(..., n_Q, k)``).
     """
     A = check_sphere("XP", XP)
     B = check_sphere("XQ", XQ)
-    if A.ndim != 2 or B.ndim != 2:
-        raise ValueError("XP and XQ must be 2-d arrays of rows")
-    if B.shape[1] != A.shape[1]:
+    if A.ndim != 2:
+        raise ValueError(f"XP must be a 2-d array of rows (got shape {A.shape})")
+    if B.shape[-1] != A.shape[1]:
         raise ValueError(f"XQ must have the same number of columns as XP "
-                         f"(got d = {B.shape[1]} and {A.shape[1]})")
+                         f"(got d = {B.shape[-1]} and {A.shape[1]})")
     y = check_labels("yP", yP, A.shape[0])
-    HPQ, HP = gram(A, B), gram(A)
+    HP = gram(A)
+    sets = B.reshape((-1,) + B.shape[-2:])
+
+    def labels(y):
+        sol = _solve_spd(HP, y, "H_P")
+        return np.stack([gram(A, Bi).T @ sol for Bi in sets])
+
     with np.errstate(over="ignore", invalid="ignore"):
-        out = HPQ.T @ _solve_spd(HP, y, "H_P")
+        out = labels(y)
     if not np.all(np.isfinite(out)):  # huge labels: solve for y / 2**k, scale back exactly
         k = _exponent(y)
-        out = _scale(HPQ.T @ _solve_spd(HP, np.ldexp(y, -k), "H_P"), k)
-    return out
+        out = _scale(labels(np.ldexp(y, -k)), k)
+    return out.reshape(B.shape[:-2] + out.shape[1:])
 
 
 def label_discrepancy(yQ, yPQ) -> float:
