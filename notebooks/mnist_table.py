@@ -284,8 +284,8 @@ provenance.record(fig, "p001-table1-fit-sensitivity", seeds=list(SENS.pair_seeds
 #
 # **In which readings the paper's levels and ordering hold.** The numbers below were
 # measured once at paper scale ($K = 20$ pairs, $n = 10 \dots 30$, 25 draws, 10
-# repetitions, all 18 fits, both sets of pairs: 3.5 minutes on one CPU core of a quiet
-# machine, 8.5 minutes on a loaded one);
+# repetitions, all 18 fits, both sets of pairs: 2.2 minutes on one CPU core beside another
+# paper-scale chapter, the 18 fits of a pair sharing their target samples);
 # "beyond the Monte Carlo error" means by more than 7.8 standard errors over the
 # repetitions (Bonferroni over the comparisons claimed). Those standard errors contain
 # the redraws of the target samples (and of the GD starts), not the choice of pairs.

@@ -617,7 +617,8 @@ class FitSensitivityPreset:
 #: teachers, cutoffs 1e-12 ... 1e-3 (every decade), ridge lambda = 1e-4 ... 1 (every decade)
 #: and gradient descent from 10 random starts for 100 and 10,000 epochs, on two sets of
 #: random pairs (seeds 0 and 1); all these choices are ours, the paper stating none.  The
-#: full protocol runs at paper scale (3.5 minutes on one quiet CPU core, 8.5 on a loaded one;
+#: full protocol runs at paper scale (2.2 minutes on one CPU core beside another chapter,
+#: every fit of a pair on one draw of the target samples, :func:`finetune_test_errors`;
 #: cached per pair by :mod:`transferkit.sweep`, so a Dask cluster can share it out).
 #: ``smoke``: ours, the pairs and samples of ``TABLE1["smoke"]`` (8 pairs, n = 10, 20, 30,
 #: 5 draws, 3 repetitions, seed 0) and no second set of pairs (to keep the notebook near a
