@@ -199,3 +199,11 @@ def run_cli_in_process(argv, seconds=30):
             except SystemExit as exc:  # --help / --version
                 code = exc.code
     return code, out.getvalue(), err.getvalue()
+
+
+def gamma_k(k, dtype=torch.float32):
+    r"""The rounding bound :math:`\gamma_k = ku/(1-ku)` of a sum of ``k`` products in
+    ``dtype``, :math:`u` its unit roundoff (Higham, *Accuracy and Stability of Numerical
+    Algorithms*, 2nd ed., Sec. 3.1)."""
+    u = torch.finfo(dtype).eps / 2
+    return k * u / (1 - k * u)

@@ -4,7 +4,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from _helpers import assert_same, check_presets, trained_again
+from _helpers import assert_same, check_presets, gamma_k, trained_again
 
 from transferkit import sweep
 from transferkit.experiments import relu_student_teacher as rst
@@ -40,6 +40,28 @@ def test_fig3_without_cache_gives_the_same_numbers(fig3, one_thread):
     assert res.R_lt.shape == (2, 2, 1, 2) and res.R_sc.shape == (2, 1, 2)
     assert len(res.scratch) == 2 and res.scratch[0].history.shape[1] == 2
     assert res.pretrain.risk is None and res.scratch[0].teacher_norm is None
+
+
+def test_float32_scratch_runs_are_their_own_cells(fig3, cache, one_thread, monkeypatch):
+    """``grad_dtype="float32"`` changes the scratch runs only, within single-precision
+    rounding of the float64 ones (the same steps), and is part of the (n, teacher) cells'
+    keys: the float64 cells of the cache are not read back for it, while pretraining,
+    double precision either way, is.  A bad ``grad_dtype`` is refused before any work."""
+    monkeypatch.setattr(rst, "train_population", trained_again)
+    res = rst.fig3_experiment(**P, grad_dtype="float32", directory=cache)
+    assert res.grad_dtype == "float32" and fig3.grad_dtype == "float64"
+    assert_same(res.pretrain, fig3.pretrain)
+    np.testing.assert_array_equal(res.R_lt, fig3.R_lt)
+    assert not np.array_equal(res.R_sc, fig3.R_sc)
+    # each of at most scratch_steps steps moves the iterate by gradients of relative error
+    # gamma_k (k = d + m + n along the chain): a first-order bound on the risks' change
+    k = P["d"] + P["m"] + max(P["ns"])
+    np.testing.assert_allclose(res.R_sc, fig3.R_sc, rtol=P["scratch_steps"] * gamma_k(k))
+    for a, b in zip(res.scratch, fig3.scratch):
+        np.testing.assert_array_equal(a.steps, b.steps)
+    monkeypatch.setattr(rst, "train_samples", trained_again)
+    with pytest.raises(ValueError, match="^grad_dtype must be one of"):
+        rst.fig3_experiment(**P, grad_dtype="half", cache=False)
 
 
 def test_fig3_cell_of_the_first_n_does_not_depend_on_the_others(fig3, one_thread):

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import torch
 
+from _helpers import gamma_k
+
 from transferkit import experiments, models, stats, streams, theory
 from transferkit.stats import critical_value
 from transferkit.theory.relu import relu_kernel
@@ -511,6 +513,44 @@ def test_fixed_step_is_riemannian_gradient_descent_written_out():
         models.relu.train_samples(W0, c0, X, y, lr=math.inf, max_steps=3, fixed_step=True)
     with pytest.raises(TypeError, match="^fixed_step must be a bool"):
         models.relu.train_samples(W0, c0, X, y, max_steps=3, fixed_step=1)
+
+
+def test_float32_sample_gradient_is_within_single_rounding_of_double():
+    r"""``sample_loss_grad`` in float32 is the float64 one on the same (float32-exact) inputs
+    up to the componentwise bound :math:`\gamma_k\,f(|\cdot|)` of a product of sums with
+    ``k = d + m + n`` terms along the chain, where :math:`f(|\cdot|)` is the same function of
+    the absolute values (the residuals bounded by :math:`|A||c|/m + |y|`)."""
+    rng = np.random.default_rng(21)
+    S, n, m, d = 3, 40, 30, 5
+    X, y = rng.standard_normal((S, n, d)), rng.standard_normal((S, n))
+    W, c = models.relu.random_sphere((S, m, d), rng), rng.standard_normal((S, m))
+    X, y, W, c = (torch.tensor(v, dtype=torch.float32) for v in (X, y, W, c))
+    low = models.relu.sample_loss_grad(W, c, X, y)
+    high = models.relu.sample_loss_grad(*(v.double() for v in (W, c, X, y)))
+    bound = models.relu.sample_loss_grad(*(v.double().abs() for v in (W, c, X)), -y.double().abs())
+    for lo, hi, b in zip(low, high, bound):
+        assert lo.dtype == torch.float32
+        assert torch.all((lo.double() - hi).abs() <= gamma_k(d + m + n + 2) * b.abs())
+
+
+def test_float32_gradient_run_keeps_double_iterates_within_rounding():
+    r"""``grad_dtype="float32"``: the iterate stays in double precision (float64 arrays
+    back) and, at a fixed step, follows the float64 run within the rounding of its
+    gradients: at most ``K`` steps of a relative error :math:`\gamma_k` each on gradients
+    whose steps move no coordinate by more than 1 (a first-order bound, ``k = d + m + n``)."""
+    X, y, W0, c0 = _sample_problem(16, units=3, d=4, n=15, m=6, c0=1e-3)
+    h, K = 0.5, 25
+    kw = dict(max_steps=K, max_step=h, fixed_step=True)
+    W, c, info = models.relu.train_samples(W0, c0, X, y, **kw)
+    W32, c32, info32 = models.relu.train_samples(W0, c0, X, y, grad_dtype="float32", **kw)
+    assert W32.dtype == c32.dtype == info32.loss.dtype == np.float64
+    tol = K * gamma_k(4 + 6 + 15) * max(1.0, np.abs(c).max())
+    assert np.abs(W32 - W).max() <= tol and np.abs(c32 - c).max() <= tol
+    assert not np.array_equal(W32, W)                  # single precision did run
+    np.testing.assert_array_equal(info32.steps, info.steps)
+    for bad, err in (("float16", ValueError), ("double", ValueError), (torch.float32, TypeError)):
+        with pytest.raises(err, match="^grad_dtype must be"):
+            models.relu.train_samples(W0, c0, X, y, grad_dtype=bad, **kw)
 
 
 def _assert_same_run(a, b):
