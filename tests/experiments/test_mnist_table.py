@@ -292,4 +292,13 @@ def test_finetune_errors_from_several_starts_are_each_starts_own():
         np.testing.assert_array_equal(g, finetune_test_error(x_pool, t_pool, th, x_test, t_test,
                                                              5, shape, seed=4))
     assert not np.array_equal(got[0], got[1])           # the starts matter
+    for bad, err, match in (([], ValueError, "^thetas must hold at least one"),
+                            ([np.zeros(11)], ValueError, r"^thetas must have shape \(12,\)"),
+                            ([np.zeros((5, 12))], ValueError, r"^thetas must have shape"),
+                            (["a"], TypeError, "^thetas must be an array"),
+                            ([np.full(12, np.nan)], ValueError, "^thetas must be finite")):
+        with pytest.raises(err, match=match):
+            finetune_test_errors(x_pool, t_pool, bad, x_test, t_test, 5, shape, seed=4)
+    with pytest.raises(ValueError, match=r"^theta_s must have shape \(12,\) or \(6, 12\)"):
+        finetune_test_error(x_pool, t_pool, np.zeros(3), x_test, t_test, 5, shape, seed=4)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import InputTypeError, check_int, check_values
+from .._validate import InputTypeError, check_array, check_int, check_values
 from ..data import binary_task
 from ..stats import table_r2
 from ..streams import keyed_rng
@@ -269,7 +269,8 @@ def finetune_test_error(x_pool, t_pool, theta_s, x_test, t_test, n, shape, seed)
     independent draws of shape ``shape``; ``theta_s`` is ``(d,)`` or one per draw,
     ``(prod(shape), d)``.  Returns errors of shape ``shape``: :func:`finetune_test_errors`
     with one initialisation."""
-    return finetune_test_errors(x_pool, t_pool, [theta_s], x_test, t_test, n, shape, seed)[0]
+    return _finetune_errors(x_pool, t_pool, [theta_s], x_test, t_test, n, shape, seed,
+                            "theta_s")[0]
 
 
 def finetune_test_errors(x_pool, t_pool, thetas, x_test, t_test, n, shape, seed):
@@ -282,10 +283,23 @@ def finetune_test_errors(x_pool, t_pool, thetas, x_test, t_test, n, shape, seed)
     factorisation: Thm 4.1's :math:`\gamma = \theta_S + X^\top(XX^\top)^{-1}(y -
     X\theta_S)` (paper 001, Eq. 1) differs between initialisations only in the right-hand
     side, and the test predictions of every :math:`(\theta_S, X)` are one matrix product."""
-    idx = sample_indices(len(x_pool), n, int(np.prod(shape)), seed)
+    return _finetune_errors(x_pool, t_pool, thetas, x_test, t_test, n, shape, seed, "thetas")
+
+
+def _finetune_errors(x_pool, t_pool, thetas, x_test, t_test, n, shape, seed, name):
+    """:func:`finetune_test_errors`, the initialisations checked under ``name`` (each
+    ``(d,)`` or ``(prod(shape), d)``, finite) before any work."""
+    B, d = int(np.prod(shape)), np.shape(x_pool)[-1]
+    thetas = [check_array(name, t, 1) for t in thetas]
+    if not thetas:
+        raise ValueError(f"{name} must hold at least one initialisation (got none)")
+    for t in thetas:
+        if t.shape not in ((d,), (B, d)):
+            raise ValueError(f"{name} must have shape ({d},) or ({B}, {d}), one per draw "
+                             f"(got {t.shape})")
+    idx = sample_indices(len(x_pool), n, B, seed)
     X = np.asarray(x_pool, dtype=np.float64)[idx]                    # (B, n, d)
-    B, d = X.shape[0], X.shape[-1]
-    th = np.stack([np.broadcast_to(np.asarray(t, dtype=np.float64), (B, d)) for t in thetas])
+    th = np.stack([np.broadcast_to(t, (B, d)) for t in thetas])
     gamma = finetune_predictor(X, np.asarray(t_pool, dtype=np.float64)[idx], th)   # (F, B, d)
     pred = np.asarray(x_test, dtype=np.float64) @ gamma.reshape(-1, d).T            # (N_test, F B)
     err = (np.sign(pred) != np.asarray(t_test)[:, None]).mean(0)
