@@ -206,6 +206,17 @@ def test_check_int_refuses_int_beyond_float_range_when_a_float_is_needed():
         _validate.check_int("n", HUGE_INT, 1, maximum=_validate.MAX_INT)
 
 
+def test_check_choice_takes_a_string_among_the_choices():
+    """The one check of a string option (grad_dtype, readout, solver): the value back, an
+    InputTypeError naming the parameter for a non-string, a ValueError listing the choices
+    for another string."""
+    assert _validate.check_choice("mode", "b", ("a", "b")) == "b"
+    with pytest.raises(_validate.InputTypeError, match=r"^mode must be a string, one of \('a', 'b'\)"):
+        _validate.check_choice("mode", 1, ("a", "b"))
+    with pytest.raises(ValueError, match=r"^mode must be one of \['a', 'b'\] \(got 'c'\)"):
+        _validate.check_choice("mode", "c", ["a", "b"])
+
+
 @pytest.mark.parametrize("seed, exc", [(-1, ValueError), ("a", TypeError), (None, TypeError),
                                         (1.5, ValueError), (True, TypeError)])
 def test_seeds_validated(seed, exc):

@@ -127,6 +127,17 @@ def check_bool(name: str, value) -> bool:
     return bool(value)
 
 
+def check_choice(name: str, value, choices) -> str:
+    """``value`` if it is a string among ``choices``, else an :class:`InputTypeError` naming
+    ``name`` (not a string) or a ``ValueError`` naming it and listing ``choices``."""
+    if not isinstance(value, str):
+        raise InputTypeError(f"{name} must be a string, one of {choices} "
+                             f"(got {type(value).__name__})")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices} (got {value!r})")
+    return value
+
+
 def check_positive(name: str, value, allow_zero: bool = False) -> float:
     """``value`` as a ``float`` if finite and > 0 (or >= 0), else ``ValueError``."""
     check_real(name, value, f"a finite number {'>=' if allow_zero else '>'} 0")

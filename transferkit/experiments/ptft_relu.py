@@ -7,8 +7,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from .._validate import (MAX_INT, InputTypeError, check_array, check_bool, check_int,
-                         check_positive, check_values)
+from .._validate import (MAX_INT, InputTypeError, check_array, check_bool, check_choice,
+                         check_int, check_positive, check_values)
 from ..models.device import as_tensor, default_device
 from ..models.relu import forward, teacher_pair, train_units, train_units_mtl
 from ..stats import alignment_score, direction_spread, ensd, kmeans_inertia, participation_ratio
@@ -770,21 +770,12 @@ def dense_teacher(d: int, units: int, readout: str, second_moment: float,
         :data:`DENSE_READOUTS`, ``second_moment`` not > 0.
     """
     d, units = check_int("d", d, 1), check_int("units", units, 1)
-    readout = _check_readout(readout)
+    readout = check_choice("readout", readout, DENSE_READOUTS)
     second_moment = check_positive("second_moment", second_moment)
     theta = rng.standard_normal((units, d))
     theta /= np.linalg.norm(theta, axis=1, keepdims=True)
     a = rng.standard_normal(units) if readout == "gaussian" else np.ones(units)
     return theta, a * np.sqrt(second_moment / (a @ relu_kernel(theta, theta) @ a))
-
-
-def _check_readout(readout):
-    if not isinstance(readout, str):
-        raise InputTypeError(f"readout must be a str, one of {DENSE_READOUTS} "
-                             f"(got {type(readout).__name__})")
-    if readout not in DENSE_READOUTS:
-        raise ValueError(f"readout must be one of {DENSE_READOUTS} (got {readout!r})")
-    return readout
 
 
 def stl_dense_cell(alpha, readout, seed, d, ns, draws, width=32, units=6, dense_units=1000,
@@ -885,7 +876,7 @@ def run_stl_dense(d: int, ns, alphas, readouts=DENSE_READOUTS, *, draws: int,
     if isinstance(readouts, (str, bytes)) or not np.iterable(readouts) or len(readouts) == 0:
         raise ValueError(f"readouts must be a non-empty sequence of {DENSE_READOUTS} "
                          f"(got {readouts!r})")
-    readouts = tuple(_check_readout(r) for r in readouts)
+    readouts = tuple(check_choice("readout", r, DENSE_READOUTS) for r in readouts)
     dense_units = check_int("dense_units", dense_units, 1)
     d, width, units, ns, draws, seed, n_aux, n_test, max_steps, _ = _checked(
         d, 1.0, 1.0, ns, draws, width, units, n_aux, n_test, float(alphas[0]), 1.0, seed,

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from .. import stats, sweep, theory
-from .._validate import InputTypeError, check_grid, check_int, check_positive
+from .._validate import check_choice, check_grid, check_int, check_positive
 from ..models.deep_linear import (
     empirical_objective,
     end_to_end,
@@ -452,11 +452,7 @@ def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, 
 def _check_solver(solver, depth):
     """``solver`` of :func:`weight_decay_scratch_cell`: one of :data:`WEIGHT_DECAY_SOLVERS`,
     ``"limit"`` only at depth 2 (the only depth with a closed-form limit)."""
-    if not isinstance(solver, str):
-        raise InputTypeError(f"solver must be a str, one of {WEIGHT_DECAY_SOLVERS}, got "
-                        f"{type(solver).__name__}")
-    if solver not in WEIGHT_DECAY_SOLVERS:
-        raise ValueError(f"solver must be one of {WEIGHT_DECAY_SOLVERS}, got {solver!r}")
+    check_choice("solver", solver, WEIGHT_DECAY_SOLVERS)
     if solver == "limit" and depth != 2:
         raise ValueError(f"solver='limit' needs depth = 2 (the closed-form limit of weight "
                          f"decay is that of a two-layer network), got depth = {depth}")

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._validate import (InputTypeError, check_array, check_bool, check_fraction, check_int,
-                         check_positive, check_positive_or_inf, check_rows, check_values)
+from .._validate import (InputTypeError, check_array, check_bool, check_choice, check_fraction,
+                         check_int, check_positive, check_positive_or_inf, check_rows,
+                         check_values)
 from ..streams import keyed_rng, unit_rows
 from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
 from .descent import Descent, bold_driver, keep_where
@@ -1123,12 +1124,7 @@ GRAD_DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 def check_grad_dtype(grad_dtype) -> str:
     """``grad_dtype`` of :func:`train_samples`, checked: one of :data:`GRAD_DTYPES`."""
-    if not isinstance(grad_dtype, str):
-        raise InputTypeError(f"grad_dtype must be a string, one of {list(GRAD_DTYPES)} "
-                             f"(got {type(grad_dtype).__name__})")
-    if grad_dtype not in GRAD_DTYPES:
-        raise ValueError(f"grad_dtype must be one of {list(GRAD_DTYPES)} (got {grad_dtype!r})")
-    return grad_dtype
+    return check_choice("grad_dtype", grad_dtype, list(GRAD_DTYPES))
 
 
 def train_samples(W0, c0, X, y, lr: float = 1.0, tol: float = 1e-6, max_steps: int = 5000,
