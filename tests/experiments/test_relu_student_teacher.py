@@ -130,7 +130,7 @@ def test_anchored_presets():
     check_presets(rst.ANCHORED, rst.AnchoredPreset, ("lambdas", "fine_lambdas"), "draws")
     for p in rst.ANCHORED.values():
         assert p.lambdas == (0.0, 1e-4, 1e-3, 1e-2, 1e-1)          # paper 000, App. E
-        assert set(p.lambdas) <= set(p.fine_lambdas) and p.fine_seed != p.seed
+        assert set(p.lambdas) <= set(p.fine_lambdas)     # the paper's grid is read off it
         below = [v for v in p.fine_lambdas if 0 < v < 1e-4]
         assert len(below) >= 4 and p.draws >= 4
         assert p.lambda_cells is False                               # the book: one batch
@@ -167,6 +167,32 @@ def test_select_lambda_among_a_subset(fig3, anchored4):
     np.testing.assert_array_equal(only.T, full.T)
     both = rst.select_lambda(fig3, anchored4, among=[0.0, 1e-3, 0.1])
     np.testing.assert_array_equal(both.best, full.best)
+
+
+def test_restrict_is_the_same_runs_at_fewer_lambdas(fig3, anchored4):
+    """The paper's grid read off a finer run: every array of the restriction is the whole's
+    at those lambdas (in the order asked), and choosing on it is choosing among them."""
+    sub = anchored4.restrict([0.1, 0.0])
+    k, nt = [2, 0], anchored4.perp.shape[1]
+    runs = np.array([kk * nt + t for kk in k for t in range(nt)])
+    np.testing.assert_array_equal(sub.lambdas, [0.1, 0.0])
+    for name in ("R_lt", "perp", "anchor_dist", "source_rel"):
+        np.testing.assert_array_equal(getattr(sub, name), getattr(anchored4, name)[k])
+    for f in dataclasses.fields(sub.info):
+        whole = getattr(anchored4.info, f.name)
+        if whole is None:
+            assert getattr(sub.info, f.name) is None
+        else:
+            np.testing.assert_array_equal(getattr(sub.info, f.name), whole[..., runs])
+    assert sub.mu == anchored4.mu and np.array_equal(sub.ns, anchored4.ns)
+    paper = anchored4.restrict([0.0, 0.1])             # lambda = 0 first, as in the whole
+    a, b = rst.select_lambda(fig3, paper), rst.select_lambda(fig3, anchored4, among=[0.0, 0.1])
+    np.testing.assert_array_equal(paper.lambdas[a.best], anchored4.lambdas[b.best])
+    for name in ("T_best", "T_best_se", "T_first", "T_first_se"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    for bad in ([], [0.5], [0.0, 0.0], [[0.0]]):
+        with pytest.raises(ValueError, match="lambdas must be distinct values"):
+            anchored4.restrict(bad)
 
 
 def test_select_lambda_refuses_bad_input(fig3, anchored4):
