@@ -152,3 +152,36 @@ def test_snapshot_zero_is_fine_tuning_from_scratch(one_thread):
     for key in ("acc", "acc0", "dev", "dev_abs"):
         np.testing.assert_array_equal(pre[key][0], scratch[key][0])
     assert not np.array_equal(pre["dev_abs"][0], pre["dev_abs"][1])
+
+
+@needs_data
+def test_upside_down_source_is_the_mirrored_mnist_network(one_thread):
+    """``transfer_cell("mnist_upside_down")`` fine-tunes the mirror images of the MNIST
+    snapshots (``models.lenet.mirror_state``), and an MNIST cell with ``mirrored`` returns
+    the same numbers bit for bit under ``mirror_<key>``, its other keys those of a plain
+    MNIST cell; the mirrored network classifies the flipped test images as the MNIST network
+    the originals (to one image of rounding). Bad ``mirrored`` is refused before work."""
+    kw = dict(n_pretrain=100, n_target=100, ft_epochs=1, batch=64, lr=0.01,
+              optimizer="sgd", momentum=0.9)
+    both = transfer_cell("mnist", 1, snapshots=(1, 2), mirrored=(2,), **kw)
+    plain = transfer_cell("mnist", 1, snapshots=(1, 2), **kw)
+    ud = transfer_cell("mnist_upside_down", 1, snapshots=(2,), **kw)
+    assert set(both) == set(plain) | {f"mirror_{k}" for k in plain}
+    for key in plain:
+        np.testing.assert_array_equal(both[key], plain[key])
+        np.testing.assert_array_equal(both[f"mirror_{key}"], ud[key])
+    assert list(ud["epochs"]) == [2]
+    assert abs(ud["pre_acc"][0] - plain["pre_acc"][1]) <= 1 / 2000
+    assert not np.array_equal(ud["dev_abs"], plain["dev_abs"][1:])   # fine-tuned apart
+    for bad, match in (({"mirrored": (3,)}, "mirrored must be epochs"),
+                       ({"mirrored": (-1,)}, "mirrored")):
+        with pytest.raises(ValueError, match=match):
+            transfer_cell("mnist", 1, snapshots=(1, 2), **bad, **kw)
+    with pytest.raises(ValueError, match="mirrored needs source='mnist'"):
+        transfer_cell("fashion", 1, snapshots=(1,), mirrored=(1,), **kw)
+    with pytest.raises(ValueError, match="source must be one of"):
+        transfer_cell("svhn", 1, snapshots=(1,), **kw)
+    with pytest.raises(TypeError, match="source must be a string"):
+        transfer_cell(["mnist"], 1, snapshots=(1,), **kw)
+    with pytest.raises(TypeError, match="source must be a string"):
+        source_data(None, 100, 0)

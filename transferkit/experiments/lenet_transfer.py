@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import data, theory
-from .._validate import check_int
+from .._validate import check_choice, check_int
 from ..models.device import default_device
 from ..models.lenet import (
     FINETUNE_ORDER_STREAM,
@@ -16,6 +16,7 @@ from ..models.lenet import (
     accuracy,
     layer_deviation,
     make_lenet,
+    mirror_state,
     state_copy,
     train_lenet,
 )
@@ -208,17 +209,21 @@ class LenetFig9Preset:
 #: time; about 5 s of wall time per epoch of the 60,000 MNIST images on an idle core, 8.3 s
 #: on the shared machine), so the full schedule (:data:`LENET_FIG9_FULL`) is estimated at 30
 #: minutes of CPU for Fig. 9 alone and 87 minutes with Fig. 8a's two other sources
-#: pretrained for 100 epochs, beyond the chapter's budget of 20 minutes.  ``paper`` is
+#: pretrained for 100 epochs (59 since 2026-11-29: upside-down MNIST is the mirror image of
+#: the MNIST network, :func:`transfer_cell`, so only Fashion-MNIST is pretrained), beyond
+#: the chapter's budget of 20 minutes.  ``paper`` is
 #: therefore a **reduction**: snapshots after 1, 2, 5, 10 and 20 epochs (and 0, scratch),
-#: Fig. 8a at 10 of the 100 pretraining epochs (upside-down MNIST and Fashion-MNIST
-#: pretrained for 10 epochs; MNIST and scratch are Fig. 9's snapshots 10 and 0), 5 seeds
+#: Fig. 8a at 10 of the 100 pretraining epochs (Fashion-MNIST pretrained for 10 epochs;
+#: MNIST and scratch are Fig. 9's snapshots 10 and 0, upside-down MNIST the mirror image of
+#: snapshot 10), 5 seeds
 #: (3 until 2026-11-28: with Student's t at 2 degrees of freedom the claims checked under
 #: ``establish_claims`` passed on one machine and failed on another, MNIST's gain over
 #: scratch at t = 14.9 and 12.3 against a critical 14.1; paper 002 runs its Tables 1 and 2
 #: three times and states no number for Figs. 8a and 9),
 #: 20 fine-tuning epochs (the chapter's, App. A: 100) on 600 target images; estimated 19.5
 #: minutes of CPU (11.7 with 3 seeds, of which Fig. 9 measured 322-337 s on an idle
-#: machine); the learning rate, weight decay and batch are the paper's (App. A), the
+#: machine); measured 16.5 minutes on 2026-11-29 with upside-down MNIST as the mirror image
+#: (Fig. 9's cells 645 s with the mirror images' fine-tuning, Fashion-MNIST's 342 s); the learning rate, weight decay and batch are the paper's (App. A), the
 #: optimiser and momentum ours (above); the pretraining sets are the paper's data sets, each
 #: whole, so their images per class differ (MNIST 5,421 to 6,742, Fashion-MNIST 6,000),
 #: where Sec. 5.1 keeps "the number of images per class ... exactly the same".
@@ -240,9 +245,10 @@ LENET_FIG9 = {
 #: times), App. A's learning rate, weight decay and batch with our SGD with momentum 0.9,
 #: and Fig. 8a's upside-down MNIST and Fashion-MNIST pretrained for 100 epochs
 #: (``fig8a_epochs``, App. A) on their whole training sets (not equal per class as in
-#: Sec. 5.1: the same difference as ``LENET_FIG9["paper"]``).
-#: About 30 minutes for Fig. 9 and 87 with Fig. 8a on one CPU thread
-#: (``benchmarks/lenet_speed.py``).  ``establish_claims`` is off: the chapter states nothing
+#: Sec. 5.1: the same difference as ``LENET_FIG9["paper"]``; upside-down MNIST is the mirror
+#: image of the MNIST network, :func:`transfer_cell`).
+#: About 30 minutes for Fig. 9 and 59 with Fig. 8a on one CPU thread
+#: (``benchmarks/lenet_speed.py``; 87 with upside-down MNIST pretrained on its own).  ``establish_claims`` is off: the chapter states nothing
 #: yet about this run.
 LENET_FIG9_FULL = LenetFig9Preset(n_pretrain=0, snapshots=(0, 1, 2, 5, 10, 20, 50, 100),
                                   ft_epochs=100, n_target=600, seeds=(0, 1, 2))
@@ -268,8 +274,7 @@ def source_data(source: str, n: int, seed: int):
     counts of the data set), in its stored order (the trainer draws the batch order).
     Returns ``(x, y, x_test, y_test)``.
     """
-    if source not in SOURCES:
-        raise ValueError(f"source must be one of {SOURCES} (got {source!r})")
+    check_choice("source", source, SOURCES)
     n = check_int("n", n, 0)
     if n % 10 or 0 < n < 10:
         raise ValueError(f"n must be 0 (the whole training set) or a positive multiple of 10 "
@@ -280,9 +285,13 @@ def source_data(source: str, n: int, seed: int):
     j = _balanced(yte, 200, rng)
     x, xt = np.array(xtr[i]), np.array(xte[j])
     if source == "mnist_upside_down":
-        x = x.reshape(-1, 28, 28)[:, ::-1].reshape(-1, 784).copy()
-        xt = xt.reshape(-1, 28, 28)[:, ::-1].reshape(-1, 784).copy()
+        x, xt = _flipped(x), _flipped(xt)
     return x, np.array(ytr[i]), xt, np.array(yte[j])
+
+
+def _flipped(x) -> np.ndarray:
+    """Images ``(n, 784)`` flipped vertically (upside down)."""
+    return np.asarray(x).reshape(-1, 28, 28)[:, ::-1].reshape(-1, 784).copy()
 
 
 def target_data(n: int, seed: int):
@@ -301,7 +310,7 @@ def target_data(n: int, seed: int):
 def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5,),
                   n_target: int = 600, ft_epochs: int = 50, batch: int = 128,
                   lr: float = 1e-3, optimizer: str = "adam", momentum: float = 0.0,
-                  weight_decay: float = 5e-4) -> dict:
+                  weight_decay: float = 5e-4, mirrored=()) -> dict:
     r"""One (source, seed) cell of Figs. 8a and 9: pretrain, snapshot, fine-tune each snapshot.
 
     ``source`` is one of :data:`SOURCES` or ``"scratch"`` (fine-tuning from the random
@@ -325,6 +334,19 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
     chapter's Adam).  ``n_pretrain = 0`` pretrains on the whole training set of the source
     (:func:`source_data`).  A snapshot at epoch 0 is the initialisation, i.e. fine-tuning
     from scratch with the same initialisation and target split as the other snapshots.
+
+    ``"mnist_upside_down"`` is computed as the mirror image of the MNIST network
+    (:func:`transferkit.models.lenet.mirror_state`): LeNet commutes with the vertical flip,
+    so the network pretrained on the flipped images from the mirrored initialisation is, in
+    exact arithmetic, the mirror image of the network pretrained on MNIST from this seed's
+    initialisation, with the same batches (in floating point they differ by the rounding of
+    the convolutions; tested).  Its initialisation is thus the mirror of the other sources'
+    (the same law), and its pretraining shares MNIST's, step for step.  ``mirrored``, for
+    ``source="mnist"`` only: epochs of ``snapshots`` whose mirror images are fine-tuned as
+    well, in the same call, returned under ``mirror_<key>`` for the keys above; the
+    numbers are those of ``transfer_cell("mnist_upside_down", snapshots=mirrored)`` with
+    the same other arguments, bit for bit (the same pretraining, mirrored), so a chapter
+    that needs both sources pretrains once.
     """
     seed = check_int("seed", seed, 0)
     snaps = sorted(set(check_int("snapshots", e, 0) for e in np.atleast_1d(snapshots).tolist()))
@@ -336,32 +358,50 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
     check_int("n_target", n_target, 10)
     check_int("ft_epochs", ft_epochs, 0)
     check_int("batch", batch, 1)
+    check_choice("source", source, SOURCES + ("scratch",))
+    mirrored = sorted(set(check_int("mirrored", e, 0) for e in np.atleast_1d(mirrored).tolist()))
+    if mirrored and source != "mnist":
+        raise ValueError(f"mirrored needs source='mnist' (got source={source!r})")
+    if not set(mirrored) <= set(snaps):
+        raise ValueError(f"mirrored must be epochs of snapshots {snaps} (got {mirrored})")
     opt = {"optimizer": optimizer, "momentum": momentum, "weight_decay": weight_decay}
     dev = default_device()
     xq, yq, xq_test, yq_test = target_data(n_target, seed)
     model = make_lenet(seed, dev)
     if source == "scratch":
-        states, pre_acc = [(0, state_copy(model))], [np.nan]
+        states, test = [(0, state_copy(model))], None
     else:
-        x, y, xt, yt = source_data(source, n_pretrain, seed)
+        # the upside-down source is the mirror image of the MNIST network (docstring)
+        x, y, xt, yt = source_data("mnist" if source == "mnist_upside_down" else source,
+                                   n_pretrain, seed)
         states = train_lenet(model, x, y, epochs=max(snaps), seed=seed, lr=lr, batch=batch,
                              snapshots=snaps, **opt)
-        pre_acc = []
+        test = (xt, yt)
+    if source == "mnist_upside_down" or mirrored:   # the flipped source's test images
+        flipped = (_flipped(test[0]), test[1])
+    if source == "mnist_upside_down":
+        states, test = [(e, mirror_state(st)) for e, st in states], flipped
+
+    def finetuned(states, test):
+        out = {k: [] for k in ("pre_acc", "acc", "acc0", "dev", "dev_abs")}
         for _, st in states:
             model.load_state_dict(st)
-            pre_acc.append(accuracy(model, xt, yt))
-    acc, acc0, devs, devs_abs = [], [], [], []
-    for _, st in states:
-        model.load_state_dict(st)
-        acc0.append(accuracy(model, xq_test, yq_test))
-        train_lenet(model, xq, yq, epochs=ft_epochs, seed=seed, lr=lr, batch=batch,
-                    purpose=FINETUNE_ORDER_STREAM, **opt)
-        acc.append(accuracy(model, xq_test, yq_test))
-        devs.append(layer_deviation(model, st))
-        devs_abs.append(layer_deviation(model, st, relative=False))
-    return {"epochs": np.array([e for e, _ in states]), "pre_acc": np.array(pre_acc),
-            "acc": np.array(acc), "acc0": np.array(acc0), "dev": np.array(devs),
-            "dev_abs": np.array(devs_abs)}
+            out["pre_acc"].append(np.nan if test is None else accuracy(model, *test))
+            out["acc0"].append(accuracy(model, xq_test, yq_test))
+            train_lenet(model, xq, yq, epochs=ft_epochs, seed=seed, lr=lr, batch=batch,
+                        purpose=FINETUNE_ORDER_STREAM, **opt)
+            out["acc"].append(accuracy(model, xq_test, yq_test))
+            out["dev"].append(layer_deviation(model, st))
+            out["dev_abs"].append(layer_deviation(model, st, relative=False))
+        return {"epochs": np.array([e for e, _ in states]),
+                **{k: np.array(v) for k, v in out.items()}}
+
+    res = finetuned(states, test)
+    if mirrored:
+        mirror = finetuned([(e, mirror_state(st)) for e, st in states if e in mirrored],
+                           flipped)
+        res.update({f"mirror_{k}": v for k, v in mirror.items()})
+    return res
 
 
 @dataclass(frozen=True)

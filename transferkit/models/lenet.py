@@ -23,7 +23,8 @@ from torch.nn import functional as F
 from .._validate import check_bool, check_int, check_positive
 from .device import default_device
 
-__all__ = ["LAYERS", "LeNet", "accuracy", "layer_deviation", "make_lenet", "train_lenet"]
+__all__ = ["LAYERS", "LeNet", "accuracy", "layer_deviation", "make_lenet", "mirror_state",
+           "train_lenet"]
 
 
 #: The weight tensors whose deviation is reported (the paper's psi_1, psi_2, W).
@@ -72,15 +73,17 @@ def make_lenet(seed: int, device=None) -> LeNet:
     return model.to(device or default_device())
 
 
-def _tensors(x, y, device):
-    return (torch.as_tensor(np.asarray(x, dtype=np.float32), device=device),
-            torch.as_tensor(np.asarray(y, dtype=np.int64), device=device))
+def _tensors(x, y, model):
+    """Images in the dtype of ``model``'s weights (float32 for :func:`make_lenet`'s) and
+    labels, on its device."""
+    p = next(model.parameters())
+    return (torch.as_tensor(np.asarray(x), dtype=p.dtype, device=p.device),
+            torch.as_tensor(np.asarray(y, dtype=np.int64), device=p.device))
 
 
 def accuracy(model: nn.Module, x, y, batch: int = 2048) -> float:
     """Fraction of ``x`` (``(n, 784)``) classified as ``y``."""
-    dev = next(model.parameters()).device
-    X, Y = _tensors(x, y, dev)
+    X, Y = _tensors(x, y, model)
     model.eval()
     with torch.no_grad():
         hits = sum(int((model(X[i:i + batch]).argmax(1) == Y[i:i + batch]).sum())
@@ -144,7 +147,7 @@ def train_lenet(model: nn.Module, x, y, *, epochs: int, seed: int, lr: float = 1
     if optimizer == "adam" and momentum != 0:
         raise ValueError(f"momentum must be 0 with optimizer='adam' (got {momentum})")
     dev = next(model.parameters()).device
-    X, Y = _tensors(x, y, dev)
+    X, Y = _tensors(x, y, model)
     if optimizer == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     else:
@@ -168,6 +171,53 @@ def train_lenet(model: nn.Module, x, y, *, epochs: int, seed: int, lr: float = 1
 
 def state_copy(model):
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def mirror_state(state: dict) -> dict:
+    r"""The state of the mirror-image LeNet: the network :math:`f_{P\theta}` with
+    :math:`f_{P\theta}(Jx) = f_\theta(x)` for every image :math:`x`, where :math:`J` flips
+    an image vertically (upside down, as the upside-down MNIST of paper 002, Sec. 5.1).
+
+    Each convolution kernel is flipped along its rows and the input of ``fc1`` (the
+    :math:`16\times5\times5` feature maps, flattened) is permuted by the same flip of the
+    map's rows; biases and the other layers are unchanged.  This is exact because every layer
+    of :class:`LeNet` commutes with the flip: the first convolution pads symmetrically (2
+    rows each side), the second has none, and both poolings tile an even number of rows (28
+    and 10), so a flipped input with flipped kernels gives the flipped feature maps.
+
+    :math:`P` is a permutation of the weights and the loss satisfies
+    :math:`\ell(P\theta; Jx, y) = \ell(\theta; x, y)`, so
+    :math:`\nabla\ell(P\theta; Jx, y) = P\nabla\ell(\theta; x, y)`, and SGD (with
+    momentum and weight decay, or Adam, whose element-wise updates commute with a
+    permutation) on the flipped images started from :math:`P\theta_0` visits
+    :math:`P\theta_t` at every step, with the same batches.  The mirror image of a network
+    trained on MNIST is therefore, in exact arithmetic, the network trained on upside-down
+    MNIST from the mirrored initialisation; in floating point the two differ by the
+    rounding of the convolution sums, taken in another order (tested).
+
+    Parameters
+    ----------
+    state : dict
+        A :class:`LeNet` state dict (e.g. from ``state_copy``).
+
+    Returns
+    -------
+    dict
+        A new state dict of the same shapes and dtypes.
+    """
+    if not isinstance(state, dict):
+        raise TypeError(f"state must be a LeNet state dict (got {type(state).__name__})")
+    shapes = {k: tuple(v.shape) for k, v in LeNet().state_dict().items()}
+    got = {k: tuple(v.shape) for k, v in state.items() if isinstance(v, torch.Tensor)}
+    if got != shapes:
+        raise ValueError(f"state must be a LeNet state dict with the shapes {shapes} "
+                         f"(got {got})")
+    out = {k: v.clone() for k, v in state.items()}
+    for name in ("conv1", "conv2"):
+        out[f"{name}.weight"] = state[f"{name}.weight"].flip(2)       # (out, in, rows, cols)
+    w = state["fc1.weight"]
+    out["fc1.weight"] = w.reshape(w.shape[0], 16, 5, 5).flip(2).reshape(w.shape).clone()
+    return out
 
 
 def layer_deviation(model: nn.Module, ref: dict, relative: bool = True) -> np.ndarray:
