@@ -223,8 +223,9 @@ class LenetFig9Preset:
 #: 20 fine-tuning epochs (the chapter's, App. A: 100) on 600 target images; estimated 19.5
 #: minutes of CPU (11.7 with 3 seeds, of which Fig. 9 measured 322-337 s on an idle
 #: machine); measured 16.5 minutes on 2026-11-29 with upside-down MNIST as the mirror image
-#: (Fig. 9's cells 645 s with the mirror images' fine-tuning, Fashion-MNIST's 342 s); the learning rate, weight decay and batch are the paper's (App. A), the
-#: optimiser and momentum ours (above); the pretraining sets are the paper's data sets, each
+#: (Fig. 9's cells 645 s with the mirror images' fine-tuning, Fashion-MNIST's 342 s); the
+#: learning rate, weight decay and batch are the paper's (App. A), the optimiser and
+#: momentum ours (above); the pretraining sets are the paper's data sets, each
 #: whole, so their images per class differ (MNIST 5,421 to 6,742, Fashion-MNIST 6,000),
 #: where Sec. 5.1 keeps "the number of images per class ... exactly the same".
 #: ``smoke``: 300 pretraining images, snapshots after 0, 1, 2 epochs, Fig. 8a at 2, 2
@@ -248,8 +249,8 @@ LENET_FIG9 = {
 #: Sec. 5.1: the same difference as ``LENET_FIG9["paper"]``; upside-down MNIST is the mirror
 #: image of the MNIST network, :func:`transfer_cell`).
 #: About 30 minutes for Fig. 9 and 59 with Fig. 8a on one CPU thread
-#: (``benchmarks/lenet_speed.py``; 87 with upside-down MNIST pretrained on its own).  ``establish_claims`` is off: the chapter states nothing
-#: yet about this run.
+#: (``benchmarks/lenet_speed.py``; 87 with upside-down MNIST pretrained on its own).
+#: ``establish_claims`` is off: the chapter states nothing yet about this run.
 LENET_FIG9_FULL = LenetFig9Preset(n_pretrain=0, snapshots=(0, 1, 2, 5, 10, 20, 50, 100),
                                   ft_epochs=100, n_target=600, seeds=(0, 1, 2))
 
