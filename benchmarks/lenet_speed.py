@@ -184,6 +184,7 @@ def main(argv=None):
     print("(the same code: the ratio is the reduction in training images, and the mirror "
           "image's saved pretraining)")
     out["authors_per_seed_s"] = full_seed
+    out["authors_estimated_s"] = full_seed * len(LENET_FIG9_FULL.seeds)
     if args.json:
         write_json(args.json, out)
     return out

@@ -248,6 +248,14 @@ def test_speed_table_optional_rows(tmp_path):
     text = readme.read_text()
     assert "last layer and fine-tuning" in text and "4.0 min, 195x; 7.0 min, 168x" in text
     assert "without their fine-tuning: 3.0 min, 147x; 5.0 min, 120x" in text
+    # LeNet since 2026-11-29: the full schedule with the mirror image, and the authors' apart
+    (tmp_path / "lenet_speed.json").write_text(json.dumps(dict(
+        scale="paper", images_s={"1": 12345.0}, s_per_epoch_60k=4.9, reduced_estimated_s=700.0,
+        full_estimated_s=3600.0, authors_estimated_s=5400.0)))
+    assert st.main([str(tmp_path), str(readme)]) == 0
+    text = readme.read_text()
+    assert "App. A's schedule 60.0 min (estimated; upside-down MNIST the mirror image" in text
+    assert "upside-down MNIST pretrained on its own) 90.0 min (estimated, the same code)" in text
     (tmp_path / "lenet_speed.json").write_text(json.dumps(dict(
         scale="smoke", images_s={"1": 1.0}, s_per_epoch_60k=1.0, reduced_estimated_s=1.0,
         full_estimated_s=1.0)))
