@@ -162,7 +162,9 @@ def test_mirror_state_is_the_flipped_network(one_thread):
         a, b = model(x), mirror(_flip(x))
     assert torch.allclose(a, b, rtol=0, atol=1e-12 * float(a.abs().max()))
     assert not torch.allclose(a, mirror(x).detach(), rtol=0, atol=1e-3 * float(a.abs().max()))
+    rng_state = torch.random.get_rng_state()
     twice = models.lenet.mirror_state(models.lenet.mirror_state(state))
+    assert torch.equal(torch.random.get_rng_state(), rng_state)      # no global RNG draw
     assert all(torch.equal(twice[k], v) for k, v in state.items())
     with pytest.raises(TypeError, match="state"):
         models.lenet.mirror_state([1, 2])

@@ -378,10 +378,9 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
         states = train_lenet(model, x, y, epochs=max(snaps), seed=seed, lr=lr, batch=batch,
                              snapshots=snaps, **opt)
         test = (xt, yt)
-    if source == "mnist_upside_down" or mirrored:   # the flipped source's test images
-        flipped = (_flipped(test[0]), test[1])
-    if source == "mnist_upside_down":
-        states, test = [(e, mirror_state(st)) for e, st in states], flipped
+    flip = snaps if source == "mnist_upside_down" else mirrored
+    mirrors = [(e, mirror_state(st)) for e, st in states if e in flip]
+    flipped = (_flipped(test[0]), test[1]) if mirrors else None   # the flipped test images
 
     def finetuned(states, test):
         out = {k: [] for k in ("pre_acc", "acc", "acc0", "dev", "dev_abs")}
@@ -397,11 +396,11 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
         return {"epochs": np.array([e for e, _ in states]),
                 **{k: np.array(v) for k, v in out.items()}}
 
+    if source == "mnist_upside_down":
+        return finetuned(mirrors, flipped)
     res = finetuned(states, test)
-    if mirrored:
-        mirror = finetuned([(e, mirror_state(st)) for e, st in states if e in mirrored],
-                           flipped)
-        res.update({f"mirror_{k}": v for k, v in mirror.items()})
+    if mirrors:
+        res.update({f"mirror_{k}": v for k, v in finetuned(mirrors, flipped).items()})
     return res
 
 

@@ -207,7 +207,8 @@ def mirror_state(state: dict) -> dict:
     """
     if not isinstance(state, dict):
         raise TypeError(f"state must be a LeNet state dict (got {type(state).__name__})")
-    shapes = {k: tuple(v.shape) for k, v in LeNet().state_dict().items()}
+    with torch.device("meta"):          # shapes only: no initialisation, no global RNG draw
+        shapes = {k: tuple(v.shape) for k, v in LeNet().state_dict().items()}
     got = {k: tuple(v.shape) for k, v in state.items() if isinstance(v, torch.Tensor)}
     if got != shapes:
         raise ValueError(f"state must be a LeNet state dict with the shapes {shapes} "
