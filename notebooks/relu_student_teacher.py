@@ -445,7 +445,10 @@ provenance.record(fig, "fig9-anchored-pretraining", params=dict(P, lambdas=LAMBD
                                                                 fine_lambdas=FINE),
                   seeds=[P["seed"], AP.seed],
                   caption="paper 000 Fig. 9 (App. E): transferability after pretraining with "
-                  "the penalty lambda sum ||w_i - w_i(0)||^2, per lambda and for the best lambda")
+                  "the penalty lambda sum ||w_i - w_i(0)||^2, per lambda and for the best lambda "
+                  "on held-out draws; the paper's lambdas read off the finer grid's run; "
+                  f"{AP.draws} target sets per (lambda, n), horizon t = {P['max_time']:g} (paper: 500); "
+                  f"{REDUCED}")
 
 # %% [markdown]
 # *Fig. 9 (paper 000, App. E).* Transferability of linear transfer after pretraining with
@@ -525,7 +528,9 @@ fig = figures.paper000_relu.anchored_figure(res.ns, FINE, sel_f.T, sel_f.T_best,
 provenance.record(fig, "fig9-anchored-fine", params=dict(P, lambdas=FINE, mu=MU_9),
                   seeds=[P["seed"], AP.seed],
                   caption="paper 000 Fig. 9 with half decades of lambda below 1e-4 (ours): "
-                  "transferability per lambda and for the best lambda on held-out draws")
+                  "transferability per lambda and for the best lambda on held-out draws; "
+                  f"{AP.draws} target sets per (lambda, n), horizon t = {P['max_time']:g} (paper: 500); "
+                  f"{REDUCED}")
 
 # %% [markdown]
 # *Fig. 9 on a finer grid (ours).* As Fig. 9 above, with the half decades of $\lambda$ from
