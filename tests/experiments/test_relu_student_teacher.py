@@ -193,6 +193,11 @@ def test_restrict_is_the_same_runs_at_fewer_lambdas(fig3, anchored4):
     for bad in ([], [0.5], [0.0, 0.0], [[0.0]]):
         with pytest.raises(ValueError, match="lambdas must be distinct values"):
             anchored4.restrict(bad)
+    for bad in ("0.1", None):                           # not numbers: check_values' TypeError
+        with pytest.raises(TypeError, match="lambdas"):
+            anchored4.restrict(bad)
+    with pytest.raises(ValueError, match="lambdas"):     # a string inside: its ValueError
+        anchored4.restrict([0.0, "x"])
 
 
 def test_select_lambda_refuses_bad_input(fig3, anchored4):

@@ -454,10 +454,12 @@ class AnchoredResult:
 
         Raises
         ------
+        TypeError
+            For ``lambdas`` that are not numbers (a string, ``None``).
         ValueError
             For an empty ``lambdas``, or a value not in ``self.lambdas`` (or repeated).
         """
-        lam = np.atleast_1d(np.asarray(lambdas, dtype=float))
+        lam = np.atleast_1d(check_values("lambdas", lambdas))
         hits = [np.flatnonzero(self.lambdas == v) for v in lam.reshape(-1)]
         if lam.ndim != 1 or lam.size == 0 or any(h.size != 1 for h in hits) \
                 or len(set(lam.tolist())) != lam.size:
