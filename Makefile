@@ -37,7 +37,7 @@ TEST_CACHE := $(CURDIR)/_build/test-cache
 TIMES := _build/test-times.txt
 NOTEBOOKS := $(sort $(wildcard notebooks/*.py))
 # timing scripts (benchmarks/book_times.py and speed_table.py are report tools, run below)
-BENCHMARKS := fig1_grid fig2_grid speed_record relu_speed lenet_speed diagonal_speed
+BENCHMARKS := fig1_grid fig2_grid speed_record relu_speed lenet_speed diagonal_speed ptft_speed
 BENCH_OUT := _build/bench
 # `make bench BENCH_SCALE=smoke` checks the plumbing in minutes (the README then refuses
 # the results: speed_table.py writes paper scale only)

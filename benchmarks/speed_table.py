@@ -6,7 +6,8 @@ Run by ``make bench`` after the benchmarks::
 
 Reads ``fig1_grid.json``, ``fig2_grid.json`` and ``relu_speed.json`` (written by the
 benchmarks with ``--json``; required), the rows of the benchmarks in ``OPTIONAL`` whose JSON
-is present (``speed_record.json``, ``lenet_speed.json``, ``diagonal_speed.json``), and, when the paper-scale book has been built, the ReLU chapter's
+is present (``speed_record.json``, ``lenet_speed.json``, ``diagonal_speed.json``,
+``ptft_speed.json``), and, when the paper-scale book has been built, the ReLU chapter's
 execution time from the book's jupyter-cache records (``benchmarks/book_times.py``) and the
 whole book's times from ``book-time.json`` next to that cache (written by ``make book`` when it
 executed every chapter, i.e. from empty caches, at paper scale), and replaces everything between the marker lines ``<!-- speed-table:start -->`` and
@@ -24,7 +25,7 @@ from pathlib import Path
 START, END = "<!-- speed-table:start -->", "<!-- speed-table:end -->"
 BENCHMARKS = ("fig1_grid", "fig2_grid", "relu_speed")
 #: benchmarks whose row is written when their JSON file is present
-OPTIONAL = ("speed_record", "lenet_speed", "diagonal_speed")
+OPTIONAL = ("speed_record", "lenet_speed", "diagonal_speed", "ptft_speed")
 
 
 def _dur(s: float) -> str:
@@ -124,6 +125,21 @@ def rows(res: dict, chapter_seconds: float | None) -> list[str]:
             f"{lg['gram, grown step']['cpu']:,.0f} network-steps per CPU second at D = "
             f"{dg['D_large']} (`train_diagonal_gram`){steps}{sec} | - (paper 004 states neither "
             f"its step nor its stopping rule) |")
+    if "ptft_speed" in res:
+        pt = res["ptft_speed"]
+        rt = pt["rates"]
+        grid = (f"; the chapter's Fig. 1c grid ({pt['grid_cells']} cells) "
+                f"{_dur(pt['grid_cpu_s'])} CPU" if "grid_cpu_s" in pt else "")
+        out.append(
+            f"| small ReLU networks of papers 003 and 004 as the ptft_relu chapter trains them "
+            f"(d = {pt['d']}, width {pt['width']}, {pt['networks']} networks: n = "
+            f"{', '.join(map(str, pt['ns']))} x {pt['draws']} draws; MTL with n_aux = "
+            f"{pt['n_aux']}; `ptft_speed.py`){_reduced(pt)} | "
+            f"{rt['train_units']['cpu']:,.0f} network-steps per CPU second (`train_units`, "
+            f"compiled kernel) against {rt['train_units [torch]']['cpu']:,.0f} (its batched torch "
+            f"loop); MTL {rt['train_units_mtl']['cpu']:,.0f} against "
+            f"{rt['train_units_mtl [torch]']['cpu']:,.0f}{grid} | - (papers 003 and 004 state "
+            f"neither their step nor their stopping rule) |")
     bk = res.get("book_time")
     if bk is not None:
         ch = bk["chapters_s"]

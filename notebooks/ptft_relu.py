@@ -264,7 +264,11 @@ provenance.record(fig, "p003-fig1c-prediction", seeds=SEED,
 # hidden units, 1024 auxiliary samples, $n = 8$ to 64, 8 draws, $\alpha = \gamma = 10^{-2}$;
 # the grid took 455 s in a script and 415 s and 289 s in two runs of this notebook, on two
 # CPU cores shared with other jobs, and 607 s and 661 s in two later runs of the whole
-# notebook on one core; all gave the same numbers). Pretraining reached its
+# notebook on one core; all gave the same numbers. Since 2026-11-29 the networks train on the
+# compiled kernel of `train_units` (each network to its own stop on its own samples, the
+# torch loop's operations; `engine="torch"` keeps the loop): the grid took 36 s against the
+# loop's 319 s in two runs side by side, and every number this notebook prints was the
+# same). Pretraining reached its
 # tolerance in every draw (at most 37059 steps of the $10^6$ allowed). STL reached it in
 # all 256 runs, PT+FT in 223: the other 33 stopped at the 50000-step cap, mostly at small
 # $m$ and large $n$ (stopped: $\rho = 1$, $m = 0.01$: 1, 3 and 7 of 8 at $n = 8$, 32, 64;
@@ -434,7 +438,8 @@ print(f"(* significant: Bonferroni t over {n_shift} comparisons, family-wise 1 %
 
 # %% [markdown]
 # **What we measured** (`paper` preset, 8 draws; this build's numbers are printed above;
-# the section took 168 s of one core beside other jobs, 2026-11-28).
+# the section took 168 s of one core beside other jobs, 2026-11-28, with the torch loop, and
+# 17 s with the compiled kernel, 2026-11-29).
 # - *STL at a ladder of steps* ($(\rho, m) = (1, 1)$, every run at its tolerance). The test
 #   error falls as the step grows, most at small $n$: at $n = 8$ it is 2.08, 2.07, 2.03,
 #   1.93 and 1.72 for `lr_scale` = 0.125, 0.25, 0.5 (ours), 1 and 2; at $n = 64$ it hardly
@@ -517,8 +522,9 @@ if FIG1C == experiments.ptft_relu.SAMPLE_EFFICIENCY["paper"]:
 # (d = 24, width 48) pretraining from the chapter's initialisation had not reached its
 # tolerance after 200,000 steps in a trial, where six units take 17,000 to 37,000. No MTL
 # students: each learns the auxiliary task from the small initialisation (about 65,000
-# steps; Figs. 6d-e below, 4 draws at two $n$, took 315 to 422 s of one core per cell, and
-# this figure would need one such cell per $s$). The
+# steps; Figs. 6d-e below, 4 draws at two $n$, took 315 to 422 s of one core per cell with
+# the torch loop and about 45 s with the compiled kernel, and this figure would need one
+# such cell per $s$). The
 # paper's size is the preset `OVERLAP_FULL` with `OVERLAP_FULL_STUDENTS` (40 units, 8192
 # auxiliary samples, $n$ up to 1024, MTL; $d$, the width and the values of $s$ ours) for a
 # Dask cluster (`run_overlap`, one sweep cell per $s$); it is not run here.
@@ -776,7 +782,8 @@ provenance.record(fig, "p004-fig6e-alignment", seeds=SEED,
 # $\rho = 1$ took 415 s and 315 s, the cell $\rho = 0.9$ 394 s and 385 s, and the whole
 # notebook 31 min and, with the nested tasks' MTL students below, 35 min; most of it is the
 # eight MTL networks of each cell, about 65,000 steps each for the first draw at
-# $\rho = 1$.) Every run of the three methods reached its tolerance.
+# $\rho = 1$. On the compiled kernel, 2026-11-29, the two cells took 89 s together and the
+# whole notebook about 6 min.) Every run of the three methods reached its tolerance.
 #
 # At $\rho = 1$, $m = 1$ the two tasks share all their features (the two teachers are one
 # function), the case most favourable to PT+FT and MTL.
@@ -1155,7 +1162,8 @@ paired_verdicts(CLUSTER_CLAIMS, STL_NS)
 # Every large-initialisation run reached its tolerance up to $n = 128$ and none at
 # $n = 256$; every small-initialisation run up to $n = 64$ and at $n = 256$, 4 of 8 at
 # $n = 128$. The two scales' students took 314 s of one core at $n$ = 128 and 256 (on
-# this project's 2-core machine, 2026-11-28), 7 s at the $n$ of Fig. 1c.
+# this project's 2-core machine, 2026-11-28, with the torch loop; 84 s on the compiled
+# kernel, 2026-11-29), 7 s at the $n$ of Fig. 1c.
 # - *Fig. 6a, sparse teacher, small initialisation.* At $n = 256$, where every run reached
 #   its tolerance, six clusters explain all but 3 % of the weighted variance (inertia 0.034
 #   at $K = 6$, 0.42 at $K = 4$) and the alignment score is 1.000: the network uses the
@@ -1286,7 +1294,7 @@ paired_verdicts(DENSE_CLAIMS, STL_NS)
 # %% [markdown]
 # **What we measured** (`paper` preset, 8 draws; this build's numbers are printed above;
 # 201 and 251 s of one core in two runs on this project's 2-core machine beside other jobs,
-# 2026-11-28).
+# 2026-11-28, with the torch loop; 46 s on the compiled kernel, 2026-11-29).
 # - *Gaussian readouts, small initialisation.* The inertia at $K = 6$ grows with $n$: 0.014,
 #   0.052, 0.105, 0.27, 0.40, 0.46 for $n$ = 8 to 256 (few clusters at small $n$, more with
 #   more samples), and the normalised test error falls from 0.95 to 0.09. Fewer runs reach
@@ -1584,7 +1592,8 @@ paired_verdicts(MTL_CLAIMS, NM_NS)
 #   $2\times10^{-5}$) and below STL's (1.0 and $9\times10^{-4}$); on the disjoint task it is
 #   above STL's (1.5 against 0.78 at $n = 8$): a description, not tested. The cell took
 #   418 s in a run of this whole notebook at that scale (1,275 s in a script beside that
-#   run): 16 networks, each learning the auxiliary task from the small initialisation.
+#   run) with the torch loop, and 40 s on the compiled kernel (2026-11-29): 16 networks, each
+#   learning the auxiliary task from the small initialisation.
 #
 # **Verdict.** Reduced sizes (those of Fig. 1c; the paper does not state its own for these
 # figures), MTL at 2 of the 4 $n$ and 4 of the 8 draws: not a finding either way.

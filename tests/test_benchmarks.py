@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 NOTEBOOKS = ROOT / "notebooks"
 TIMING = ["fig1_grid", "fig2_grid", "speed_record", "relu_speed", "lenet_speed",
-          "diagonal_speed"]
+          "diagonal_speed", "ptft_speed"]
 TOOLS = ["book_times", "speed_table", "execute_book", "book_outputs"]
 
 
@@ -90,7 +90,7 @@ def test_import_runs_nothing(name):
 
 
 @pytest.mark.parametrize("name", ["fig1_grid", "fig2_grid", "speed_record", "relu_speed",
-                                  "lenet_speed", "diagonal_speed"])
+                                  "lenet_speed", "diagonal_speed", "ptft_speed"])
 def test_benchmark_uses_the_chapters_preset(name):
     mod = load(name)
     read = notebook_presets(mod.CHAPTER)
@@ -101,7 +101,7 @@ def test_benchmark_uses_the_chapters_preset(name):
     assert mod.EXPERIMENT.__module__ == f"transferkit.experiments.{module}"
 
 
-@pytest.mark.parametrize("name", ["fig1_grid", "fig2_grid"])
+@pytest.mark.parametrize("name", ["fig1_grid", "fig2_grid", "ptft_speed"])
 def test_benchmark_calls_the_chapters_experiment(name):
     mod = load(name)
     src = (NOTEBOOKS / f"{mod.CHAPTER}.py").read_text()
@@ -205,7 +205,8 @@ def test_speed_table_round_trip(tmp_path):
 
 
 def test_speed_table_optional_rows(tmp_path):
-    """The LeNet and diagonal rows appear when their JSON is there, from the files' values."""
+    """The LeNet, diagonal and ptft rows appear when their JSON is there, from the files'
+    values."""
     st = load("speed_table")
     json = __import__("json")
     base = MINIMAL_RESULTS
@@ -215,7 +216,7 @@ def test_speed_table_optional_rows(tmp_path):
     readme.write_text(f"{st.START}\n{st.END}\n")
     assert st.main([str(tmp_path), str(readme)]) == 0
     assert "lenet_speed" not in readme.read_text() and "diagonal_speed" not in readme.read_text()
-    assert "speed_record" not in readme.read_text()
+    assert "speed_record" not in readme.read_text() and "ptft_speed" not in readme.read_text()
     (tmp_path / "speed_record.json").write_text(json.dumps(dict(
         scale="paper", quick=False, d=500, depth=2, draws=20, theta=1.0472, epochs=5000,
         cells=[dict(gamma=0.5, n=250, authors_s=181.0, simulate_s=1.234, simulate_ratio=146.7),
@@ -230,8 +231,17 @@ def test_speed_table_optional_rows(tmp_path):
         large={"train_diagonal": {"wall": 1.0, "cpu": 259.0},
                "gram, grown step": {"wall": 1.0, "cpu": 4450.0}},
         steps_grown=2548, steps_fixed=148492, section_estimate_cpu_s=246.0)))
+    (tmp_path / "ptft_speed.json").write_text(json.dumps(dict(
+        scale="paper", d=12, width=24, ns=[8, 16, 32, 64], draws=8, n_aux=1024, networks=32,
+        rates={"train_units": {"wall": 1.0, "cpu": 512345.0},
+               "train_units [torch]": {"wall": 1.0, "cpu": 46890.0},
+               "train_units_mtl": {"wall": 1.0, "cpu": 20153.0},
+               "train_units_mtl [torch]": {"wall": 1.0, "cpu": 1133.0}},
+        grid_cells=8, grid_cpu_s=36.0)))
     assert st.main([str(tmp_path), str(readme)]) == 0
     text = readme.read_text()
+    assert "512,345 network-steps" in text and "against 46,890" in text
+    assert "MTL 20,153 against 1,133" in text and "grid (8 cells) 36.0 s CPU" in text
     assert "12,345 images/s" in text and "4.9 s per epoch" in text and "86.7 min" in text
     assert "4,450 network-steps" in text and "148,492" in text
     assert "612,345 network-steps" in text and "against 43,787" in text
@@ -471,3 +481,16 @@ def test_book_time_record_and_its_row(tmp_path):
     rec.write_text(json.dumps(dict(data, scale="smoke")))
     assert st.main([str(bench), str(readme), "--book-cache", str(cache)]) == 0
     assert "the whole book" not in readme.read_text()
+
+
+def test_ptft_speed_times_both_engines_and_the_chapters_grid(tmp_path):
+    """The ptft benchmark at smoke scale: a rate for each trainer on each engine, the Fig. 1c
+    grid of the chapter's preset timed (one cell at smoke scale), the JSON written."""
+    mod = load("ptft_speed")
+    res = mod.main(["--scale", "smoke", "--steps", "5", "--json", str(tmp_path / "p.json")])
+    assert set(res["rates"]) == set(mod.KINDS)
+    assert all(r["wall"] > 0 and r["cpu"] > 0 for r in res["rates"].values())
+    p = mod.PRESETS["smoke"]
+    assert res["grid_cells"] == len(p.rhos) * len(p.magnitudes)
+    assert res["networks"] == len(p.ns) * p.draws
+    assert __import__("json").loads((tmp_path / "p.json").read_text())["benchmark"] == "ptft_speed"

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from transferkit import experiments, models, stats
-from transferkit.models.descent import ConvergenceWarning
+from transferkit.models.descent import ConvergenceWarning, DivergenceError
 
 
 def test_teacher_pair_cosines():
@@ -75,10 +75,12 @@ def test_train_fits_a_teacher_and_is_deterministic(one_thread):
     assert list(out[0].methods) == ["stl", "ptft"]
 
 
-def test_train_units_compaction_keeps_the_iterates(one_thread):
+@pytest.mark.parametrize("engine", ["torch", "kernel"])
+def test_train_units_compaction_keeps_the_iterates(engine, one_thread):
     """Dropping stopped networks from the working tensors is bookkeeping: the same weights,
     losses, steps and flags bit for bit as never compacting, and as each network trained
-    alone; networks with fast and slow convergence and one at the step cap."""
+    alone; networks with fast and slow convergence and one at the step cap (the compiled
+    engine ignores ``compact``: each network runs alone)."""
     rng = np.random.default_rng(7)
     B, N, d, H = 6, 12, 4, 5
     t = lambda x: torch.as_tensor(x, dtype=torch.float64)  # noqa: E731
@@ -94,10 +96,10 @@ def test_train_units_compaction_keeps_the_iterates(one_thread):
         warnings.simplefilter("ignore", ConvergenceWarning)
         for c in (0.0, 0.5, 0.99):
             runs[c] = models.relu.train_units(t(W0), t(a0), t(X), t(y), n, loss_tol=1e-3,
-                                              max_steps=3000, compact=c)
+                                              max_steps=3000, compact=c, engine=engine)
         alone = [models.relu.train_units(t(W0[b:b + 1]), t(a0[b:b + 1]), t(X[b:b + 1]),
                                          t(y[b:b + 1]), n[b:b + 1], loss_tol=1e-3,
-                                         max_steps=3000) for b in range(B)]
+                                         max_steps=3000, engine=engine) for b in range(B)]
     ref = runs[0.0]
     steps = np.asarray(ref[3])
     assert ref[4].any() and not ref[4].all() and len(set(steps.tolist())) > 2
@@ -185,36 +187,40 @@ def test_mtl_gradient_matches_autograd(one_thread):
     torch.testing.assert_close(gA, A.grad)
 
 
-def test_mtl_with_one_task_is_train_units(one_thread):
+@pytest.mark.parametrize("engine", ["torch", "kernel"])
+def test_mtl_with_one_task_is_train_units(engine, one_thread):
     """With one task the multi-task trainer takes train_units' steps: the same weights bit
-    for bit at a common step cap (neither converged)."""
+    for bit at a common step cap (neither converged), on either engine."""
     W0, A0, Xs, ys, ns = _mtl_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         W1, a1, _, s1, c1 = models.relu.train_units(W0, A0[..., 0], Xs[0], ys[0], ns[0],
-                                                    loss_tol=1e-14, max_steps=200)
+                                                    loss_tol=1e-14, max_steps=200, engine=engine)
         W2, A2, _, s2, c2 = models.relu.train_units_mtl(W0, A0[..., :1], Xs[:1], ys[:1], ns[:1],
-                                                        loss_tol=1e-14, max_steps=200)
+                                                        loss_tol=1e-14, max_steps=200,
+                                                        engine=engine)
     assert not c1.any() and not c2.any() and (s1 == 200).all() and (s2 == 200).all()
     torch.testing.assert_close(W2, W1, rtol=0, atol=0)
     torch.testing.assert_close(A2[..., 0], a1, rtol=0, atol=0)
 
 
-def test_mtl_fits_every_task_to_its_own_tolerance(one_thread):
+@pytest.mark.parametrize("engine", ["torch", "kernel"])
+def test_mtl_fits_every_task_to_its_own_tolerance(engine, one_thread):
     """A network stops only when each task's loss is below loss_tol times that task's mean
     squared label (the second task's labels are 5 times smaller); the returned losses are
     those of the returned weights; compaction is bookkeeping (the same results bit for bit);
     bad shapes are refused."""
     W0, A0, Xs, ys, ns = _mtl_problem(seed=4, small=0.2)
     runs = {c: models.relu.train_units_mtl(W0, A0, Xs, ys, ns, loss_tol=1e-3, max_steps=4000,
-                                           compact=c) for c in (0.0, 0.9)}
+                                           compact=c, engine=engine) for c in (0.0, 0.9)}
     W, A, losses, steps, conv = runs[0.0]
     assert conv.all() and len(set(steps.tolist())) > 1
     nt = [torch.as_tensor(n) for n in ns]
     scale = torch.stack([(y ** 2).sum(1) / n for y, n in zip(ys, nt)], 1)
     assert ((losses / scale) <= 1e-3).all()
+    # the torch loop returns its own losses; the kernel's differ from torch's in rounding
     torch.testing.assert_close(losses, models.relu.mtl_loss_and_grads(W, A, Xs, ys, nt)[0],
-                               rtol=0, atol=0)
+                               rtol=0 if engine == "torch" else 1e-12, atol=0)
     for k in range(5):
         torch.testing.assert_close(runs[0.9][k], runs[0.0][k], rtol=0, atol=0)
     with pytest.raises(ValueError, match="one entry per column of A"):
@@ -250,3 +256,87 @@ def test_train_units_refuses_non_finite_input(arg):
                 models.relu.train_units_mtl(
                     args["W"], torch.stack([args["a"], args["a"]], -1), [args["X"], kw["X"]],
                     [args["y"], kw["y"]], [np.array([5.0, 5.0])] * 2)
+
+
+def _engine_runs(trainer, args, kw):
+    """``trainer(*args, **kw)`` on the torch loop, and on the compiled kernel with one and two
+    threads: ``{(engine, threads): (result, warning messages)}``."""
+    out = {}
+    for engine, threads in (("torch", 1), ("kernel", 1), ("kernel", 2)):
+        torch.set_num_threads(threads)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            res = trainer(*[a.clone() if torch.is_tensor(a) else a for a in args], **kw,
+                          engine=engine)
+        out[engine, threads] = res, [str(w.message) for w in caught]
+    torch.set_num_threads(1)
+    return out
+
+
+def _assert_engines_agree(out, B):
+    """The kernel's steps, flags and warning equal the torch loop's, its weights and losses
+    equal them to rounding (many steps, each rounding differently), and its result does not
+    depend on its threads (bit for bit)."""
+    (ref, wref), (ker, wker) = out["torch", 1], out["kernel", 1]
+    W, A, loss, steps, conv = ref
+    assert 0 < int(conv.sum()) < B and len(set(steps[conv].tolist())) > 1   # both stops occur
+    torch.testing.assert_close(ker[3], steps, rtol=0, atol=0)
+    torch.testing.assert_close(ker[4], conv, rtol=0, atol=0)
+    assert wker == wref and len(wref) == 1
+    torch.testing.assert_close(ker[0], W, rtol=0, atol=1e-11)
+    torch.testing.assert_close(ker[1], A, rtol=0, atol=1e-11)
+    torch.testing.assert_close(ker[2], loss, rtol=1e-8, atol=0)
+    for k in range(5):
+        torch.testing.assert_close(out["kernel", 2][0][k], ker[k], rtol=0, atol=0)
+
+
+def test_units_kernel_takes_the_steps_of_the_torch_loop(one_thread):
+    """train_units on the compiled kernel (each network to its own stop, on its own samples)
+    and on the batched torch loop: the same steps and convergence flags, weights equal to
+    rounding; zero-padded samples, networks of every sample count and one at the step cap."""
+    rng = np.random.default_rng(11)
+    B, N, d, H = 8, 40, 6, 10
+    t = lambda x: torch.as_tensor(x, dtype=torch.float64)  # noqa: E731
+    X = rng.standard_normal((B, N, d))
+    n = np.array([40, 5, 12, 30, 40, 8, 20, 33], float)
+    for b in range(B):
+        X[b, int(n[b]):] = 0
+    y = np.maximum(X @ rng.standard_normal((d, 3)), 0).sum(-1)
+    W0, a0 = 0.1 * rng.standard_normal((B, H, d)), 0.1 * rng.standard_normal((B, H))
+    W0[4] *= 20                                               # stops at the cap
+    out = _engine_runs(models.relu.train_units, (t(W0), t(a0), t(X), t(y), n),
+                       dict(loss_tol=1e-6, max_steps=4000))
+    _assert_engines_agree(out, B)
+
+
+def test_units_kernel_takes_the_steps_of_the_mtl_torch_loop(one_thread):
+    """train_units_mtl likewise: two tasks of different sample counts and label scales, each
+    to its own tolerance."""
+    W0, A0, Xs, ys, ns = _mtl_problem(seed=5, B=6, small=0.2)
+    W0[2] *= 8                                                # stops at the cap
+    out = _engine_runs(models.relu.train_units_mtl, (W0, A0, Xs, ys, ns),
+                       dict(loss_tol=1e-3, max_steps=4000))
+    _assert_engines_agree(out, 6)
+
+
+def test_units_engines_refuse_and_diverge_alike():
+    """A bad ``engine`` is a ValueError naming it; ``"kernel"`` needs float64 tensors on the
+    CPU (``"auto"`` falls back to torch); a step that overflows is a DivergenceError on both
+    engines, not a NaN result."""
+    rng = np.random.default_rng(2)
+    t = lambda v, dt=torch.float64: torch.as_tensor(v, dtype=dt)  # noqa: E731
+    W, a = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3))
+    X, y = rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 5))
+    n = np.array([5.0, 4.0])
+    with pytest.raises(ValueError, match="^engine must be 'auto', 'torch' or 'kernel'"):
+        models.relu.train_units(t(W), t(a), t(X), t(y), n, engine="numba")
+    f32 = [t(v, torch.float32) for v in (W, a, X, y)]
+    with pytest.raises(ValueError, match="^engine='kernel' needs float64"):
+        models.relu.train_units(*f32, n, engine="kernel")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert models.relu.train_units(*f32, n, max_steps=5)[0].dtype == torch.float32
+    for engine in ("torch", "kernel"):
+        with pytest.raises(DivergenceError, match="non-finite loss"):
+            models.relu.train_units(t(W) * 1e100, t(a) * 1e100, t(X), t(y), n, lr_scale=1e3,
+                                    engine=engine)

@@ -17,6 +17,9 @@ module supplies everything else, once:
   of budget;
 * the **divergence error**: a non-finite loss raises :class:`DivergenceError` (never a NaN
   result);
+* the **compiled engines**: :func:`check_engine` (the ``engine`` argument of a trainer that
+  has a compiled CPU kernel) and :func:`run_kernel` (such a kernel on a batch, each instance
+  to its own stop, with the rule's bookkeeping and divergence error);
 * the **step-size control** of the trainers whose step is not fixed by a curvature bound:
   :func:`bold_driver` (accept and grow, or reject and halve, per instance) and
   :func:`keep_where` (the accepted iterate, per instance).
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +49,7 @@ from tqdm import tqdm
 from .. import config
 
 __all__ = ["ConvergenceWarning", "DivergenceError", "TrainInfo", "Descent", "bold_driver",
-           "keep_where"]
+           "keep_where", "check_engine", "run_kernel"]
 
 
 class ConvergenceWarning(UserWarning):
@@ -264,3 +268,41 @@ def bold_driver(eta: torch.Tensor, accepted: torch.Tensor, active: torch.Tensor,
 def keep_where(accepted: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
     """``new`` for the instances (leading dimension) whose step was accepted, else ``old``."""
     return torch.where(accepted.view(-1, *([1] * (new.dim() - 1))), new, old)
+
+
+def check_engine(engine, choices, device) -> str:
+    """``engine`` if it is one of ``choices`` and, for a compiled one, the weights are on
+    the CPU; else a ``ValueError`` naming it."""
+    if engine not in choices:
+        names = [repr(c) for c in choices]
+        raise ValueError(f"engine must be {', '.join(names[:-1])} or {names[-1]} "
+                         f"(got {engine!r})")
+    if engine not in ("auto", "torch") and device.type != "cpu":
+        raise ValueError(f"engine={engine!r} needs the weights on the CPU (use engine='torch' "
+                         f"or 'auto' on other devices)")
+    return engine
+
+
+def run_kernel(kernel, args, B: int, rule: Descent) -> torch.Tensor:
+    """Run a compiled kernel (``kernel(*args, lo, hi)`` -> ``(steps, loss, diverged)``) on
+    instances ``0..B-1`` in chunks, on a pool of ``torch.get_num_threads()`` threads (the
+    kernels release the GIL; each instance's iterates do not depend on the split).  Sets
+    ``rule.steps`` and ``rule.t``; returns the final losses (``(B,)``, or ``(B, ...)`` as the
+    kernel returns them); a non-finite loss is the :class:`DivergenceError` of the torch
+    loop."""
+    threads = max(1, min(torch.get_num_threads(), B))
+    parts = 4 * threads if threads > 1 else 1
+    bounds = [(B * i // parts, B * (i + 1) // parts) for i in range(parts)]
+    bounds = [(lo, hi) for lo, hi in bounds if hi > lo]
+    if threads == 1:
+        out = [kernel(*args, lo, hi) for lo, hi in bounds]
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            out = list(pool.map(lambda lh: kernel(*args, *lh), bounds))
+    for (lo, _), (st, _, bad) in zip(bounds, out):
+        if bad >= 0:
+            raise rule.diverged(int(st[bad - lo]))
+    steps = np.concatenate([o[0] for o in out])
+    rule.steps = torch.from_numpy(steps)
+    rule.t = int(steps.max(initial=0))
+    return torch.from_numpy(np.concatenate([o[1] for o in out]))

@@ -26,7 +26,6 @@ small relative step, so that it follows gradient flow (whose limit Eq. 22 descri
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import cvxpy as cp
@@ -37,7 +36,7 @@ from .._validate import check_array, check_fraction, check_int, check_positive
 from ._diagonal_kernel import (diagonal_descent, diagonal_gram_descent, lockstep_accept,
                                lockstep_beta, lockstep_gather, lockstep_grad_loss, lockstep_stop,
                                lockstep_trial)
-from .descent import Descent, bold_driver, keep_where
+from .descent import Descent, bold_driver, check_engine, keep_where, run_kernel
 from .device import default_device
 
 __all__ = ["DiagonalState", "init_state", "effective_weights", "train_diagonal", "SampleMoments",
@@ -155,7 +154,7 @@ def train_diagonal(state: DiagonalState, X, y, n, *, train_first: bool = True, r
     loss_tol = check_positive("loss_tol", loss_tol)
     max_steps = check_int("max_steps", max_steps, 1)
     dev = state.w1.device
-    engine = _check_engine(engine, ("auto", "torch", "kernel"), dev)
+    engine = check_engine(engine, ("auto", "torch", "kernel"), dev)
     X = torch.as_tensor(np.asarray(X, float), device=dev)
     y = torch.as_tensor(np.asarray(y, float), device=dev)
     n = torch.as_tensor(np.asarray(n, float), device=dev)
@@ -196,19 +195,6 @@ def train_diagonal(state: DiagonalState, X, y, n, *, train_first: bool = True, r
     return _result(state, rule, loss)
 
 
-def _check_engine(engine, choices, device) -> str:
-    """``engine`` if it is one of ``choices`` and, for a compiled one, the weights are on
-    the CPU; else a ``ValueError`` naming it."""
-    if engine not in choices:
-        names = [repr(c) for c in choices]
-        raise ValueError(f"engine must be {', '.join(names[:-1])} or {names[-1]} "
-                         f"(got {engine!r})")
-    if engine not in ("auto", "torch") and device.type != "cpu":
-        raise ValueError(f"engine={engine!r} needs the weights on the CPU (use engine='torch' "
-                         f"or 'auto' on other devices)")
-    return engine
-
-
 def _result(state, rule, loss) -> TrainResult:
     """The :class:`TrainResult` of a finished run (``loss``: the final losses ``(B,)``),
     warning about unconverged networks on behalf of the trainer's caller."""
@@ -235,7 +221,7 @@ def _on_kernel(state, X, y, n, lam, rule, train_first, rel_step):
     # exact zeros to the loss and the gradient in either engine)
     nz = (Xn != 0).any(-1) | (yn != 0)                                   # (B, O, N)
     rows = np.where(nz.any(-1), nz.shape[-1] - np.argmax(nz[..., ::-1], -1), 0).astype(np.int64)
-    loss = _run_chunks(diagonal_descent, (w1, w2, Xn, yn, np.ascontiguousarray(n.numpy()), rows,
+    loss = run_kernel(diagonal_descent, (w1, w2, Xn, yn, np.ascontiguousarray(n.numpy()), rows,
                                           np.ascontiguousarray(lam.numpy()), tol,
                                           bool(train_first), float(rel_step),
                                           int(rule.max_steps)), X.shape[0], rule)
@@ -258,7 +244,7 @@ def _gram_on_kernel(state, moments, index, lam, const, rule, rel_step, grow):
             np.array(moments.gram, np.bool_), np.ascontiguousarray(moments.xty.cpu().numpy()),
             np.ascontiguousarray(const.cpu().numpy()), np.ascontiguousarray(lam.cpu().numpy()),
             tol, float(rel_step), -1.0 if grow is None else float(grow), int(rule.max_steps))
-    loss = _run_chunks(diagonal_gram_descent, args, B, rule)
+    loss = run_kernel(diagonal_gram_descent, args, B, rule)
     state.w1, state.w2 = torch.from_numpy(w1), torch.from_numpy(w2)
     return loss
 
@@ -318,30 +304,6 @@ def _gram_lockstep(state, moments, index, lam, const, rule, rel_step, grow):
     rule.steps = torch.from_numpy(acc)
     rule.t = t
     return torch.from_numpy(loss)
-
-
-def _run_chunks(kernel, args, B, rule):
-    """Run a compiled kernel (``kernel(*args, lo, hi)`` -> ``(steps, loss, diverged)``) on
-    networks ``0..B-1`` in chunks, on a pool of ``torch.get_num_threads()`` threads (the
-    kernels release the GIL; each network's iterates do not depend on the split).  Sets
-    ``rule.steps`` and ``rule.t``; returns the final losses ``(B,)``; a non-finite loss is
-    the :class:`~transferkit.models.descent.DivergenceError` of the torch loop."""
-    threads = max(1, min(torch.get_num_threads(), B))
-    parts = 4 * threads if threads > 1 else 1
-    bounds = [(B * i // parts, B * (i + 1) // parts) for i in range(parts)]
-    bounds = [(lo, hi) for lo, hi in bounds if hi > lo]
-    if threads == 1:
-        out = [kernel(*args, lo, hi) for lo, hi in bounds]
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            out = list(pool.map(lambda lh: kernel(*args, *lh), bounds))
-    for (lo, _), (st, _, bad) in zip(bounds, out):
-        if bad >= 0:
-            raise rule.diverged(int(st[bad - lo]))
-    steps = np.concatenate([o[0] for o in out])
-    rule.steps = torch.from_numpy(steps)
-    rule.t = int(steps.max(initial=0))
-    return torch.from_numpy(np.concatenate([o[1] for o in out]))
 
 
 def _layer_grads(g, w1, w2):
@@ -544,7 +506,7 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
     if index.size and (index.min() < 0 or index.max() >= K):
         raise ValueError(f"index must lie in [0, {K}) (got {index.min()}..{index.max()})")
     dev = w1.device
-    engine = _check_engine(engine, ("auto", "torch", "kernel", "lockstep"), dev)
+    engine = check_engine(engine, ("auto", "torch", "kernel", "lockstep"), dev)
     if engine == "auto" and dev.type == "cpu":
         engine = "kernel" if D <= KERNEL_MAX_D else "lockstep"
     idx = torch.as_tensor(index, device=dev)

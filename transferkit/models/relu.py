@@ -21,13 +21,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from .._validate import (InputTypeError, check_array, check_bool, check_choice, check_fraction,
                          check_int, check_positive, check_positive_or_inf, check_rows,
                          check_values)
 from ..streams import keyed_rng, unit_rows
 from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
-from .descent import Descent, bold_driver, keep_where
+from ._units_kernel import units_descent
+from .descent import Descent, bold_driver, check_engine, keep_where, run_kernel
 from .device import as_tensor, default_device
 
 __all__ = ["check_earlier_stops", "InitScaleTeachers", "InitScaleResult", "draw_init_scale_teachers", "relu_features", "descend_init_scale", "pretrain_init_scale", "readout_transfer", "scratch_init_scale", "init_scale_targets", "check_init_scale_settings", "init_ntk", "train_ntk", "NTKTrainInfo", "MeanFieldInfo", "Teacher", "make_teachers", "ablate", "relu_kernel_torch", "population_risk", "population_risk_grad", "population_risk_tangent_grad", "sample_risk", "sample_loss_grad", "train_population", "train_samples", "GRAD_DTYPES", "check_grad_dtype", "readout_transfer_risk", "rkhs_norms", "feature_gram", "tile_teacher", "repeat_teacher", "random_sphere", "teacher_pair", "forward", "train_units", "train_units_mtl", "mtl_loss_and_grads", "hidden_representation", "loss_and_grads"]
@@ -1338,7 +1340,7 @@ def loss_and_grads(W, a, X, y, n):
 
 
 def train_units(W, a, X, y, n, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
-                max_steps: int = 100_000, compact: float = 0.5):
+                max_steps: int = 100_000, compact: float = 0.5, engine: str = "auto"):
     r"""Full-batch gradient descent on :math:`\frac{1}{2n}\|f(X)-y\|^2`, both layers.
 
     ``X`` ``(B, N, d)`` and ``y`` ``(B, N)`` are zero-padded beyond ``n[b]`` samples.  The
@@ -1347,21 +1349,28 @@ def train_units(W, a, X, y, n, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
     every step; a network stops when its loss is below ``loss_tol`` times the mean
     :math:`y^2`.  Once fewer than ``compact`` of the networks still being stepped are
     active, the stopped ones leave the working tensors (the same iterates, less work;
-    ``0``: never).  Returns ``(W, a, loss, steps, converged)``.
+    ``0``: never).  ``engine``: ``"torch"``, one batched loop (every device);
+    ``"kernel"``, the compiled CPU kernel (``transferkit.models._units_kernel``), which runs
+    each network to its own stop on its own samples with the same operations (weights equal
+    to the torch loop's up to rounding, and the same steps unless a loss lands within rounding
+    of its tolerance; float64 weights on the CPU); ``"auto"``, the kernel where it applies,
+    else torch.  Returns ``(W, a, loss, steps, converged)``.
 
     Raises
     ------
     ValueError
         Before any step, naming the argument: shapes that do not match (``W``, ``a``, ``X``,
         ``y``), sample counts ``n`` not one per network in ``[1, N]``, ``lr_scale`` or
-        ``loss_tol`` not > 0, ``max_steps`` < 1, ``compact`` outside ``[0, 1)``.
+        ``loss_tol`` not > 0, ``max_steps`` < 1, ``compact`` outside ``[0, 1)``, ``engine``
+        not one of the three (or ``"kernel"`` for weights that are not float64 on the CPU).
     """
     lr_scale, loss_tol = check_positive("lr_scale", lr_scale), check_positive("loss_tol", loss_tol)
     max_steps = check_int("max_steps", max_steps, 1)
     compact = check_fraction("compact", compact)
     ns = _checked_units(W, a, [X], [y], [n], one_task=True)
+    engine = _units_engine(engine, W, a, X)
     W, A, loss, rule, scale = _descend_units(W, a[..., None], [X], [y], ns, lr_scale, loss_tol,
-                                             max_steps, compact, "ReLU networks")
+                                             max_steps, compact, "ReLU networks", engine)
     loss, tol = loss[:, 0], loss_tol * scale[:, 0]
     converged = loss <= tol
     rule.finish(loss, converged=converged)             # warns about unconverged networks
@@ -1371,7 +1380,7 @@ def train_units(W, a, X, y, n, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
 def _checked_units(W, A, Xs, ys, ns, one_task=False):
     """The shapes and sample counts of :func:`train_units` (``one_task``: ``A`` is its ``a``,
     the lists hold its ``X``, ``y``, ``n``) and :func:`train_units_mtl`, checked before any
-    step: a ``ValueError`` naming the argument.  Returns ``ns`` as float tensors on ``W``'s
+    step: a ``ValueError`` naming the argument.  Returns ``ns`` as tensors of ``W``'s dtype on its
     device."""
     a_name, a_shape = ("a", "(B, H)") if one_task else ("A", "(B, H, O)")
     if W.ndim != 3 or A.ndim != 3 - one_task or A.shape[:2] != W.shape[:2]:
@@ -1397,15 +1406,30 @@ def _checked_units(W, A, Xs, ys, ns, one_task=False):
         if n.shape != (B,) or not np.all((n >= 1) & (n <= X.shape[1])):
             raise ValueError(f"{name('n', o)} must hold B = {B} sample counts in "
                              f"[1, {X.shape[1]}] (got {n!r})")
-        out.append(torch.as_tensor(n, device=W.device))
+        out.append(torch.as_tensor(n, dtype=W.dtype, device=W.device))
     return out
 
 
-def _descend_units(W, A, Xs, ys, ns, lr_scale, loss_tol, max_steps, compact, desc):
+def _units_engine(engine, W, *tensors) -> str:
+    """``"kernel"`` or ``"torch"``: the engine that :func:`train_units` and
+    :func:`train_units_mtl` run (``engine`` checked, a ``ValueError`` naming it)."""
+    engine = check_engine(engine, ("auto", "torch", "kernel"), W.device)
+    if engine == "torch":
+        return engine
+    f64 = all(t.dtype == torch.float64 and t.device.type == "cpu" for t in (W, *tensors))
+    if engine == "kernel" and not f64:
+        raise ValueError("engine='kernel' needs float64 tensors on the CPU (use engine='torch' "
+                         "or 'auto')")
+    return "kernel" if f64 else "torch"
+
+
+def _descend_units(W, A, Xs, ys, ns, lr_scale, loss_tol, max_steps, compact, desc,
+                   engine="torch"):
     """The descent loop of :func:`train_units` and :func:`train_units_mtl` (checked
     arguments, ``ns`` tensors): curvature steps until every task's loss is at most
-    ``loss_tol`` times its mean :math:`y_o^2`, stopped networks compacted out.  Returns
-    ``(W, A, losses, rule, scale)``: the losses ``(B, O)`` of the returned weights, the
+    ``loss_tol`` times its mean :math:`y_o^2`, stopped networks compacted out (``engine``
+    ``"kernel"``: :func:`_units_on_kernel`).  Returns ``(W, A, losses, rule, scale)``: the
+    losses ``(B, O)`` of the returned weights, the
     :class:`~transferkit.models.descent.Descent` rule (the caller finishes it) and the
     tasks' mean :math:`y_o^2` ``(B, O)``."""
     lams = [torch.linalg.eigvalsh(X.transpose(1, 2) @ X / n[:, None, None])[:, -1]
@@ -1417,6 +1441,9 @@ def _descend_units(W, A, Xs, ys, ns, lr_scale, loss_tol, max_steps, compact, des
     rule = Descent(len(W), tol=torch.zeros(len(W), dtype=W.dtype, device=W.device),
                    max_steps=max_steps, device=W.device, desc=desc,
                    hint=f"lr_scale={lr_scale!r} is too large")
+    if engine == "kernel":
+        W, A, losses = _units_on_kernel(W, A, Xs, ys, ns, lams, tol, lr_scale, rule)
+        return W, A, losses, rule, scale
     W_out, A_out = W.clone(), A.clone()
     loss_out = torch.zeros(len(W), A.shape[-1], dtype=W.dtype, device=W.device)
     while True:
@@ -1442,6 +1469,31 @@ def _descend_units(W, A, Xs, ys, ns, lr_scale, loss_tol, max_steps, compact, des
     else:
         W_out[rule.idx], A_out[rule.idx], loss_out[rule.idx] = W, A, losses
     return W_out, A_out, loss_out, rule, scale
+
+
+def _units_on_kernel(W, A, Xs, ys, ns, lams, tol, lr_scale, rule):
+    """:func:`_descend_units` on the compiled kernel (float64, CPU): the tasks' samples packed
+    into ``(B, O, N, d)`` (``N`` the largest of any task; the rows beyond a task's last
+    nonzero row, padding, contribute exact zeros in either engine and are skipped), BLAS held
+    to one thread (the kernel's threads are those of :func:`~transferkit.models.descent.run_kernel`).
+    Sets ``rule.steps``; returns the new ``(W, A, losses)``."""
+    B, _, d = W.shape
+    O, N = len(Xs), max(X.shape[1] for X in Xs)
+    Xp, yp = np.zeros((B, O, N, d)), np.zeros((B, O, N))
+    rows = np.zeros((B, O), np.int64)
+    for o, (X, y) in enumerate(zip(Xs, ys)):
+        Xn, yn = X.numpy(), y.numpy()
+        Xp[:, o, :Xn.shape[1]], yp[:, o, :yn.shape[1]] = Xn, yn
+        nz = (Xn != 0).any(-1) | (yn != 0)                              # (B, N_o)
+        rows[:, o] = np.where(nz.any(-1), nz.shape[-1] - np.argmax(nz[:, ::-1], -1), 0)
+    Wn, An = W.numpy().copy(), A.numpy().copy()
+    n = torch.stack(ns, 1).numpy().astype(np.float64)
+    args = (Wn, An, Xp, yp, rows, np.ascontiguousarray(n),
+            np.ascontiguousarray(torch.stack(lams, 1).numpy()), np.ascontiguousarray(tol.numpy()),
+            float(lr_scale), int(rule.max_steps))
+    with threadpool_limits(limits=1, user_api="blas"):
+        losses = run_kernel(units_descent, args, B, rule)
+    return torch.from_numpy(Wn), torch.from_numpy(An), losses
 
 
 def mtl_loss_and_grads(W, A, Xs, ys, ns):
@@ -1480,7 +1532,7 @@ def mtl_loss_and_grads(W, A, Xs, ys, ns):
 
 
 def train_units_mtl(W, A, Xs, ys, ns, *, lr_scale: float = 0.5, loss_tol: float = 1e-8,
-                    max_steps: int = 100_000, compact: float = 0.5):
+                    max_steps: int = 100_000, compact: float = 0.5, engine: str = "auto"):
     r"""Multi-task learning (MTL): full-batch gradient descent on both layers of Eq. 31's
     network with a shared first layer, on the loss of :func:`mtl_loss_and_grads` (paper 004,
     App. B.2; its implicit bias is the :math:`\ell_{1,2}` norm of Eq. 35 over the units'
@@ -1492,7 +1544,7 @@ def train_units_mtl(W, A, Xs, ys, ns, *, lr_scale: float = 0.5, loss_tol: float 
     recomputed every step.  A network stops when *every* task's loss is below ``loss_tol``
     times that task's mean :math:`y_o^2` (so that a task of small labels is fitted as
     closely, relative to its scale, as a task of large ones).  Stopped networks leave the
-    working tensors as in :func:`train_units` (``compact``).
+    working tensors as in :func:`train_units` (``compact``); ``engine`` as there.
 
     Parameters
     ----------
@@ -1514,15 +1566,16 @@ def train_units_mtl(W, A, Xs, ys, ns, *, lr_scale: float = 0.5, loss_tol: float 
         Before any step, naming the argument: shapes that do not match (``W`` and ``A``,
         one ``Xs``, ``ys``, ``ns`` entry per task, each task's inputs and labels), sample
         counts outside ``[1, N_o]``, ``lr_scale`` or ``loss_tol`` not > 0, ``max_steps`` < 1,
-        ``compact`` outside ``[0, 1)``.
+        ``compact`` outside ``[0, 1)``, ``engine`` as in :func:`train_units`.
     """
     lr_scale, loss_tol = check_positive("lr_scale", lr_scale), check_positive("loss_tol", loss_tol)
     max_steps = check_int("max_steps", max_steps, 1)
     compact = check_fraction("compact", compact)
     Xs, ys = list(Xs), list(ys)
     ns = _checked_units(W, A, Xs, ys, ns)
+    engine = _units_engine(engine, W, A, *Xs)
     W, A, losses, rule, scale = _descend_units(W, A, Xs, ys, ns, lr_scale, loss_tol, max_steps,
-                                               compact, "multi-task ReLU networks")
+                                               compact, "multi-task ReLU networks", engine)
     converged = (losses <= loss_tol * scale).all(1)
     rule.finish((losses / scale).amax(1), converged=converged)   # largest relative task loss
     return W, A, losses, rule.steps, converged
