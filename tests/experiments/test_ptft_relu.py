@@ -815,6 +815,30 @@ def test_overlap_mtl_students_are_those_of_fig1c(one_thread, monkeypatch):
     np.testing.assert_array_equal(r.mtl.a_aux[0], fig1c.mtl.a_aux)
 
 
+def test_overlap_mtl_is_the_overlap_run_at_its_draws_and_n(overlap, one_thread):
+    """run_overlap_mtl's STL and PT+FT students and NTK errors are run_overlap's at the MTL
+    sizes' n and first draws (same streams; each network trained as if alone: the weights
+    bit for bit, the test error to rounding); MTL students at every s; bad types refused."""
+    feats = dataclasses.replace(ptft_relu.RELU_FEATURES["smoke"], mtl_ns=(8,), mtl_draws=1)
+    r = ptft_relu.run_overlap_mtl(OV, OV_STUDENTS, feats, cache=False, progress=False)
+    assert list(r.methods) == ["stl", "ptft", "mtl"] and r.mtl.error.shape == (3, 1, 1)
+    assert r.ns.tolist() == [8] and r.shared.tolist() == list(OV.shared)
+    j = list(overlap.ns).index(8)
+    for name in ("stl", "ptft"):
+        for f in ("W", "a"):
+            np.testing.assert_array_equal(getattr(getattr(r, name), f)[:, 0, 0],
+                                          getattr(getattr(overlap, name), f)[:, j, 0])
+        np.testing.assert_allclose(getattr(r, name).error[:, 0, 0],
+                                   getattr(overlap, name).error[:, j, 0], rtol=1e-12)
+    np.testing.assert_allclose(r.ntk_error[:, 0, 0], overlap.ntk_error[:, j, 0], rtol=1e-12)
+    assert np.all(np.isfinite(r.mtl.error))
+    for args, match in (((OV, OV_STUDENTS, OV_STUDENTS), "features"),
+                        ((feats, OV_STUDENTS, feats), "preset"),
+                        ((OV, OV, feats), "students")):
+        with pytest.raises(TypeError, match=match):
+            ptft_relu.run_overlap_mtl(*args, cache=False)
+
+
 @pytest.mark.parametrize("preset, students, err, match", [
     (ptft_relu.OverlapPreset(shared=(0, 4), ns=(4,)), OV_STUDENTS, ValueError, "shared"),
     (ptft_relu.OverlapPreset(shared=(-1,), ns=(4,)), OV_STUDENTS, ValueError, "shared"),

@@ -2,7 +2,7 @@ r"""Paper 003, Fig. 1c: single-task learning against PT+FT in small ReLU network
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import torch
@@ -28,7 +28,8 @@ __all__ = ["PENALTY", "SAMPLE_EFFICIENCY", "SAMPLE_EFFICIENCY_FULL", "RELU_FEATU
            "NestedStatistics", "nested_statistics", "NestedMtlResult", "run_nested_mtl",
            "nested_mtl_cell", "NestedMtlStatistics", "nested_mtl_statistics",
            "UnitClusters", "unit_clusters", "OVERLAP", "OVERLAP_FULL", "OVERLAP_FULL_STUDENTS",
-           "OverlapPreset", "OverlapResult", "overlap_teachers", "overlap_cell", "run_overlap"]
+           "OverlapPreset", "OverlapResult", "overlap_teachers", "overlap_cell", "run_overlap",
+           "run_overlap_mtl"]
 
 
 # ---------------------------------------------------------------------------
@@ -1861,3 +1862,35 @@ def run_overlap(preset: OverlapPreset, students: SampleEfficiencyPreset, *,
                          stl=runs["stl"], ptft=runs["ptft"], mtl=runs.get("mtl"),
                          ntk_error=out["ntk_error"], pre_converged=out["pre_converged"][0],
                          pre_steps=out["pre_steps"][0])
+
+
+def run_overlap_mtl(preset: OverlapPreset, students: SampleEfficiencyPreset,
+                    features: ReluFeaturesPreset, **run_kwargs) -> OverlapResult:
+    r"""The reduced Fig. 4b of paper 004 with multi-task students beside STL and PT+FT, at the
+    sizes of the multi-task students of the reduced Figs. 6d-e.
+
+    :func:`run_overlap` with ``preset``'s :math:`s` but ``ns = features.mtl_ns``,
+    ``students.draws = features.mtl_draws`` and ``mtl=True``: the draws are the first draws
+    of ``run_overlap(preset, students)`` (the same teachers, samples, initialisations and
+    pretraining), and its STL and PT+FT students are that run's at those :math:`n` (each
+    network is trained as if alone).  The reduction is the one of :func:`run_mtl_students`
+    (``features.mtl_ns``, ``features.mtl_draws``): an MTL network learns the auxiliary task
+    from the small initialisation.
+
+    Raises
+    ------
+    TypeError
+        For a ``preset``, ``students`` or ``features`` of the wrong type.
+    ValueError
+        As :func:`run_overlap`.
+    """
+    if not isinstance(features, ReluFeaturesPreset):
+        raise InputTypeError(f"features must be a ReluFeaturesPreset "
+                             f"(got {type(features).__name__})")
+    if not isinstance(preset, OverlapPreset):
+        raise InputTypeError(f"preset must be an OverlapPreset (got {type(preset).__name__})")
+    if not isinstance(students, SampleEfficiencyPreset):
+        raise InputTypeError(f"students must be a SampleEfficiencyPreset "
+                             f"(got {type(students).__name__})")
+    return run_overlap(replace(preset, ns=tuple(features.mtl_ns), mtl=True),
+                       replace(students, draws=features.mtl_draws), **run_kwargs)
