@@ -1482,11 +1482,11 @@ def _units_on_kernel(W, A, Xs, ys, ns, lams, tol, lr_scale, rule):
     Xp, yp = np.zeros((B, O, N, d)), np.zeros((B, O, N))
     rows = np.zeros((B, O), np.int64)
     for o, (X, y) in enumerate(zip(Xs, ys)):
-        Xn, yn = X.numpy(), y.numpy()
+        Xn, yn = X.detach().numpy(), y.detach().numpy()
         Xp[:, o, :Xn.shape[1]], yp[:, o, :yn.shape[1]] = Xn, yn
         nz = (Xn != 0).any(-1) | (yn != 0)                              # (B, N_o)
         rows[:, o] = np.where(nz.any(-1), nz.shape[-1] - np.argmax(nz[:, ::-1], -1), 0)
-    Wn, An = W.numpy().copy(), A.numpy().copy()
+    Wn, An = W.detach().numpy().copy(), A.detach().numpy().copy()
     n = torch.stack(ns, 1).numpy().astype(np.float64)
     args = (Wn, An, Xp, yp, rows, np.ascontiguousarray(n),
             np.ascontiguousarray(torch.stack(lams, 1).numpy()), np.ascontiguousarray(tol.numpy()),
