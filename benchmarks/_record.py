@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import time
 
 import torch
 
@@ -36,3 +37,31 @@ def write_json(path, data):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         json.dump(data, f, indent=1)
+
+
+def timed(fn):
+    """``(fn(), wall seconds, process CPU seconds)``."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - w0, time.process_time() - c0
+
+
+def step_rates(run, kinds, B: int, steps: int) -> dict:
+    """Network-steps per second ``{kind: (wall, CPU)}`` of ``run(kind, k)`` (``k`` steps of
+    ``B`` networks) for each kind, setup cancelled by timing ``k`` and ``2 * k`` steps
+    (``k = steps``, times 4 until a run takes half a second: the compiled engines take
+    about a microsecond a step); each kind run once first (compiling its kernel)."""
+    out = {}
+    for kind in kinds:
+        run(kind, 2)
+        k = steps
+        while True:
+            _, w1, c1 = timed(lambda: run(kind, k))
+            _, w2, c2 = timed(lambda: run(kind, 2 * k))
+            if w2 >= 0.5 or k >= 64 * steps:
+                break
+            k *= 4
+        # the difference cancels the setup; where timer noise makes it vanish, the whole run
+        out[kind] = (B * k / (w2 - w1) if w2 > 1.05 * w1 else 2 * B * k / w2,
+                     B * k / (c2 - c1) if c2 > 1.05 * c1 else 2 * B * k / c2)
+    return out

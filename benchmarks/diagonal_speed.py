@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 import warnings
 
 import numpy as np
@@ -44,7 +43,7 @@ from transferkit.experiments.diagonal_networks import DIAGONAL, mtl_small_init_l
 from transferkit.models.device import use_threads
 from transferkit.models.diagonal import init_state, sample_moments, train_diagonal, train_diagonal_gram
 
-from _record import write_json  # benchmarks/ is on sys.path
+from _record import step_rates, timed, write_json  # benchmarks/ is on sys.path
 
 #: The chapter notebook whose sizes this benchmark uses.
 CHAPTER = "diagonal_networks"
@@ -52,12 +51,6 @@ CHAPTER = "diagonal_networks"
 PRESETS = DIAGONAL
 #: The experiment of the chapter's D = 1000 section, whose trainer this benchmark times.
 EXPERIMENT = mtl_small_init_large
-
-
-def _timed(fn):
-    w0, c0 = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - w0, time.process_time() - c0
 
 
 def _batch(D, k, ns, draws, n_aux, alphas, seed=0):
@@ -105,20 +98,7 @@ def _rates(xform, gform, a, steps, D):
             return train_diagonal_gram(st, mom, index, loss_tol=1e-300, max_steps=k,
                                        grow=None if "fixed" in kind else 1.1, engine=engine)
 
-    out = {}
-    for kind in KINDS:
-        run(kind, 2)                                   # compiles the kernels once
-        k = steps
-        while True:                                    # at least 0.5 s per timed run: the
-            _, w1, c1 = _timed(lambda: run(kind, k))   # compiled engines take ~1 us a step
-            _, w2, c2 = _timed(lambda: run(kind, 2 * k))
-            if w2 >= 0.5 or k >= 64 * steps:
-                break
-            k *= 4
-        # the difference cancels the setup; where timer noise makes it vanish, the whole run
-        out[kind] = (B * k / (w2 - w1) if w2 > 1.05 * w1 else 2 * B * k / w2,
-                     B * k / (c2 - c1) if c2 > 1.05 * c1 else 2 * B * k / c2)
-    return out
+    return step_rates(run, KINDS, B, steps)
 
 
 def main(argv=None):
@@ -165,7 +145,7 @@ def main(argv=None):
         conv = {}
         for grow in (None, 1.1):
             st = init_state(len(a), 2, p.D, p.alpha, p.alpha)
-            out, w, c = _timed(lambda: train_diagonal_gram(
+            out, w, c = timed(lambda: train_diagonal_gram(
                 st, *gf, rel_step=p.rel_step, loss_tol=p.mtl_loss_tol, max_steps=p.mtl_max_steps,
                 grow=grow))
             conv["fixed" if grow is None else "grown"] = (out, w, c)
@@ -184,10 +164,10 @@ def main(argv=None):
         kw = dict(seed=L.seed, D=L.D, k=L.k, overlap=ov, ns=list(L.ns), n_aux=L.n_aux)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out, w, c = _timed(lambda: dn.mtl_draw_cell(np.array(L.alphas), 0, rel_step=L.rel_step,
+            out, w, c = timed(lambda: dn.mtl_draw_cell(np.array(L.alphas), 0, rel_step=L.rel_step,
                                                         loss_tol=L.loss_tol, max_steps=L.max_steps,
                                                         **kw))
-        _, wl, cl = _timed(lambda: dn.l12_draw_cell(0, **kw))
+        _, wl, cl = timed(lambda: dn.l12_draw_cell(0, **kw))
         cells = L.draws * len(L.overlaps)
         n_inst, n_steps = out["steps"].size, int(out["steps"].sum())
         print(f"\nD = {L.D} section ({args.scale}): one draw cell ({name}, {n_inst} networks, "

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
 import warnings
 
 import numpy as np
@@ -41,7 +40,7 @@ from transferkit.experiments.ptft_relu import SAMPLE_EFFICIENCY, run_sample_effi
 from transferkit.models.device import use_threads
 from transferkit.models.relu import teacher_pair, train_units, train_units_mtl
 
-from _record import write_json  # benchmarks/ is on sys.path
+from _record import step_rates, timed, write_json  # benchmarks/ is on sys.path
 
 #: The chapter notebook whose sizes this benchmark uses.
 CHAPTER = "ptft_relu"
@@ -53,12 +52,6 @@ EXPERIMENT = run_sample_efficiency_grid
 #: The trainers timed: each as the chapter runs it (``engine="auto"``), then on each engine.
 KINDS = ("train_units", "train_units [kernel]", "train_units [torch]",
          "train_units_mtl", "train_units_mtl [kernel]", "train_units_mtl [torch]")
-
-
-def _timed(fn):
-    w0, c0 = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - w0, time.process_time() - c0
 
 
 def _batch(p):
@@ -104,19 +97,7 @@ def _rates(batch, steps, lr_scale):
             return train_units(W0.clone(), A0[..., 1].clone(), X, y, n, lr_scale=lr_scale,
                                loss_tol=1e-300, max_steps=k, engine=engine)
 
-    out = {}
-    for kind in KINDS:
-        run(kind, 2)                                   # compiles the kernel once
-        k = steps
-        while True:
-            _, w1, c1 = _timed(lambda: run(kind, k))
-            _, w2, c2 = _timed(lambda: run(kind, 2 * k))
-            if w2 >= 0.5 or k >= 64 * steps:
-                break
-            k *= 4
-        out[kind] = (B * k / (w2 - w1) if w2 > 1.05 * w1 else 2 * B * k / w2,
-                     B * k / (c2 - c1) if c2 > 1.05 * c1 else 2 * B * k / c2)
-    return out
+    return step_rates(run, KINDS, B, steps)
 
 
 def main(argv=None):
@@ -147,7 +128,7 @@ def main(argv=None):
     if not args.no_grid:
         with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            grid, w, c = _timed(lambda: EXPERIMENT(p, directory=tmp, progress=False))
+            grid, w, c = timed(lambda: EXPERIMENT(p, directory=tmp, progress=False))
         cells = len(grid)
         print(f"\nFig. 1c grid ({args.scale}: {cells} cells (rho, m), pretraining once): "
               f"{w:.1f} s wall, {c:.1f} s CPU")
