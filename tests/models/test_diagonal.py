@@ -152,6 +152,9 @@ def test_train_diagonal_engines_refuse_and_diverge_alike(problem):
     with pytest.raises(ValueError, match="engine"):
         models.diagonal.train_diagonal(st, X[:, None], y[:, None], np.full((B, 1), n),
                                        engine="numba")
+    with pytest.raises(TypeError, match="^engine must be a string"):
+        models.diagonal.train_diagonal(st, X[:, None], y[:, None], np.full((B, 1), n),
+                                       engine=None)
     for engine in ("torch", "kernel"):
         # an overflowing loss is a DivergenceError on both engines, not a NaN result (the
         # kernel's weights on the CPU, where it runs; the torch loop's on the default device)

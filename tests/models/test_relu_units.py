@@ -330,6 +330,8 @@ def test_units_engines_refuse_and_diverge_alike():
     n = np.array([5.0, 4.0])
     with pytest.raises(ValueError, match="^engine must be 'auto', 'torch' or 'kernel'"):
         models.relu.train_units(t(W), t(a), t(X), t(y), n, engine="numba")
+    with pytest.raises(TypeError, match="^engine must be a string"):
+        models.relu.train_units(t(W), t(a), t(X), t(y), n, engine=3)
     f32 = [t(v, torch.float32) for v in (W, a, X, y)]
     with pytest.raises(ValueError, match="^engine='kernel' needs float64"):
         models.relu.train_units(*f32, n, engine="kernel")

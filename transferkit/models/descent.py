@@ -47,6 +47,7 @@ import torch
 from tqdm import tqdm
 
 from .. import config
+from .._validate import InputTypeError
 
 __all__ = ["ConvergenceWarning", "DivergenceError", "TrainInfo", "Descent", "bold_driver",
            "keep_where", "check_engine", "run_kernel"]
@@ -272,9 +273,12 @@ def keep_where(accepted: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> 
 
 def check_engine(engine, choices, device) -> str:
     """``engine`` if it is one of ``choices`` and, for a compiled one, the weights are on
-    the CPU; else a ``ValueError`` naming it."""
+    the CPU; else a ``ValueError`` naming it (a ``TypeError`` if it is not a string)."""
+    names = [repr(c) for c in choices]
+    if not isinstance(engine, str):
+        raise InputTypeError(f"engine must be a string, {', '.join(names[:-1])} or "
+                             f"{names[-1]} (got {type(engine).__name__})")
     if engine not in choices:
-        names = [repr(c) for c in choices]
         raise ValueError(f"engine must be {', '.join(names[:-1])} or {names[-1]} "
                          f"(got {engine!r})")
     if engine not in ("auto", "torch") and device.type != "cpu":
