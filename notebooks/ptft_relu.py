@@ -424,11 +424,9 @@ SHIFT = {k: LOGR_STEP[k] - LOGR[k] for k in SE if k[0] == 0.9}
 n_shift = sum(int((np.isfinite(v).sum(1) >= 2).sum()) for v in SHIFT.values())
 SHIFT_SIG = {}
 for k, v in SHIFT.items():
-    ok = np.isfinite(v)
-    m, se = stats.mean_se(v, axis=1, where=ok)
+    pt = stats.paired_test(v, n_shift, where=np.isfinite(v))
     cells = []
-    for n, mm, ee, c in zip(NS, m, se, ok.sum(1)):
-        sig = c >= 2 and abs(mm) > stats.critical_value(n_shift, int(c)) * ee
+    for n, mm, ee, c, sig in zip(NS, pt.mean, pt.se, pt.count, pt.sign != 0):
         SHIFT_SIG[k[0], k[1], n] = (mm, ee, int(c), bool(sig))
         cells.append(f"n={n}: {mm:+.2f} +- {ee:.2f} ({c}){' *' if sig else ''}" if c >= 2
                      else f"n={n}: {c} draw(s) converged at both steps")
@@ -573,16 +571,12 @@ OV_SIGN = {}                 # per comparison and cell: -1 (below), +1 (above), 
 print(f"{OV_TESTS} paired tests; critical t at 8 draws {stats.critical_value(OV_TESTS, 8):.2f}"
       if DRAWS >= 8 else f"{OV_TESTS} paired tests")
 for label, (a, b) in PAIRS.items():
-    ok = OV_OK[a] & OV_OK[b]
-    m, se = stats.mean_se(np.log10(OV_ERR[a] / OV_ERR[b]), -1, where=ok)
-    crit = np.vectorize(lambda c: stats.critical_value(OV_TESTS, int(c)) if c >= 2 else np.inf)(
-        ok.sum(-1))
-    t = m / np.where(se > 0, se, np.nan)
-    OV_SIGN[label] = np.where(t < -crit, -1, np.where(t > crit, 1, 0))
+    pt = stats.paired_test(np.log10(OV_ERR[a] / OV_ERR[b]), OV_TESTS, where=OV_OK[a] & OV_OK[b])
+    OV_SIGN[label] = pt.sign
     print(label)
     for k, s in enumerate(OVR.shared):
         print(f"  s = {s}: " + "  ".join(
-            f"n = {n}: {m[k, i]:+.2f} ({t[k, i]:+.1f}){' ><'[OV_SIGN[label][k, i]]}"
+            f"n = {n}: {pt.mean[k, i]:+.2f} ({pt.t[k, i]:+.1f}){' ><'[pt.sign[k, i]]}"
             for i, n in enumerate(OVR.ns)))
 
 # %% [markdown]
@@ -694,17 +688,14 @@ OVM_TESTS = len(OVM_PAIRS) * OVM.ntk_error[..., 0].size
 OVM_SIGN, OVM_RATIO = {}, {}
 print(f"{OVM_TESTS} paired tests")
 for label, (a, b) in OVM_PAIRS.items():
-    ok = OVM_OK[a] & OVM_OK[b]
-    m, se = stats.mean_se(np.log10(OVM_ERR[a] / OVM_ERR[b]), -1, where=ok)
-    crit = np.vectorize(lambda c: stats.critical_value(OVM_TESTS, int(c)) if c >= 2 else np.inf)(
-        ok.sum(-1))
-    t = m / np.where(se > 0, se, np.nan)
-    OVM_SIGN[label], OVM_RATIO[label] = np.where(t < -crit, -1, np.where(t > crit, 1, 0)), m
-    print(label + (f" (critical t {crit.flat[0]:.1f} at {int(ok.sum(-1).flat[0])} draws)"
-                   if np.isfinite(crit.flat[0]) else ""))
+    pt = stats.paired_test(np.log10(OVM_ERR[a] / OVM_ERR[b]), OVM_TESTS,
+                           where=OVM_OK[a] & OVM_OK[b])
+    OVM_SIGN[label], OVM_RATIO[label] = pt.sign, pt.mean
+    print(label + (f" (critical t {pt.critical.flat[0]:.1f} at {int(pt.count.flat[0])} draws)"
+                   if np.isfinite(pt.critical.flat[0]) else ""))
     for k, s in enumerate(OVM.shared):
         print(f"  s = {s}: " + "  ".join(
-            f"n = {n}: {m[k, i]:+.2f} ({t[k, i]:+.1f}){' ><'[OVM_SIGN[label][k, i]]}"
+            f"n = {n}: {pt.mean[k, i]:+.2f} ({pt.t[k, i]:+.1f}){' ><'[pt.sign[k, i]]}"
             for i, n in enumerate(OVM_NS)))
 
 # %% [markdown]
@@ -994,9 +985,9 @@ def paired_verdicts(claims, ns):
     n_tests = len(claims) * len(ns)
     for name, (diff, ok, sign) in claims.items():
         cells = []
-        for n, m, se, k in zip(ns, *stats.mean_se(diff, where=ok), ok.sum(-1)):
-            sig = k > 1 and se > 0 and abs(m) > stats.critical_value(n_tests, int(k)) * se
-            VERDICT[name, n] = (m, se, int(k), sig)
+        pt = stats.paired_test(diff, n_tests, where=ok)
+        for n, m, se, k, sig in zip(ns, pt.mean, pt.se, pt.count, pt.sign != 0):
+            VERDICT[name, n] = (m, se, int(k), bool(sig))
             cells.append(f"n={n}: {m:+.3g} +- {se:.2g} ({k}){' *' if sig else ''}" if k > 1
                          else f"n={n}: {k} draw(s) with every run converged, not tested")
         print(f"{name}: " + "; ".join(cells))

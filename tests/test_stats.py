@@ -462,3 +462,52 @@ def test_direction_spread_batches_and_refuses():
         tkstats.direction_spread(np.ones((3, 2)), np.zeros(3))
     with pytest.raises(ValueError, match="W"):
         tkstats.direction_spread(np.full((3, 2), np.nan), np.ones(3))
+
+
+def test_paired_test_is_the_one_sample_t_test_of_the_differences():
+    rng = np.random.default_rng(4)
+    diff = rng.standard_normal((3, 4, 6)) + np.array([0.0, 2.0, -3.0])[:, None, None]
+    res = tkstats.paired_test(diff, n_tests=12)
+    ref = stats.ttest_1samp(diff, 0.0, axis=-1)
+    np.testing.assert_allclose(res.t, ref.statistic, rtol=1e-12)
+    np.testing.assert_allclose(res.mean, diff.mean(-1), rtol=1e-12)
+    assert np.all(res.count == 6)
+    crit = tkstats.critical_value(12, 6)
+    assert np.all(res.critical == crit)
+    np.testing.assert_array_equal(res.sign, np.sign(res.t) * (np.abs(res.t) > crit))
+
+
+def test_paired_test_where_and_too_few_draws():
+    diff = np.array([[1.0, 1.1, 0.9, 50.0], [2.0, np.nan, 2.1, 1.9], [5.0, 0.0, 0.0, 0.0]])
+    ok = np.array([[1, 1, 1, 0], [1, 0, 1, 1], [1, 0, 0, 0]], bool)
+    res = tkstats.paired_test(diff, n_tests=3, where=ok)
+    np.testing.assert_array_equal(res.count, [3, 3, 1])
+    assert res.critical[2] == np.inf and res.sign[2] == 0 and np.isnan(res.t[2])
+    assert res.critical[0] == tkstats.critical_value(3, 3)
+    np.testing.assert_allclose(res.mean[:2], [1.0, 2.0])
+    # a zero standard error is never significant (t is NaN, not inf)
+    flat = tkstats.paired_test(np.ones((2, 5)), n_tests=2)
+    assert np.all(np.isnan(flat.t)) and np.all(flat.sign == 0)
+
+
+def test_paired_test_holds_its_family_wise_level():
+    """Under the null (normal differences of mean 0), the fraction of families of K cells
+    with any significant cell is at most fwer, within 3 Monte Carlo standard errors; a shift
+    of 3 standard deviations at 8 draws is found in every cell."""
+    rng = np.random.default_rng(5)
+    K, draws, families, fwer = 10, 8, 4000, 0.1
+    null = tkstats.paired_test(rng.standard_normal((families, K, draws)), K, fwer=fwer)
+    alarm = np.any(null.sign != 0, axis=-1).mean()
+    assert alarm <= fwer + 3 * np.sqrt(fwer * (1 - fwer) / families)
+    assert alarm > 0.5 * fwer              # Bonferroni is conservative, not blind
+    shifted = tkstats.paired_test(rng.standard_normal((50, K, draws)) - 3.0, K, fwer=fwer)
+    assert np.all(shifted.sign == -1)
+
+
+@pytest.mark.parametrize("kwargs, exc, name", [
+    ({"n_tests": 0}, ValueError, "n_tests"), ({"n_tests": 2.5}, ValueError, "n_tests"), ({"n_tests": "3"}, TypeError, "n_tests"),
+    ({"n_tests": 2, "fwer": 1.0}, ValueError, "fwer"),
+    ({"n_tests": 2, "where": np.ones((2, 3))}, ValueError, "where")])
+def test_paired_test_rejects_bad_inputs(kwargs, exc, name):
+    with pytest.raises(exc, match=name):
+        tkstats.paired_test(np.zeros((2, 3)), **kwargs)

@@ -20,7 +20,7 @@ from ._validate import (MAX_INT, as_array, check_array, check_axis, check_broadc
                         check_budget, check_int, check_open_unit, check_real, check_seed,
                         InputTypeError)
 
-__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "Score", "ScoreRow", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "direction_spread", "alignment_score", "r_squared", "table_r2", "pow2_normalise", "mean_se"]
+__all__ = ["Agreement", "agreement", "critical_value", "risk_error_bound", "participation_ratio", "ensd", "rank_correlation", "Score", "ScoreRow", "score", "spearman", "score_table", "kernel_distance", "fit_power_law", "kmeans_inertia", "direction_spread", "alignment_score", "r_squared", "table_r2", "pow2_normalise", "mean_se", "Paired", "paired_test"]
 
 
 def critical_value(n_tests: int, draws: int | None, fwer: float = 0.01) -> float:
@@ -737,6 +737,62 @@ def mean_se(x, axis: int = -1, *, where=None, single: float = np.nan):
         se = np.where(k > 1, np.sqrt(sq / np.maximum(k - 1, 1)) / np.sqrt(np.maximum(k, 1)),
                       single)
     return mean, se
+
+
+@dataclass(frozen=True)
+class Paired:
+    """The result of :func:`paired_test`, one entry per cell (the shape of ``diff`` without
+    its last axis)."""
+
+    mean: np.ndarray        #: mean difference over the draws compared
+    se: np.ndarray          #: its standard error (NaN with fewer than two draws)
+    t: np.ndarray           #: mean / se (NaN where se is 0 or NaN)
+    count: np.ndarray       #: draws compared (``where``'s count)
+    critical: np.ndarray    #: Bonferroni critical t of the family (inf with fewer than two draws)
+    sign: np.ndarray        #: -1 (below 0 beyond the critical t), +1 (above), 0 (neither)
+
+
+def paired_test(diff, n_tests: int, *, where=None, fwer: float = 0.01) -> Paired:
+    r"""Paired comparisons of two methods on the same draws, one family of ``n_tests``.
+
+    Per cell, the mean :math:`\bar x` of the paired differences over the last axis (the
+    draws selected by ``where``, e.g. those where both runs converged) and its standard error
+    (:func:`mean_se`); the difference is called significant where
+
+    .. math::
+
+        |t| = |\bar x| / \mathrm{SE} > t_{k-1}^{-1}(1 - \mathrm{fwer}/2K),
+
+    the two-sided Bonferroni critical value (:func:`critical_value`) over the family's
+    :math:`K` = ``n_tests`` comparisons at the cell's :math:`k` draws; a cell with fewer
+    than two draws, or with a zero standard error, is never significant.
+
+    Parameters
+    ----------
+    diff : array_like
+        Paired differences, draws on the last axis (e.g. log10 of one method's error over
+        the other's).
+    n_tests : int
+        Comparisons in the family (>= 1), usually every cell of every comparison made.
+    where : array_like of bool, optional
+        Draws to compare, ``diff``'s shape (default all).
+    fwer : float in (0, 1)
+        Family-wise false-alarm probability.
+
+    Returns
+    -------
+    Paired
+    """
+    n_tests = check_int("n_tests", n_tests, 1, MAX_INT)
+    fwer = check_open_unit("fwer", fwer)
+    mean, se = mean_se(diff, -1, where=where)
+    count = (np.ones(np.shape(diff), bool) if where is None else np.asarray(where)).sum(-1)
+    critical = np.vectorize(lambda c: critical_value(n_tests, int(c), fwer) if c >= 2
+                            else np.inf, otypes=[float])(count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = mean / np.where(se > 0, se, np.nan)
+    sign = np.where(t < -critical, -1, np.where(t > critical, 1, 0))
+    return Paired(mean=mean, se=se, t=t, count=count, critical=critical, sign=sign)
 
 
 def r_squared(x, y, axis=-1):
