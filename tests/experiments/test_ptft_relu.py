@@ -857,3 +857,30 @@ def test_overlap_refuses_bad_input_before_any_training(preset, students, err, ma
     kw = dict(shared_cells="yes") if match == "shared_cells" else {}
     with pytest.raises(err, match=match):
         ptft_relu.run_overlap(preset, students, cache=False, progress=False, **kw)
+
+
+def test_pretraining_memory_keeps_the_last_few(one_thread, monkeypatch):
+    """The in-process memory of pretrainings keeps the last _PRETRAINED_KEEP keys: cells that
+    alternate between two pretrainings (the chapter's 8-draw grids and 4-draw MTL students)
+    pretrain each once; a fifth key drops the oldest."""
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("max_steps"))
+        return models.relu.train_units(*args, **kwargs)
+
+    monkeypatch.setattr(ptft_relu, "train_units", counting)
+    monkeypatch.setattr(ptft_relu, "_PRETRAINED", {})
+    args = {**P, "cache": False}
+    ptft_relu.run_sample_efficiency(**args)
+    after_one = len(calls)
+    ptft_relu.run_sample_efficiency(**{**args, "draws": 1})
+    ptft_relu.run_sample_efficiency(**args)
+    ptft_relu.run_sample_efficiency(**{**args, "draws": 1})
+    per_run = after_one - 1                        # the trainings that are not pretraining
+    assert len(calls) == 4 * per_run + 2           # two pretrainings, each once
+    assert len(ptft_relu._PRETRAINED) == 2
+    for cap in range(1, ptft_relu._PRETRAINED_KEEP + 1):
+        ptft_relu.run_sample_efficiency(**{**args, "pre_max_steps": P["pre_max_steps"] + cap})
+    assert len(ptft_relu._PRETRAINED) == ptft_relu._PRETRAINED_KEEP
+    assert all(key[8] != P["pre_max_steps"] for key in ptft_relu._PRETRAINED)

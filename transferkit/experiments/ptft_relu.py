@@ -443,9 +443,11 @@ class SampleEfficiencyResult:
 #: (the main samples are ``[seed, j, n]`` with ``n >= 1``).
 MTL_READOUT_KEY = (0, 1)
 
-#: In-process memory of the last pretraining of :func:`sample_efficiency_cell`, keyed by the
-#: parameters it depends on (it is the same for every ``rho`` and ``magnitude``).
+#: In-process memory of the last pretrainings of :func:`sample_efficiency_cell` and the cells
+#: that share it, keyed by the parameters they depend on (the same for every ``rho`` and
+#: ``magnitude``), at most :data:`_PRETRAINED_KEEP` of them, the oldest dropped first.
 _PRETRAINED: dict = {}
+_PRETRAINED_KEEP = 4
 
 
 def _checked(d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, gamma, seed,
@@ -904,11 +906,13 @@ def _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol, cap, W0, a
     :func:`_task_draws`: gradient descent on the auxiliary task from ``(W0, a0)`` with the
     step ``lr_scale``, at most ``cap`` steps.  Pretraining depends on neither rho nor the
     magnitude (the auxiliary teacher, its samples and the initialisation come first from the
-    same streams), so it is trained once per process and kept in :data:`_PRETRAINED` (one
-    entry)."""
+    same streams), so it is trained once per process and kept in :data:`_PRETRAINED` (the
+    last few: the chapter alternates between the 8 draws of its grids and the 4 of its MTL
+    students)."""
     key = (seed, d, units, n_aux, width, alpha, draws, loss_tol, cap, str(dev), lr_scale)
     if key not in _PRETRAINED:
-        _PRETRAINED.clear()                 # keep one pretraining (the grid's) in memory
+        while len(_PRETRAINED) >= _PRETRAINED_KEEP:
+            del _PRETRAINED[next(iter(_PRETRAINED))]        # the oldest (insertion order)
         Wp, ap, _, psteps, pconv = train_units(W0.clone(), a0.clone(), as_tensor(Xa, dev),
                                                as_tensor(ya, dev), np.full(draws, n_aux),
                                                loss_tol=loss_tol, max_steps=cap,
