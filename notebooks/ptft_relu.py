@@ -611,10 +611,11 @@ for label, (a, b) in PAIRS.items():
 #   ratios 2.6 and 2.1; at $n = 16$ 2.1, $t = 7.3$, short of the critical value for its 7
 #   converged draws), and with two or four shared neither is significantly below at any $n$.
 #   The caption's "the finetuned networks still benefit from feature learning, especially
-#   if some features are novel" is therefore not reproduced at these sizes. Which
-#   comparison it makes is open (PT+FT against the NTK of a fresh network, as here, or
-#   against a pretrained network fine-tuned in the lazy regime, not run), and at
-#   $n\le64$ even STL, which learns every feature itself, is above the NTK.
+#   if some features are novel" is therefore not reproduced at these sizes under this
+#   reading. Which comparison it makes is open (PT+FT against the NTK of a fresh network,
+#   as here, or against the pretrained network fine-tuned in the lazy regime: the next
+#   subsection), and at $n\le64$ even STL, which learns every feature itself, is above the
+#   NTK.
 
 # %%
 # checks: what the text above says of the paper-scale run
@@ -628,6 +629,107 @@ if OV == experiments.ptft_relu.OVERLAP["paper"] and FIG1C == experiments.ptft_re
     assert np.all(OV_SIGN["PT+FT / NTK"][ALL] == -1)                  # PT+FT below NTK: s = 6
     assert np.all(OV_SIGN["PT+FT / NTK"][NONE, NS_OV.index(32):] == 1)   # NTK below: s = 0
     assert np.all(OV_SIGN["PT+FT / NTK"][(OVR.shared > 0) & (OVR.shared < OVR.units)] == 0)
+
+# %% [markdown]
+# ### Which tangent kernel? A choice the caption leaves open
+#
+# "NTK indicates the (lazy) tangent kernel solution" does not say whose kernel. The figure
+# above uses the infinite-width NTK from a zero output, the lazy limit of training a fresh,
+# infinitely wide network. Two other readings use the students themselves
+# (`theory.relu.tangent_kernel_solution`): the limit of gradient descent on the network
+# *linearised* where STL starts (its small initialisation, width 24: **lazy STL**) and
+# where PT+FT starts (the pretrained units, readout $\gamma$: **lazy PT+FT**), on the same
+# samples. Both are the limit of the chapter's trainer (one step size for all weights, the
+# Euclidean metric) in the lazy regime; the caption's second claim, "the finetuned networks
+# still benefit from feature learning", is read most directly as PT+FT against lazy PT+FT:
+# the same start, with and without the features moving. The comparisons below are paired
+# on the draws and form their own family (Bonferroni, 1 % family-wise).
+
+# %%
+OV_LAZY = {"ntk": OVR.ntk_error, "lazy_stl": OVR.lazy_stl_error,
+           "lazy_ptft": OVR.lazy_ptft_error}
+LAZY_LABELS = {"ntk": "NTK", "lazy_stl": "lazy STL", "lazy_ptft": "lazy PT+FT"}
+print("normalised test error, mean +- s.e. over draws (rows s, columns n)")
+for name, err in OV_LAZY.items():
+    mean, se = stats.mean_se(err, -1)
+    for k, s in enumerate(OVR.shared):
+        print(f"{LAZY_LABELS[name]:10s} s = {s}: "
+              + "  ".join(f"{m:.3g} +- {e:.2g}" for m, e in zip(mean[k], se[k])))
+LAZY_PAIRS = {"PT+FT / lazy PT+FT": ("ptft", "lazy_ptft"), "STL / lazy STL": ("stl", "lazy_stl"),
+              "lazy STL / NTK": ("lazy_stl", "ntk")}
+LZ_ERR = {**OV_ERR, **OV_LAZY}
+LZ_OK = {**OV_OK, **{k: np.ones(v.shape, bool) for k, v in OV_LAZY.items()}}
+LZ_TESTS = len(LAZY_PAIRS) * OVR.ntk_error[..., 0].size
+LZ_SIGN, LZ_RATIO = {}, {}
+print(f"\n{LZ_TESTS} paired tests (log10 error ratio, mean and t; '<' or '>' beyond the "
+      "family's critical t)")
+for label, (a, b) in LAZY_PAIRS.items():
+    pt = stats.paired_test(np.log10(LZ_ERR[a] / LZ_ERR[b]), LZ_TESTS, where=LZ_OK[a] & LZ_OK[b])
+    LZ_SIGN[label], LZ_RATIO[label] = pt.sign, pt.mean
+    print(label + (f" (critical t {pt.critical.max():.1f})" if np.isfinite(pt.critical).any()
+                   else ""))
+    for k, s in enumerate(OVR.shared):
+        print(f"  s = {s}: " + "  ".join(
+            f"n = {n}: {pt.mean[k, i]:+.2f} ({pt.t[k, i]:+.1f}){' ><'[pt.sign[k, i]]}"
+            for i, n in enumerate(OVR.ns)))
+fig = figures.paper003_004.overlap_figure(OVR, lazy=True)
+provenance.record(fig, "p004-fig4b-overlap-lazy", seeds=SEED,
+                  params=dict(shared=list(OV.shared), ns=list(OV.ns), units=OVR.units,
+                              draws=DRAWS, d=D_IN, width=WIDTH, n_aux=N_AUX, alpha=ALPHA),
+                  caption="paper 004 Fig. 4b (reduced) under three readings of its tangent "
+                          "kernel solution: the infinite-width NTK and the lazy limits from "
+                          "the STL and PT+FT students' starting weights")
+
+# %% [markdown]
+# *Fig. 4b (paper 004, reduced) under the three readings of its lazy solution.* As the
+# figure above, with the lazy limits from the students' own starting weights (dotted, open
+# squares, in the colour of STL and PT+FT) beside the infinite-width NTK (black, dashed).
+#
+# **What we measured** (`TRANSFERKIT_SCALE=paper`, 8 draws, the three comparisons above as
+# one family of 48 tests, critical $t$ 7.0 at 8 draws; the draws where PT+FT stopped at its
+# cap are left out of its comparison, as above).
+#
+# - *PT+FT against lazy PT+FT, the same start with and without the features moving.*
+#   Wherever some units are novel, fine-tuning is below its own lazy limit at every $n$
+#   in direction (log10 ratios $-0.07$ to $-0.89$), and significantly so at every $n$ with
+#   none shared (mean errors 1.66 against 7.0 at $n = 8$, 0.27 against 2.13 at $n = 64$;
+#   2.8 to 7.8 times lower in geometric mean over the draws) and at $n = 64$ with two or
+#   four shared ($t = -11.2$ and $-8.5$). With
+#   all six shared it is the other way round: the lazy limit, a regression of the readout
+#   on features that are already the teacher's units (plus the small first-layer term), is
+#   2 to 3.5 decades below PT+FT ($8.2\times10^{-5}$ against 0.24 at $n = 16$,
+#   $1.6\times10^{-5}$ against 0.0032 at $n = 64$; significant at $n\ge16$): moving
+#   features that are right already costs accuracy. This is the caption's "the finetuned
+#   networks still benefit from feature learning, especially if some features are novel",
+#   **reproduced under this reading** at our reduced sizes, where the infinite-width NTK
+#   of the figure above did not reproduce it: which lazy solution the caption means decides
+#   the verdict.
+# - *STL against lazy STL.* Training from the small initialisation is below its own lazy
+#   limit in direction everywhere (log10 ratios $-0.05$ to $-0.38$), significantly only at
+#   $n = 64$ ($s = 0$, 2 and 6; $t = -8.3$ to $-10.8$): at $n\le32$ the rich regime gains
+#   little over the lazy one at width 24.
+# - *Finite against infinite width.* The lazy limit at the students' width 24 is above the
+#   infinite-width NTK in all 16 cells (log10 ratios $+0.32$ to $+0.53$): 24 random
+#   features of the initialisation are fewer than the kernel's infinitely many. So the
+#   NTK of the figure above is the strongest of the three lazy baselines, and comparing
+#   STL and PT+FT with it, rather than with their own lazy limits, is the harshest reading.
+#
+# Not run: the papers' own lazy protocol, fine-tuning after rescaling the pretrained
+# weights by 10 (the nested-rescaling section below uses it), which trains a network at a
+# large scale instead of taking the linearised limit.
+
+# %%
+# checks: what the text above says of the paper-scale run
+if OV == experiments.ptft_relu.OVERLAP["paper"] and FIG1C == experiments.ptft_relu.SAMPLE_EFFICIENCY["paper"]:
+    NOVEL = OVR.shared < OVR.units                                     # some units novel
+    SIG, RATIO = LZ_SIGN["PT+FT / lazy PT+FT"], LZ_RATIO["PT+FT / lazy PT+FT"]
+    assert np.all(RATIO[NOVEL] < 0) and np.all(SIG[NONE] == -1)        # below its lazy limit
+    assert np.all(SIG[NOVEL, -1] == -1)                               # significant at n = 64
+    assert np.all(SIG[ALL, 1:] == 1) and RATIO[ALL].min() > 2         # all shared: lazy below
+    assert np.all(LZ_RATIO["STL / lazy STL"] < 0)
+    assert np.all(LZ_SIGN["STL / lazy STL"][:, :-1] == 0)              # n <= 32: not significant
+    assert np.all(LZ_SIGN["STL / lazy STL"][[0, 1, 3], -1] == -1)      # n = 64, s = 0, 2, 6
+    assert np.all(LZ_SIGN["lazy STL / NTK"] == 1)                      # width 24 above the NTK
 
 # %% [markdown]
 # ### Fig. 4b (reduced) with multi-task students

@@ -748,7 +748,8 @@ def test_overlap_shapes(overlap):
     for run in r.methods.values():
         assert run.error.shape == run.converged.shape == (3, 2, 2)
         assert run.W.shape == (3, 2, 2, 5, 8)
-    assert r.ntk_error.shape == (3, 2, 2) and np.all(np.isfinite(r.ntk_error))
+    for err in (r.ntk_error, r.lazy_stl_error, r.lazy_ptft_error):
+        assert err.shape == (3, 2, 2) and np.all(np.isfinite(err)) and np.all(err > 0)
     assert r.mtl is None and r.pre_converged.shape == r.pre_steps.shape == (2,)
 
 
@@ -784,6 +785,33 @@ def test_overlap_ntk_is_kernel_regression_that_interpolates(overlap):
     pred = theory.relu.relu_ntk_kernel(Xt, X) @ coef
     assert np.isclose(((pred - yt) ** 2).mean() / yt.var(ddof=1), overlap.ntk_error[k, i, j],
                       rtol=1e-10)
+
+
+def test_overlap_lazy_readings_are_the_tangent_kernel_solutions(overlap, one_thread,
+                                                               monkeypatch):
+    """The lazy STL and PT+FT errors of (s, n, draw) are those of the limit of gradient
+    descent on the network linearised at the STL initialisation and at the PT+FT start (the
+    pretrained units of Fig. 1c, readout gamma), checked from scratch on the draw's samples
+    and test inputs; with all units shared (s = K) the lazy fine-tuning is below the lazy
+    scratch training on average (pretraining found the main task's units)."""
+    monkeypatch.setattr(ptft_relu, "_PRETRAINED", {})
+    k, i, j = 1, 1, 0
+    n = int(OV.ns[i])
+    draws = ptft_relu._task_draws(1, 8, 0.0, 1.0, 2, 5, 3, 16, 30, 1e-2, torch.device("cpu"))
+    T, = ptft_relu.overlap_teachers([draws[0][j]], 1)
+    X = np.random.default_rng([1, j, n]).standard_normal((n, 8))
+    y = np.maximum(X @ T[2].T, 0) @ T[3]
+    Xt = draws[5][j]
+    yt = np.maximum(Xt @ T[2].T, 0) @ T[3]
+    args = {**ptft_relu._preset_args(OV_STUDENTS), "ns": list(OV.ns), "cache": False,
+            "progress": False}
+    W_pre = ptft_relu.run_sample_efficiency(rho=0.0, magnitude=1.0, **args).W_pre[j]
+    gamma = OV_STUDENTS.gamma
+    for (W, a), err in (((draws[3][j].numpy(), draws[4][j].numpy()), overlap.lazy_stl_error),
+                        ((W_pre, np.full(5, gamma)), overlap.lazy_ptft_error)):
+        pred = theory.relu.tangent_kernel_solution(W, a, X, y, Xt)
+        assert np.isclose(((pred - yt) ** 2).mean() / yt.var(ddof=1), err[k, i, j], rtol=1e-10)
+    assert overlap.lazy_ptft_error[-1].mean() < overlap.lazy_stl_error[-1].mean()
 
 
 def test_overlap_cells_per_s_are_the_batch(overlap, one_thread):

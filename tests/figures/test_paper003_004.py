@@ -388,6 +388,7 @@ def _overlap_result(mtl=False, draws=3):
                           W=np.zeros((3, 2, draws, 4, 2)), a=np.zeros((3, 2, draws, 4)))
     return OverlapResult(shared=shared, units=6, ns=ns, stl=run(), ptft=run(),
                          mtl=run() if mtl else None, ntk_error=_pos(3, 2, draws),
+                         lazy_stl_error=_pos(3, 2, draws), lazy_ptft_error=_pos(3, 2, draws),
                          pre_converged=np.ones(draws, bool), pre_steps=np.ones(draws, int))
 
 
@@ -408,3 +409,19 @@ def test_overlap_figure(mtl, draws):
         assert len(opened) == 2 + mtl and all(len(ln.get_xdata()) == 1 for ln in opened)
         assert all(ln.get_xdata()[0] == 2 for ln in opened)
     close_after(paper003_004.overlap_figure(res), check)
+
+
+def test_overlap_figure_with_the_lazy_readings():
+    res = _overlap_result(False, 3)
+
+    def check(fig):
+        ax = fig.axes[0]
+        assert len(ax.containers) == 5                # STL, PT+FT, NTK and the two lazy
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert labels == ["STL", "PT+FT", "NTK (lazy)", "STL (lazy)", "PT+FT (lazy)"]
+        # the lazy PT+FT curve is the mean of its errors at n = 8
+        bars = ax.containers[4]
+        np.testing.assert_allclose(bars.lines[0].get_ydata(), res.lazy_ptft_error[:, 0].mean(-1))
+    close_after(paper003_004.overlap_figure(res, lazy=True), check)
+    with pytest.raises(TypeError, match="lazy"):
+        paper003_004.overlap_figure(res, lazy="yes")

@@ -253,3 +253,97 @@ def test_beyond_linear_norm_against_monte_carlo():
     with pytest.raises(ValueError, match="^a must have entries of magnitude <= 1e"):
         theory.relu.beyond_linear_norm(np.ones((2, 2)), [1e300, -1e300])
     assert np.isfinite(theory.relu.beyond_linear_norm(np.full((2, 2), 1e50), [1e50, -1e50]))
+
+
+# ---------------------------------------------------------------------------
+# the empirical tangent kernel of one network and its lazy limit
+# ---------------------------------------------------------------------------
+
+def _net(rng, H=7, d=4):
+    return rng.standard_normal((H, d)), rng.standard_normal(H)
+
+
+def test_tangent_kernel_is_the_gram_matrix_of_the_gradients():
+    """Theta(x, y) = grad_theta f(x) . grad_theta f(y), with the gradients from torch's
+    autograd of models.relu.forward (relu'(0) = 0 on both sides)."""
+    import torch
+
+    from transferkit import models
+    rng = np.random.default_rng(11)
+    W, a = _net(rng)
+    X, Y = rng.standard_normal((5, 4)), rng.standard_normal((3, 4))
+
+    def jac(Z):
+        rows = []
+        for z in Z:
+            Wt = torch.tensor(W, requires_grad=True)
+            at = torch.tensor(a, requires_grad=True)
+            out = models.relu.forward(Wt[None], at[None], torch.tensor(z)[None, None])[0, 0]
+            gW, ga = torch.autograd.grad(out, (Wt, at))
+            rows.append(np.concatenate([gW.numpy().ravel(), ga.numpy()]))
+        return np.array(rows)
+
+    np.testing.assert_allclose(theory.relu.tangent_kernel(W, a, X, Y), jac(X) @ jac(Y).T,
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_tangent_kernel_tends_to_the_infinite_width_ntk():
+    """At width H with w_h = w~_h / sqrt(H), a_h = a~_h / sqrt(H) (standard normal w~, a~)
+    the empirical kernel is the mean of H independent per-unit terms whose expectation is
+    relu_ntk_kernel: within 5 Monte Carlo standard errors at every entry (Bonferroni over
+    the 6 distinct entries, family-wise 1e-5)."""
+    rng = np.random.default_rng(12)
+    H, d = 200_000, 5
+    X = rng.standard_normal((3, d))
+    Wt, at = rng.standard_normal((H, d)), rng.standard_normal(H)
+    emp = theory.relu.tangent_kernel(Wt / math.sqrt(H), at / math.sqrt(H), X, X)
+    Z = X @ Wt.T                                                         # (3, H)
+    terms = (np.maximum(Z, 0)[:, None] * np.maximum(Z, 0)[None]
+             + (X @ X.T)[..., None] * (at ** 2 * (Z > 0))[:, None] * (Z > 0)[None])  # (3, 3, H)
+    np.testing.assert_allclose(terms.mean(-1), emp, rtol=1e-10)
+    se = terms.std(-1, ddof=1) / math.sqrt(H)
+    crit = critical_value(6, None, 1e-5)
+    assert np.all(np.abs(emp - theory.relu.relu_ntk_kernel(X, X)) <= crit * se)
+
+
+def test_tangent_kernel_solution_is_the_limit_of_gradient_descent_on_the_linearised_model():
+    """Gradient descent on 1/2 ||f(X) + J (theta - theta0) - y||^2 from theta0 reaches the
+    closed form's predictions (n < number of weights: it interpolates), and so does the
+    closed form when n exceeds the weights (least squares of least norm)."""
+    rng = np.random.default_rng(13)
+    W, a = _net(rng, H=3, d=2)                                # 9 weights
+    for n in (4, 15):
+        X, y, Xt = rng.standard_normal((n, 2)), rng.standard_normal(n), rng.standard_normal((6, 2))
+
+        def jac(Z):
+            P = Z @ W.T
+            return np.concatenate([((P > 0) * a)[:, :, None] * Z[:, None, :]
+                                   .repeat(3, 1), np.maximum(P, 0)[:, :, None]], -1).reshape(len(Z), -1)
+
+        f = lambda Z: np.maximum(Z @ W.T, 0) @ a            # noqa: E731
+        J = jac(X)
+        step = 1.0 / np.linalg.eigvalsh(J.T @ J).max()
+        delta = np.zeros(J.shape[1])
+        for _ in range(200_000):
+            delta -= step * J.T @ (f(X) + J @ delta - y)
+        want = f(Xt) + jac(Xt) @ delta
+        got = theory.relu.tangent_kernel_solution(W, a, X, y, Xt)
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-8)
+        if n < 9:                                             # interpolates the samples
+            np.testing.assert_allclose(theory.relu.tangent_kernel_solution(W, a, X, y, X), y,
+                                       atol=1e-10)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"W": np.zeros((3,))}, "W"), ({"W": np.full((3, 2), np.nan)}, "W"),
+    ({"a": np.zeros(4)}, "a"), ({"a": "x"}, "a"), ({"X": np.zeros((2, 3))}, "X"),
+    ({"y": np.zeros(5)}, "y"), ({"Xt": np.zeros((2, 1))}, "Xt"),
+    ({"X": np.full((4, 2), 1e200)}, "X")])
+def test_tangent_kernel_solution_rejects_bad_inputs(kwargs, name):
+    args = {"W": np.ones((3, 2)), "a": np.ones(3), "X": np.ones((4, 2)), "y": np.ones(4),
+            "Xt": np.ones((2, 2)), **kwargs}
+    with pytest.raises(ValueError, match=name):
+        theory.relu.tangent_kernel_solution(**args)
+    if "y" not in kwargs and "Xt" not in kwargs:
+        with pytest.raises(ValueError, match=name):
+            theory.relu.tangent_kernel(args["W"], args["a"], args["X"], args["X"])

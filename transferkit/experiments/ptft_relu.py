@@ -15,7 +15,7 @@ from ..stats import alignment_score, direction_spread, ensd, kmeans_inertia, par
 from ..streams import keyed_rng
 from ..sweep import Grid, run
 from ..theory.penalties import relu_ptft_penalty
-from ..theory.relu import relu_kernel, relu_ntk_kernel
+from ..theory.relu import relu_kernel, relu_ntk_kernel, tangent_kernel_solution
 
 __all__ = ["PENALTY", "SAMPLE_EFFICIENCY", "SAMPLE_EFFICIENCY_FULL", "RELU_FEATURES",
            "PenaltyPreset", "SampleEfficiencyPreset", "ReluFeaturesPreset",
@@ -1675,6 +1675,13 @@ class OverlapResult:
         Test error of the lazy solution: kernel regression with the infinite-width NTK of
         the two-layer network (:func:`transferkit.theory.relu.relu_ntk_kernel`) on the main
         samples, normalised as the students'.
+    lazy_stl_error, lazy_ptft_error : ndarray, shape (len(shared), len(ns), draws)
+        The two other readings of the caption's "(lazy) tangent kernel solution": the limit
+        of gradient descent on the network linearised at the start of STL (its small
+        initialisation, width ``width``) and at the start of PT+FT (the pretrained first
+        layer, readout :math:`\gamma`), on the same samples
+        (:func:`transferkit.theory.relu.tangent_kernel_solution`), normalised as the
+        students'.
     pre_converged : ndarray of bool, shape (draws,)
         Whether pretraining (Fig. 1c's) reached its tolerance.
     pre_steps : ndarray of int, shape (draws,)
@@ -1687,6 +1694,8 @@ class OverlapResult:
     stl: StudentRun
     ptft: StudentRun
     ntk_error: np.ndarray
+    lazy_stl_error: np.ndarray
+    lazy_ptft_error: np.ndarray
     pre_converged: np.ndarray
     pre_steps: np.ndarray
     mtl: StudentRun | None = None
@@ -1724,6 +1733,17 @@ def _ntk_errors(X, y, nn, tests) -> np.ndarray:
     return err
 
 
+def _lazy_errors(W, a, X, y, nn, tests) -> np.ndarray:
+    """Test errors ``(len(nn),)`` of the lazy limit from each network ``g`` (start weights
+    ``W[g]`` ``(H, d)``, ``a[g]`` ``(H,)``; :func:`transferkit.theory.relu.tangent_kernel_solution`)
+    on its padded main samples, scored as :func:`_ntk_errors`."""
+    err = np.empty(len(nn))
+    for g, (n, (Xt, yt)) in enumerate(zip(nn, tests)):
+        pred = tangent_kernel_solution(W[g], a[g], X[g, :n], y[g, :n], Xt)
+        err[g] = np.mean((pred - yt) ** 2) / np.var(yt, ddof=1)
+    return err
+
+
 def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_test=2000,
                  alpha=1e-2, gamma=1e-2, loss_tol=1e-6, max_steps=50_000, pre_max_steps=None,
                  mtl=False, lr_scale=0.5) -> dict:
@@ -1740,8 +1760,9 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
     project's 2-core machine beside other jobs), as in :func:`sample_efficiency_cell`,
     whose numbers they are at :math:`s = K` (the pair at :math:`\rho = 1`, main readout 1;
     tested).  Returns ``stl_<field>``, ``ptft_<field>`` (and ``mtl_<field>``) of
-    :class:`StudentRun`, ``ntk_error`` ``(len(ns), draws)``, ``pre_converged`` and
-    ``pre_steps`` ``(draws,)``, each with a leading axis of ``shared`` when it is an array.
+    :class:`StudentRun`, ``ntk_error``, ``lazy_stl_error`` and ``lazy_ptft_error``
+    ``(len(ns), draws)``, ``pre_converged`` and ``pre_steps`` ``(draws,)``, each with a
+    leading axis of ``shared`` when it is an array.
     """
     dev = default_device()
     ns = [int(v) for v in ns]
@@ -1791,9 +1812,14 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
             [np.concatenate([part[4][o] for part in mtl_parts]) for o in (0, 1)],
             loss_tol=loss_tol, max_steps=cap, lr_scale=lr_scale)
         runs["mtl"] = scored(W, A[..., 1], conv, a_aux=A[..., 0])
-    ntk = _ntk_errors(X, y, nn.astype(int),
-                      [(Xt[j], yts[k][j]) for k in range(len(ss)) for j in jj])
-    out = {"ntk_error": ntk.reshape(len(ss), len(ns), draws),
+    tests = [(Xt[j], yts[k][j]) for k in range(len(ss)) for j in jj]
+    ntk = _ntk_errors(X, y, nn.astype(int), tests)
+    host = lambda v: v.cpu().numpy()[idx]                   # noqa: E731
+    lazy = {f"lazy_{name}_error": _lazy_errors(Ws, as_, X, y, nn.astype(int), tests).reshape(
+                len(ss), len(ns), draws)
+            for name, (Ws, as_) in {"stl": (host(W0), host(a0)),
+                                    "ptft": (host(Wp), np.full(host(a0).shape, gamma))}.items()}
+    out = {"ntk_error": ntk.reshape(len(ss), len(ns), draws), **lazy,
            "pre_converged": np.repeat(pconv.cpu().numpy()[None], len(ss), 0),
            "pre_steps": np.repeat(np.asarray(torch.as_tensor(psteps).cpu())[None], len(ss), 0)}
     for name, r in runs.items():
@@ -1823,7 +1849,11 @@ def run_overlap(preset: OverlapPreset, students: SampleEfficiencyPreset, *,
       :math:`f(x) = \Theta(x, X)\,\Theta(X, X)^{-1}y` with the infinite-width NTK
       :math:`\Theta` of the two-layer ReLU network
       (:func:`transferkit.theory.relu.relu_ntk_kernel`; paper 004, caption of Fig. 4b:
-      "NTK indicates the (lazy) tangent kernel solution").
+      "NTK indicates the (lazy) tangent kernel solution");
+    * **lazy STL** and **lazy PT+FT**: the caption's words read at the students' own width
+      and starting weights, the limit of gradient descent on the network linearised where STL
+      and PT+FT start (:func:`transferkit.theory.relu.tangent_kernel_solution`; the caption
+      does not say which network's kernel it means).
 
     One :func:`transferkit.sweep.run` cell (:func:`overlap_cell`; cached, resumable) trains
     every :math:`s` in one batch per method; with ``shared_cells=True`` one cell per
@@ -1864,7 +1894,9 @@ def run_overlap(preset: OverlapPreset, students: SampleEfficiencyPreset, *,
     runs = _student_runs(out)
     return OverlapResult(shared=np.array(shared), units=units, ns=np.array(ns),
                          stl=runs["stl"], ptft=runs["ptft"], mtl=runs.get("mtl"),
-                         ntk_error=out["ntk_error"], pre_converged=out["pre_converged"][0],
+                         ntk_error=out["ntk_error"], lazy_stl_error=out["lazy_stl_error"],
+                         lazy_ptft_error=out["lazy_ptft_error"],
+                         pre_converged=out["pre_converged"][0],
                          pre_steps=out["pre_steps"][0])
 
 

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.lines import Line2D
 
-from .._validate import check_int
+from .._validate import check_bool, check_int
 from ..experiments.diagonal_networks import aux_norm_fraction, l1_norm, top_k_variance
 from ..experiments.ptft_relu import penalty_ratio
 from ..stats import mean_se
@@ -941,7 +941,7 @@ def diagonal_sparsity_figure(runs: dict, readout: dict, n_show: int, k_max: int 
 NTK_STYLE = dict(color="k", label="NTK (lazy)")
 
 
-def overlap_figure(result):
+def overlap_figure(result, lazy: bool = False):
     r"""Paper 004, Fig. 4b (reduced): test error against the number of teacher units the
     main task shares with the auxiliary one.
 
@@ -949,6 +949,11 @@ def overlap_figure(result):
     ----------
     result : transferkit.experiments.ptft_relu.OverlapResult
         From :func:`transferkit.experiments.ptft_relu.run_overlap`.
+    lazy : bool
+        Also draw the lazy limits from the students' own starting weights
+        (``result.lazy_stl_error``, ``result.lazy_ptft_error``: dotted, open squares, in
+        the colour of STL and PT+FT), the other readings of the caption's "(lazy) tangent
+        kernel solution".
 
     Returns
     -------
@@ -958,6 +963,7 @@ def overlap_figure(result):
         PT+FT (and MTL) and the lazy NTK solution (black, dashed); an open marker where
         some draw of that method stopped at its step cap before the loss tolerance.
     """
+    lazy = check_bool("lazy", lazy)
     ns, shared = [int(n) for n in result.ns], np.asarray(result.shared)
     fig, axes = plt.subplots(1, len(ns), figsize=(2.9 * len(ns) + 0.6, 3.1), squeeze=False,
                              sharey=True)
@@ -970,6 +976,10 @@ def overlap_figure(result):
                                 METHOD_COLORS[name], ms=7)
         mean, se = mean_se(result.ntk_error[:, j], -1, single=0.0)
         ax.errorbar(shared, mean, yerr=se, fmt="s--", ms=4, capsize=2, mfc="none", **NTK_STYLE)
+        for name in ("stl", "ptft") if lazy else ():
+            mean, se = mean_se(getattr(result, f"lazy_{name}_error")[:, j], -1, single=0.0)
+            ax.errorbar(shared, mean, yerr=se, fmt="s:", ms=4, capsize=2, mfc="none",
+                        color=METHOD_COLORS[name], label=f"{METHOD_LABELS[name]} (lazy)")
         ax.set_yscale("log")
         ax.set_xticks(shared, [str(s) for s in shared])
         ax.set_xlabel(f"shared units $s$ (of {result.units})")

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validate import InputTypeError, as_array, check_array, check_magnitude, check_rows
 
-__all__ = ["safe_arccos", "snap_cosines", "arccos_kernel_terms", "cosines", "arccos_kernel0", "arccos_kernel1", "relu_kernel", "relu_ntk_kernel", "least_squares_factor", "beyond_linear_norm"]
+__all__ = ["safe_arccos", "snap_cosines", "arccos_kernel_terms", "cosines", "arccos_kernel0", "arccos_kernel1", "relu_kernel", "relu_ntk_kernel", "tangent_kernel", "tangent_kernel_solution", "least_squares_factor", "beyond_linear_norm"]
 
 
 def safe_arccos(c):
@@ -225,6 +225,109 @@ def relu_ntk_kernel(X, Y) -> np.ndarray:
             alt = np.where(g == 0, 0.0, na * nb * g)
         out = np.where(np.isnan(out), alt, out)
     return out
+
+
+def _network(W, a):
+    """A two-layer network's units ``W`` ``(H, d)`` and readout ``a`` ``(H,)``, checked: finite,
+    entries of magnitude at most 1e100, matching shapes; a ``ValueError`` naming the argument."""
+    W = check_magnitude("W", check_rows("W", W), 1e100)
+    if W.ndim != 2:
+        raise ValueError(f"W must be one network's units, shape (H, d) (got shape {W.shape})")
+    a = check_magnitude("a", check_array("a", a, 1), 1e100)
+    if a.shape != W.shape[:1]:
+        raise ValueError(f"a must have one entry per unit of W, shape ({W.shape[0]},) "
+                         f"(got shape {a.shape})")
+    return W, a
+
+
+def _inputs(name, X, d):
+    """Inputs ``(N, d)`` for one network of input dimension ``d``, checked as :func:`_network`."""
+    X = check_magnitude(name, check_rows(name, X), 1e100)
+    if X.ndim != 2 or X.shape[1] != d:
+        raise ValueError(f"{name} must have shape (N, {d}), the units' input dimension "
+                         f"(got shape {X.shape})")
+    return X
+
+
+def tangent_kernel(W, a, X, Y) -> np.ndarray:
+    r"""Empirical neural tangent kernel of one two-layer ReLU network, shape ``(N, M)``.
+
+    For the students of papers 003 and 004, :math:`f(x) = \sum_h a_h\,\mathrm{relu}(w_h\cdot x)`
+    (:func:`transferkit.models.relu.forward`), the kernel of their gradients in all weights
+    :math:`\theta = (W, a)`,
+
+    .. math::
+
+        \Theta_\theta(x, y) = \nabla_\theta f(x)\cdot\nabla_\theta f(y)
+        = \sum_h \mathrm{relu}(w_h\cdot x)\,\mathrm{relu}(w_h\cdot y)
+        + (x\cdot y)\sum_h a_h^2\,\mathbf 1[w_h\cdot x > 0]\,\mathbf 1[w_h\cdot y > 0]
+
+    (the readout's term, then the first layer's; :math:`\mathrm{relu}'(0) = 0`, as torch's).
+    With :math:`w_h = \tilde w_h/\sqrt H`, :math:`a_h = \tilde a_h/\sqrt H` and
+    :math:`\tilde w_h\sim\mathcal N(0, I_d)`, :math:`\tilde a_h\sim\mathcal N(0, 1)` it
+    tends to :func:`relu_ntk_kernel` as the width :math:`H\to\infty` (Jacot et al. 2018;
+    tested against Monte Carlo).
+
+    Parameters
+    ----------
+    W : array_like, shape (H, d)
+        The units (first-layer weights), one row each.
+    a : array_like, shape (H,)
+        The readout.
+    X, Y : array_like, shapes (N, d) and (M, d)
+        Inputs, one row each.
+    """
+    W, a = _network(W, a)
+    X, Y = _inputs("X", X, W.shape[1]), _inputs("Y", Y, W.shape[1])
+    px, py = X @ W.T, Y @ W.T                                 # pre-activations (N, H), (M, H)
+    readout = np.maximum(px, 0.0) @ np.maximum(py, 0.0).T
+    first = (X @ Y.T) * (((px > 0) * a ** 2) @ (py > 0).T)
+    return readout + first
+
+
+def tangent_kernel_solution(W, a, X, y, Xt) -> np.ndarray:
+    r"""Predictions at ``Xt`` of the lazy limit from one network: gradient descent (or flow)
+    to convergence on :math:`\frac12\|f_{\rm lin}(X) - y\|^2` of the network linearised at its
+    weights :math:`\theta_0 = (W, a)`, :math:`f_{\rm lin}(x) = f(x) + \nabla_\theta f(x)\cdot
+    (\theta - \theta_0)`, started at :math:`\theta_0`:
+
+    .. math::
+
+        f_{\rm lin}^\infty(x) = f(x) + \Theta(x, X)\,\Theta(X, X)^+\,\big(y - f(X)\big),
+
+    with :math:`\Theta` = :func:`tangent_kernel` at :math:`\theta_0` (the steps stay in the
+    span of the gradients at the samples, so the limit is the least-squares solution of
+    least norm; it interpolates where :math:`\Theta(X, X)` is invertible).  This is
+    "the (lazy) tangent kernel solution" of paper 004, caption of Fig. 4b, read at a given
+    network: at the small initialisation of a student it is the lazy version of training
+    from scratch, at the pretrained weights the lazy version of fine-tuning (the kernel of a
+    finite network; :func:`relu_ntk_kernel` is the infinite-width one, from a zero output).
+    Gradient descent in the Euclidean metric on all weights, one step size for all, is what
+    :func:`transferkit.models.relu.train_units` runs; another metric would weigh the two
+    terms of the kernel differently.
+
+    Parameters
+    ----------
+    W, a : array_like, shapes (H, d) and (H,)
+        The network the model is linearised at.
+    X, y : array_like, shapes (n, d) and (n,)
+        Training inputs and targets.
+    Xt : array_like, shape (M, d)
+        Inputs to predict at.
+
+    Returns
+    -------
+    ndarray, shape (M,)
+    """
+    W, a = _network(W, a)
+    X, Xt = _inputs("X", X, W.shape[1]), _inputs("Xt", Xt, W.shape[1])
+    y = check_magnitude("y", check_array("y", y, 1), 1e100)
+    if y.shape != X.shape[:1]:
+        raise ValueError(f"y must have one target per row of X, shape ({X.shape[0]},) "
+                         f"(got shape {y.shape})")
+    f = lambda Z: np.maximum(Z @ W.T, 0.0) @ a                 # noqa: E731
+    coef = np.linalg.lstsq(tangent_kernel(W, a, X, X), y - f(X), rcond=None)[0]
+    return f(Xt) + tangent_kernel(W, a, Xt, X) @ coef
 
 
 def least_squares_factor(n, m):
