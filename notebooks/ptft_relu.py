@@ -666,8 +666,10 @@ print(f"\n{LZ_TESTS} paired tests (log10 error ratio, mean and t; '<' or '>' bey
 for label, (a, b) in LAZY_PAIRS.items():
     pt = stats.paired_test(np.log10(LZ_ERR[a] / LZ_ERR[b]), LZ_TESTS, where=LZ_OK[a] & LZ_OK[b])
     LZ_SIGN[label], LZ_RATIO[label] = pt.sign, pt.mean
-    print(label + (f" (critical t {pt.critical.max():.1f})" if np.isfinite(pt.critical).any()
-                   else ""))
+    crit = np.unique(pt.critical[np.isfinite(pt.critical)].round(1))
+    print(label + (f" (critical t {' / '.join(f'{c:.1f}' for c in crit)} at "
+                   f"{' / '.join(str(k) for k in np.unique(pt.count[pt.count >= 2])[::-1])} draws)"
+                   if crit.size else ""))
     for k, s in enumerate(OVR.shared):
         print(f"  s = {s}: " + "  ".join(
             f"n = {n}: {pt.mean[k, i]:+.2f} ({pt.t[k, i]:+.1f}){' ><'[pt.sign[k, i]]}"

@@ -338,7 +338,7 @@ def test_tangent_kernel_solution_is_the_limit_of_gradient_descent_on_the_lineari
     ({"W": np.zeros((3,))}, "W"), ({"W": np.full((3, 2), np.nan)}, "W"),
     ({"a": np.zeros(4)}, "a"), ({"a": "x"}, "a"), ({"X": np.zeros((2, 3))}, "X"),
     ({"y": np.zeros(5)}, "y"), ({"Xt": np.zeros((2, 1))}, "Xt"),
-    ({"X": np.full((4, 2), 1e200)}, "X")])
+    ({"X": np.full((4, 2), 1e200)}, "X"), ({"a": np.full(3, 1e60)}, "a")])
 def test_tangent_kernel_solution_rejects_bad_inputs(kwargs, name):
     args = {"W": np.ones((3, 2)), "a": np.ones(3), "X": np.ones((4, 2)), "y": np.ones(4),
             "Xt": np.ones((2, 2)), **kwargs}

@@ -227,13 +227,21 @@ def relu_ntk_kernel(X, Y) -> np.ndarray:
     return out
 
 
+# The largest magnitude of the entries of the arguments of tangent_kernel and
+# tangent_kernel_solution. Their terms are products of four entries, so below 1e50 every
+# product and sum stays far from the float range (check_magnitude's 1e100 is that rule for
+# products of two).
+_TANGENT_MAX_ABS = 1e50
+
+
 def _network(W, a):
     """A two-layer network's units ``W`` ``(H, d)`` and readout ``a`` ``(H,)``, checked: finite,
-    entries of magnitude at most 1e100, matching shapes; a ``ValueError`` naming the argument."""
-    W = check_magnitude("W", check_rows("W", W), 1e100)
+    entries of magnitude at most :data:`_TANGENT_MAX_ABS`, matching shapes; a ``ValueError``
+    naming the argument."""
+    W = check_magnitude("W", check_rows("W", W), _TANGENT_MAX_ABS)
     if W.ndim != 2:
         raise ValueError(f"W must be one network's units, shape (H, d) (got shape {W.shape})")
-    a = check_magnitude("a", check_array("a", a, 1), 1e100)
+    a = check_magnitude("a", check_array("a", a, 1), _TANGENT_MAX_ABS)
     if a.shape != W.shape[:1]:
         raise ValueError(f"a must have one entry per unit of W, shape ({W.shape[0]},) "
                          f"(got shape {a.shape})")
@@ -242,7 +250,7 @@ def _network(W, a):
 
 def _inputs(name, X, d):
     """Inputs ``(N, d)`` for one network of input dimension ``d``, checked as :func:`_network`."""
-    X = check_magnitude(name, check_rows(name, X), 1e100)
+    X = check_magnitude(name, check_rows(name, X), _TANGENT_MAX_ABS)
     if X.ndim != 2 or X.shape[1] != d:
         raise ValueError(f"{name} must have shape (N, {d}), the units' input dimension "
                          f"(got shape {X.shape})")
@@ -276,6 +284,9 @@ def tangent_kernel(W, a, X, Y) -> np.ndarray:
         The readout.
     X, Y : array_like, shapes (N, d) and (M, d)
         Inputs, one row each.
+
+    Every entry of ``W``, ``a``, ``X`` and ``Y`` must be finite and of magnitude at most
+    1e50 (the kernel multiplies four of them), else a ``ValueError`` names the argument.
     """
     W, a = _network(W, a)
     X, Y = _inputs("X", X, W.shape[1]), _inputs("Y", Y, W.shape[1])
@@ -315,13 +326,16 @@ def tangent_kernel_solution(W, a, X, y, Xt) -> np.ndarray:
     Xt : array_like, shape (M, d)
         Inputs to predict at.
 
+    Every entry must be finite and of magnitude at most 1e50, as for :func:`tangent_kernel`,
+    else a ``ValueError`` names the argument.
+
     Returns
     -------
     ndarray, shape (M,)
     """
     W, a = _network(W, a)
     X, Xt = _inputs("X", X, W.shape[1]), _inputs("Xt", Xt, W.shape[1])
-    y = check_magnitude("y", check_array("y", y, 1), 1e100)
+    y = check_magnitude("y", check_array("y", y, 1), _TANGENT_MAX_ABS)
     if y.shape != X.shape[:1]:
         raise ValueError(f"y must have one target per row of X, shape ({X.shape[0]},) "
                          f"(got shape {y.shape})")
