@@ -748,8 +748,9 @@ def test_overlap_shapes(overlap):
     for run in r.methods.values():
         assert run.error.shape == run.converged.shape == (3, 2, 2)
         assert run.W.shape == (3, 2, 2, 5, 8)
-    for err in (r.ntk_error, r.lazy_stl_error, r.lazy_ptft_error):
+    for err in (r.ntk_error, r.lazy_stl_error, r.lazy_ptft_error, r.ptft_rescaled.error):
         assert err.shape == (3, 2, 2) and np.all(np.isfinite(err)) and np.all(err > 0)
+    assert list(r.methods) == ["stl", "ptft"]          # the rescaled run is not a method
     assert r.mtl is None and r.pre_converged.shape == r.pre_steps.shape == (2,)
 
 
@@ -812,6 +813,29 @@ def test_overlap_lazy_readings_are_the_tangent_kernel_solutions(overlap, one_thr
         pred = theory.relu.tangent_kernel_solution(W, a, X, y, Xt)
         assert np.isclose(((pred - yt) ** 2).mean() / yt.var(ddof=1), err[k, i, j], rtol=1e-10)
     assert overlap.lazy_ptft_error[-1].mean() < overlap.lazy_stl_error[-1].mean()
+
+
+def test_overlap_rescaled_ptft_is_ptft_from_ten_times_the_pretrained_units(overlap,
+                                                                          one_thread):
+    """PT+FT x 10 of (s, n, draw) is train_units from 10 W_pre with readout gamma on the
+    draw's main samples: the same weights to rounding (a batch of one network)."""
+    k, i, j = 2, 0, 1
+    n = int(OV.ns[i])
+    args = {**ptft_relu._preset_args(OV_STUDENTS), "ns": list(OV.ns), "cache": False,
+            "progress": False}
+    W_pre = ptft_relu.run_sample_efficiency(rho=1.0, magnitude=1.0, **args).W_pre[j]
+    draws = ptft_relu._task_draws(1, 8, 0.0, 1.0, 2, 5, 3, 16, 30, 1e-2, torch.device("cpu"))
+    T, = ptft_relu.overlap_teachers([draws[0][j]], int(OV.shared[k]))
+    X = np.random.default_rng([1, j, n]).standard_normal((n, 8))
+    y = np.maximum(X @ T[2].T, 0) @ T[3]
+    t = lambda v: torch.as_tensor(np.asarray(v, float))[None]          # noqa: E731
+    W, a, _, steps, conv = models.relu.train_units(
+        t(ptft_relu.OVERLAP_LAZY_SCALE * W_pre), t(np.full(5, OV_STUDENTS.gamma)), t(X), t(y),
+        np.array([n]), loss_tol=OV_STUDENTS.loss_tol, max_steps=OV_STUDENTS.pre_max_steps,
+        lr_scale=OV_STUDENTS.lr_scale)
+    np.testing.assert_allclose(overlap.ptft_rescaled.W[k, i, j], W[0].numpy(), rtol=1e-9,
+                               atol=1e-12)
+    assert overlap.ptft_rescaled.converged[k, i, j] == bool(conv[0])
 
 
 def test_overlap_cells_per_s_are_the_batch(overlap, one_thread):

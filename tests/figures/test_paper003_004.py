@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -411,14 +413,19 @@ def test_overlap_figure(mtl, draws):
     close_after(paper003_004.overlap_figure(res), check)
 
 
-def test_overlap_figure_with_the_lazy_readings():
+@pytest.mark.parametrize("rescaled", [False, True])
+def test_overlap_figure_with_the_lazy_readings(rescaled):
     res = _overlap_result(False, 3)
+    if rescaled:
+        res = dataclasses.replace(res, ptft_rescaled=res.ptft)
 
     def check(fig):
         ax = fig.axes[0]
-        assert len(ax.containers) == 5                # STL, PT+FT, NTK and the two lazy
+        # STL, PT+FT, NTK, the two lazy limits (and PT+FT x 10)
+        assert len(ax.containers) == 5 + rescaled
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
-        assert labels == ["STL", "PT+FT", "NTK (lazy)", "STL (lazy)", "PT+FT (lazy)"]
+        assert labels == (["STL", "PT+FT", "NTK (lazy)", "STL (lazy)", "PT+FT (lazy)"]
+                          + ["PT+FT x 10"] * rescaled)
         # the lazy PT+FT curve is the mean of its errors at n = 8
         bars = ax.containers[4]
         np.testing.assert_allclose(bars.lines[0].get_ydata(), res.lazy_ptft_error[:, 0].mean(-1))

@@ -24,7 +24,7 @@ __all__ = ["PENALTY", "SAMPLE_EFFICIENCY", "SAMPLE_EFFICIENCY_FULL", "RELU_FEATU
            "penalty_ratio", "StudentRun", "SampleEfficiencyResult", "run_stl_init_scale",
            "stl_init_scale_cell", "StlInitScaleResult", "DENSE_READOUTS", "dense_teacher",
            "run_stl_dense", "stl_dense_cell", "StlDenseResult", "NESTED_TASKS",
-           "NestedRescalingResult", "run_nested_rescaling", "nested_rescaling_cell",
+           "NestedRescalingResult", "run_nested_rescaling", "nested_rescaling_cell", "OVERLAP_LAZY_SCALE",
            "NestedStatistics", "nested_statistics", "NestedMtlResult", "run_nested_mtl",
            "nested_mtl_cell", "NestedMtlStatistics", "nested_mtl_statistics",
            "UnitClusters", "unit_clusters", "OVERLAP", "OVERLAP_FULL", "OVERLAP_FULL_STUDENTS",
@@ -387,12 +387,12 @@ def _student_methods(result) -> dict[str, StudentRun]:
     return runs
 
 
-def _student_runs(out) -> dict[str, StudentRun]:
-    """The :class:`StudentRun` of each method whose ``<method>_<field>`` arrays a cell
-    returned (:func:`_run_arrays` with the method as prefix), in the order STL, PT+FT, MTL."""
+def _student_runs(out, names=("stl", "ptft", "mtl")) -> dict[str, StudentRun]:
+    """The :class:`StudentRun` of each method of ``names`` whose ``<method>_<field>`` arrays a
+    cell returned (:func:`_run_arrays` with the method as prefix), in the order of ``names``."""
     return {name: StudentRun(**{f.name: out[f"{name}_{f.name}"] for f in fields(StudentRun)
                                 if f"{name}_{f.name}" in out})
-            for name in ("stl", "ptft", "mtl") if f"{name}_error" in out}
+            for name in names if f"{name}_error" in out}
 
 
 @dataclass(frozen=True)
@@ -1675,6 +1675,11 @@ class OverlapResult:
         Test error of the lazy solution: kernel regression with the infinite-width NTK of
         the two-layer network (:func:`transferkit.theory.relu.relu_ntk_kernel`) on the main
         samples, normalised as the students'.
+    ptft_rescaled : StudentRun
+        The papers' own lazy fine-tuning: PT+FT after the pretrained first layer is rescaled
+        by :data:`OVERLAP_LAZY_SCALE` (10; the readout reset to :math:`\gamma` as in PT+FT),
+        as ``stl``; at most the pretraining's cap of steps, since the rescaled weights take
+        smaller steps (about 110,000 at the ``paper`` preset, against its 50,000 for PT+FT).
     lazy_stl_error, lazy_ptft_error : ndarray, shape (len(shared), len(ns), draws)
         The two other readings of the caption's "(lazy) tangent kernel solution": the limit
         of gradient descent on the network linearised at the start of STL (its small
@@ -1699,6 +1704,7 @@ class OverlapResult:
     pre_converged: np.ndarray
     pre_steps: np.ndarray
     mtl: StudentRun | None = None
+    ptft_rescaled: StudentRun | None = None
 
     methods = property(_student_methods)
 
@@ -1733,6 +1739,12 @@ def _ntk_errors(X, y, nn, tests) -> np.ndarray:
     return err
 
 
+#: The factor by which the lazy reading of :func:`run_overlap` rescales the pretrained first
+#: layer before fine-tuning, 10 (paper 004, App. E.2.3 and G, where networks "rescaled by a
+#: factor of 10.0 following pretraining" behave lazily; the largest of ``rescale_factors``).
+OVERLAP_LAZY_SCALE = 10.0
+
+
 def _lazy_errors(W, a, X, y, nn, tests) -> np.ndarray:
     """Test errors ``(len(nn),)`` of the lazy limit from each network ``g`` (start weights
     ``W[g]`` ``(H, d)``, ``a[g]`` ``(H,)``; :func:`transferkit.theory.relu.tangent_kernel_solution`)
@@ -1759,8 +1771,9 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
     preset 94 s against 141 s for one cell per :math:`s`, pretraining included, on the
     project's 2-core machine beside other jobs), as in :func:`sample_efficiency_cell`,
     whose numbers they are at :math:`s = K` (the pair at :math:`\rho = 1`, main readout 1;
-    tested).  Returns ``stl_<field>``, ``ptft_<field>`` (and ``mtl_<field>``) of
-    :class:`StudentRun`, ``ntk_error``, ``lazy_stl_error`` and ``lazy_ptft_error``
+    tested).  Returns ``stl_<field>``, ``ptft_<field>``, ``ptft_rescaled_<field>`` (and
+    ``mtl_<field>``) of :class:`StudentRun`, ``ntk_error``, ``lazy_stl_error`` and
+    ``lazy_ptft_error``
     ``(len(ns), draws)``, ``pre_converged`` and ``pre_steps`` ``(draws,)``, each with a
     leading axis of ``shared`` when it is an array.
     """
@@ -1799,10 +1812,15 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
 
     runs = {}
     idx = np.tile(jj, len(ss))                         # the draw of every network
-    for name, (Ws, as_) in {"stl": (W0, a0), "ptft": (Wp, torch.full_like(a0, gamma))}.items():
+    starts = {"stl": (W0, a0), "ptft": (Wp, torch.full_like(a0, gamma)),
+              "ptft_rescaled": (OVERLAP_LAZY_SCALE * Wp, torch.full_like(a0, gamma))}
+    for name, (Ws, as_) in starts.items():
+        # rescaled weights take smaller steps (the curvature bound grows with their squared
+        # norm): the rescaled students get the pretraining's cap, as MTL
         W, a, _, _, conv = train_units(Ws[idx].clone(), as_[idx].clone(), as_tensor(X, dev),
                                        as_tensor(y, dev), nn, loss_tol=loss_tol,
-                                       max_steps=max_steps, lr_scale=lr_scale)
+                                       max_steps=cap if name == "ptft_rescaled" else max_steps,
+                                       lr_scale=lr_scale)
         runs[name] = scored(W, a, conv)
     if mtl:
         cat = lambda i: torch.cat([part[i] for part in mtl_parts])      # noqa: E731
@@ -1850,6 +1868,8 @@ def run_overlap(preset: OverlapPreset, students: SampleEfficiencyPreset, *,
       :math:`\Theta` of the two-layer ReLU network
       (:func:`transferkit.theory.relu.relu_ntk_kernel`; paper 004, caption of Fig. 4b:
       "NTK indicates the (lazy) tangent kernel solution");
+    * **PT+FT x 10**: the papers' own lazy fine-tuning, PT+FT after the pretrained first
+      layer is rescaled by :data:`OVERLAP_LAZY_SCALE` (``ptft_rescaled``);
     * **lazy STL** and **lazy PT+FT**: the caption's words read at the students' own width
       and starting weights, the limit of gradient descent on the network linearised where STL
       and PT+FT start (:func:`transferkit.theory.relu.tangent_kernel_solution`; the caption
@@ -1894,6 +1914,7 @@ def run_overlap(preset: OverlapPreset, students: SampleEfficiencyPreset, *,
     runs = _student_runs(out)
     return OverlapResult(shared=np.array(shared), units=units, ns=np.array(ns),
                          stl=runs["stl"], ptft=runs["ptft"], mtl=runs.get("mtl"),
+                         ptft_rescaled=_student_runs(out, ("ptft_rescaled",))["ptft_rescaled"],
                          ntk_error=out["ntk_error"], lazy_stl_error=out["lazy_stl_error"],
                          lazy_ptft_error=out["lazy_ptft_error"],
                          pre_converged=out["pre_converged"][0],

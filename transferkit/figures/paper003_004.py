@@ -950,10 +950,11 @@ def overlap_figure(result, lazy: bool = False):
     result : transferkit.experiments.ptft_relu.OverlapResult
         From :func:`transferkit.experiments.ptft_relu.run_overlap`.
     lazy : bool
-        Also draw the lazy limits from the students' own starting weights
-        (``result.lazy_stl_error``, ``result.lazy_ptft_error``: dotted, open squares, in
-        the colour of STL and PT+FT), the other readings of the caption's "(lazy) tangent
-        kernel solution".
+        Also draw the other readings of the caption's "(lazy) tangent kernel solution": the
+        lazy limits from the students' own starting weights (``result.lazy_stl_error``,
+        ``result.lazy_ptft_error``: dotted, open squares, in the colour of STL and PT+FT)
+        and, where trained, PT+FT after rescaling the pretrained first layer by 10
+        (``result.ptft_rescaled``: dash-dotted, triangles, in PT+FT's colour).
 
     Returns
     -------
@@ -980,6 +981,13 @@ def overlap_figure(result, lazy: bool = False):
             mean, se = mean_se(getattr(result, f"lazy_{name}_error")[:, j], -1, single=0.0)
             ax.errorbar(shared, mean, yerr=se, fmt="s:", ms=4, capsize=2, mfc="none",
                         color=METHOD_COLORS[name], label=f"{METHOD_LABELS[name]} (lazy)")
+        if lazy and result.ptft_rescaled is not None:
+            run = result.ptft_rescaled
+            mean, se = mean_se(run.error[:, j], -1, single=0.0)
+            ax.errorbar(shared, mean, yerr=se, fmt="^-.", ms=4, capsize=2,
+                        color=METHOD_COLORS["ptft"], label="PT+FT x 10")
+            _open_where_stopped(ax, shared, mean, np.asarray(run.converged)[:, j].all(-1),
+                                METHOD_COLORS["ptft"], ms=7)
         ax.set_yscale("log")
         ax.set_xticks(shared, [str(s) for s in shared])
         ax.set_xlabel(f"shared units $s$ (of {result.units})")
