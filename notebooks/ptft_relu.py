@@ -719,10 +719,11 @@ provenance.record(fig, "p004-fig4b-overlap-lazy", seeds=SEED,
 #   against 0.0032 at $n = 64$; significant at $n\ge16$): moving features that are right
 #   already costs accuracy.
 # - *PT+FT x 10, the papers' lazy protocol.* Trained at ten times the pretrained scale,
-#   fine-tuning lands near its linearised counterpart: log10 ratios to lazy PT+FT between
-#   $-0.30$ and $+0.20$, significant only at $n = 64$ with none shared ($-0.28$,
-#   $t = -8.4$; at $n = 64$ it is below the linearised limit for every $s < 6$, by $-0.27$
-#   to $-0.30$: at this scale the network still learns a little). Against it PT+FT shows
+#   fine-tuning lands near lazy PT+FT (the linearisation at the start without rescaling;
+#   the rescaled network's own linearisation weighs the readout's term of the kernel 100
+#   times more and is not computed here): log10 ratios between $-0.30$ and $+0.20$,
+#   significant only at $n = 64$ with none shared ($-0.28$, $t = -8.4$; at $n = 64$ it is
+#   below lazy PT+FT for every $s < 6$, by $-0.27$ to $-0.30$). Against it PT+FT shows
 #   the pattern above: below wherever units are novel (significantly with none shared at
 #   $n = 8$, 16 and 64), 2 to 3.5 decades above with all shared ($n\ge16$).
 # - So the caption's "the finetuned networks still benefit from feature learning,
