@@ -748,7 +748,8 @@ def test_overlap_shapes(overlap):
     for run in r.methods.values():
         assert run.error.shape == run.converged.shape == (3, 2, 2)
         assert run.W.shape == (3, 2, 2, 5, 8)
-    for err in (r.ntk_error, r.lazy_stl_error, r.lazy_ptft_error, r.ptft_rescaled.error):
+    for err in (r.ntk_error, r.lazy_stl_error, r.lazy_ptft_error, r.ptft_rescaled.error,
+                r.lazy_ptft_rescaled_error):
         assert err.shape == (3, 2, 2) and np.all(np.isfinite(err)) and np.all(err > 0)
     assert list(r.methods) == ["stl", "ptft"]          # the rescaled run is not a method
     assert r.mtl is None and r.pre_converged.shape == r.pre_steps.shape == (2,)
@@ -809,7 +810,9 @@ def test_overlap_lazy_readings_are_the_tangent_kernel_solutions(overlap, one_thr
     W_pre = ptft_relu.run_sample_efficiency(rho=0.0, magnitude=1.0, **args).W_pre[j]
     gamma = OV_STUDENTS.gamma
     for (W, a), err in (((draws[3][j].numpy(), draws[4][j].numpy()), overlap.lazy_stl_error),
-                        ((W_pre, np.full(5, gamma)), overlap.lazy_ptft_error)):
+                        ((W_pre, np.full(5, gamma)), overlap.lazy_ptft_error),
+                        ((ptft_relu.OVERLAP_LAZY_SCALE * W_pre, np.full(5, gamma)),
+                         overlap.lazy_ptft_rescaled_error)):
         pred = theory.relu.tangent_kernel_solution(W, a, X, y, Xt)
         assert np.isclose(((pred - yt) ** 2).mean() / yt.var(ddof=1), err[k, i, j], rtol=1e-10)
     assert overlap.lazy_ptft_error[-1].mean() < overlap.lazy_stl_error[-1].mean()

@@ -1680,6 +1680,9 @@ class OverlapResult:
         by :data:`OVERLAP_LAZY_SCALE` (10; the readout reset to :math:`\gamma` as in PT+FT),
         as ``stl``; at most the pretraining's cap of steps, since the rescaled weights take
         smaller steps (about 110,000 at the ``paper`` preset, against its 50,000 for PT+FT).
+    lazy_ptft_rescaled_error : ndarray, shape (len(shared), len(ns), draws)
+        The lazy limit from the start of ``ptft_rescaled`` (its own linearisation, as
+        ``lazy_ptft_error``), which tells how lazy the rescaled students are.
     lazy_stl_error, lazy_ptft_error : ndarray, shape (len(shared), len(ns), draws)
         The two other readings of the caption's "(lazy) tangent kernel solution": the limit
         of gradient descent on the network linearised at the start of STL (its small
@@ -1705,6 +1708,7 @@ class OverlapResult:
     pre_steps: np.ndarray
     mtl: StudentRun | None = None
     ptft_rescaled: StudentRun | None = None
+    lazy_ptft_rescaled_error: np.ndarray | None = None
 
     methods = property(_student_methods)
 
@@ -1772,9 +1776,8 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
     project's 2-core machine beside other jobs), as in :func:`sample_efficiency_cell`,
     whose numbers they are at :math:`s = K` (the pair at :math:`\rho = 1`, main readout 1;
     tested).  Returns ``stl_<field>``, ``ptft_<field>``, ``ptft_rescaled_<field>`` (and
-    ``mtl_<field>``) of :class:`StudentRun`, ``ntk_error``, ``lazy_stl_error`` and
-    ``lazy_ptft_error``
-    ``(len(ns), draws)``, ``pre_converged`` and ``pre_steps`` ``(draws,)``, each with a
+    ``mtl_<field>``) of :class:`StudentRun`, ``ntk_error``, ``lazy_stl_error``,
+    ``lazy_ptft_error`` and ``lazy_ptft_rescaled_error`` ``(len(ns), draws)``, ``pre_converged`` and ``pre_steps`` ``(draws,)``, each with a
     leading axis of ``shared`` when it is an array.
     """
     dev = default_device()
@@ -1836,7 +1839,9 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
     lazy = {f"lazy_{name}_error": _lazy_errors(Ws, as_, X, y, nn.astype(int), tests).reshape(
                 len(ss), len(ns), draws)
             for name, (Ws, as_) in {"stl": (host(W0), host(a0)),
-                                    "ptft": (host(Wp), np.full(host(a0).shape, gamma))}.items()}
+                                    "ptft": (host(Wp), np.full(host(a0).shape, gamma)),
+                                    "ptft_rescaled": (OVERLAP_LAZY_SCALE * host(Wp),
+                                                      np.full(host(a0).shape, gamma))}.items()}
     out = {"ntk_error": ntk.reshape(len(ss), len(ns), draws), **lazy,
            "pre_converged": np.repeat(pconv.cpu().numpy()[None], len(ss), 0),
            "pre_steps": np.repeat(np.asarray(torch.as_tensor(psteps).cpu())[None], len(ss), 0)}
@@ -1917,6 +1922,7 @@ def run_overlap(preset: OverlapPreset, students: SampleEfficiencyPreset, *,
                          ptft_rescaled=_student_runs(out, ("ptft_rescaled",))["ptft_rescaled"],
                          ntk_error=out["ntk_error"], lazy_stl_error=out["lazy_stl_error"],
                          lazy_ptft_error=out["lazy_ptft_error"],
+                         lazy_ptft_rescaled_error=out["lazy_ptft_rescaled_error"],
                          pre_converged=out["pre_converged"][0],
                          pre_steps=out["pre_steps"][0])
 
