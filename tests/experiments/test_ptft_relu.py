@@ -770,20 +770,32 @@ def test_overlap_at_every_shared_unit_is_fig1c_at_rho_1(overlap, one_thread, mon
             np.testing.assert_array_equal(getattr(overlap, name).W[k], getattr(fig1c, name).W)
 
 
+def _overlap_cell_data(k, i, j):
+    """The draws of OV_STUDENTS (_task_draws) and, rebuilt from scratch, the main samples
+    (X, y) and test set (Xt, yt) of cell (s = OV.shared[k], n = OV.ns[i], draw j)."""
+    n = int(OV.ns[i])
+    draws = ptft_relu._task_draws(1, 8, 0.0, 1.0, 2, 5, 3, 16, 30, 1e-2, torch.device("cpu"))
+    T, = ptft_relu.overlap_teachers([draws[0][j]], int(OV.shared[k]))
+    X = np.random.default_rng([1, j, n]).standard_normal((n, 8))
+    Xt = draws[5][j]                                    # the draw's test inputs
+    return draws, X, np.maximum(X @ T[2].T, 0) @ T[3], Xt, np.maximum(Xt @ T[2].T, 0) @ T[3]
+
+
+def _pretrained_units(j):
+    """Fig. 1c's pretrained first layer of draw j at OV_STUDENTS (run afresh)."""
+    args = {**ptft_relu._preset_args(OV_STUDENTS), "ns": list(OV.ns), "cache": False,
+            "progress": False}
+    return ptft_relu.run_sample_efficiency(rho=0.0, magnitude=1.0, **args).W_pre[j]
+
+
 def test_overlap_ntk_is_kernel_regression_that_interpolates(overlap):
     """The NTK error of (s, n, draw) is that of the interpolating kernel regressor, checked
     here from scratch on the draw's samples and test inputs."""
     k, i, j = 1, 1, 1
-    n = int(OV.ns[i])
-    draws = ptft_relu._task_draws(1, 8, 0.0, 1.0, 2, 5, 3, 16, 30, 1e-2, torch.device("cpu"))
-    T, = ptft_relu.overlap_teachers([draws[0][j]], 1)
-    X = np.random.default_rng([1, j, n]).standard_normal((n, 8))
-    y = np.maximum(X @ T[2].T, 0) @ T[3]
+    _, X, y, Xt, yt = _overlap_cell_data(k, i, j)
     K = theory.relu.relu_ntk_kernel(X, X)
     coef = np.linalg.solve(K, y)
     np.testing.assert_allclose(K @ coef, y, rtol=1e-9, atol=1e-9)          # interpolates
-    Xt = draws[5][j]                                    # the draw's test inputs
-    yt = np.maximum(Xt @ T[2].T, 0) @ T[3]
     pred = theory.relu.relu_ntk_kernel(Xt, X) @ coef
     assert np.isclose(((pred - yt) ** 2).mean() / yt.var(ddof=1), overlap.ntk_error[k, i, j],
                       rtol=1e-10)
@@ -798,16 +810,8 @@ def test_overlap_lazy_readings_are_the_tangent_kernel_solutions(overlap, one_thr
     scratch training on average (pretraining found the main task's units)."""
     monkeypatch.setattr(ptft_relu, "_PRETRAINED", {})
     k, i, j = 1, 1, 0
-    n = int(OV.ns[i])
-    draws = ptft_relu._task_draws(1, 8, 0.0, 1.0, 2, 5, 3, 16, 30, 1e-2, torch.device("cpu"))
-    T, = ptft_relu.overlap_teachers([draws[0][j]], 1)
-    X = np.random.default_rng([1, j, n]).standard_normal((n, 8))
-    y = np.maximum(X @ T[2].T, 0) @ T[3]
-    Xt = draws[5][j]
-    yt = np.maximum(Xt @ T[2].T, 0) @ T[3]
-    args = {**ptft_relu._preset_args(OV_STUDENTS), "ns": list(OV.ns), "cache": False,
-            "progress": False}
-    W_pre = ptft_relu.run_sample_efficiency(rho=0.0, magnitude=1.0, **args).W_pre[j]
+    draws, X, y, Xt, yt = _overlap_cell_data(k, i, j)
+    W_pre = _pretrained_units(j)
     gamma = OV_STUDENTS.gamma
     for (W, a), err in (((draws[3][j].numpy(), draws[4][j].numpy()), overlap.lazy_stl_error),
                         ((W_pre, np.full(5, gamma)), overlap.lazy_ptft_error),
@@ -824,13 +828,8 @@ def test_overlap_rescaled_ptft_is_ptft_from_ten_times_the_pretrained_units(overl
     draw's main samples: the same weights to rounding (a batch of one network)."""
     k, i, j = 2, 0, 1
     n = int(OV.ns[i])
-    args = {**ptft_relu._preset_args(OV_STUDENTS), "ns": list(OV.ns), "cache": False,
-            "progress": False}
-    W_pre = ptft_relu.run_sample_efficiency(rho=1.0, magnitude=1.0, **args).W_pre[j]
-    draws = ptft_relu._task_draws(1, 8, 0.0, 1.0, 2, 5, 3, 16, 30, 1e-2, torch.device("cpu"))
-    T, = ptft_relu.overlap_teachers([draws[0][j]], int(OV.shared[k]))
-    X = np.random.default_rng([1, j, n]).standard_normal((n, 8))
-    y = np.maximum(X @ T[2].T, 0) @ T[3]
+    W_pre = _pretrained_units(j)
+    _, X, y, _, _ = _overlap_cell_data(k, i, j)
     t = lambda v: torch.as_tensor(np.asarray(v, float))[None]          # noqa: E731
     W, a, _, steps, conv = models.relu.train_units(
         t(ptft_relu.OVERLAP_LAZY_SCALE * W_pre), t(np.full(5, OV_STUDENTS.gamma)), t(X), t(y),

@@ -1835,13 +1835,11 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
         runs["mtl"] = scored(W, A[..., 1], conv, a_aux=A[..., 0])
     tests = [(Xt[j], yts[k][j]) for k in range(len(ss)) for j in jj]
     ntk = _ntk_errors(X, y, nn.astype(int), tests)
-    host = lambda v: v.cpu().numpy()[idx]                   # noqa: E731
-    lazy = {f"lazy_{name}_error": _lazy_errors(Ws, as_, X, y, nn.astype(int), tests).reshape(
+    # the lazy limits from the same starting weights as the trained students
+    lazy = {f"lazy_{name}_error": _lazy_errors(Ws[idx].cpu().numpy(), as_[idx].cpu().numpy(),
+                                               X, y, nn.astype(int), tests).reshape(
                 len(ss), len(ns), draws)
-            for name, (Ws, as_) in {"stl": (host(W0), host(a0)),
-                                    "ptft": (host(Wp), np.full(host(a0).shape, gamma)),
-                                    "ptft_rescaled": (OVERLAP_LAZY_SCALE * host(Wp),
-                                                      np.full(host(a0).shape, gamma))}.items()}
+            for name, (Ws, as_) in starts.items()}
     out = {"ntk_error": ntk.reshape(len(ss), len(ns), draws), **lazy,
            "pre_converged": np.repeat(pconv.cpu().numpy()[None], len(ss), 0),
            "pre_steps": np.repeat(np.asarray(torch.as_tensor(psteps).cpu())[None], len(ss), 0)}
