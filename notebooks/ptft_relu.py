@@ -557,6 +557,15 @@ for name in ("stl", "ptft"):
     assert np.array_equal(getattr(OVR, name).error[K_ALL], getattr(SE[1.0, 1.0], name).error)
 
 # %%
+def print_pairs(pt, shared, ns):
+    """One line per s of a stats.paired_test result: per n the mean log10 ratio, its t and
+    '<' or '>' beyond the family's critical t."""
+    for k, s in enumerate(shared):
+        print(f"  s = {s}: " + "  ".join(
+            f"n = {n}: {pt.mean[k, i]:+.2f} ({pt.t[k, i]:+.1f}){' ><'[pt.sign[k, i]]}"
+            for i, n in enumerate(ns)))
+
+
 # paired comparisons on the same draws (same samples and test inputs): log10 of one
 # method's error over another's, mean +- s.e. over draws and t; '<' or '>' where |t| is
 # above the Bonferroni critical value over every cell of the three comparisons (fwer 1 %).
@@ -574,10 +583,7 @@ for label, (a, b) in PAIRS.items():
     pt = stats.paired_test(np.log10(OV_ERR[a] / OV_ERR[b]), OV_TESTS, where=OV_OK[a] & OV_OK[b])
     OV_SIGN[label] = pt.sign
     print(label)
-    for k, s in enumerate(OVR.shared):
-        print(f"  s = {s}: " + "  ".join(
-            f"n = {n}: {pt.mean[k, i]:+.2f} ({pt.t[k, i]:+.1f}){' ><'[pt.sign[k, i]]}"
-            for i, n in enumerate(OVR.ns)))
+    print_pairs(pt, OVR.shared, OVR.ns)
 
 # %% [markdown]
 # *Fig. 4b (paper 004, reduced).* Normalised test error of STL, PT+FT and the lazy NTK
@@ -682,10 +688,7 @@ for label, (a, b) in LAZY_PAIRS.items():
     print(label + (f" (critical t {' / '.join(f'{c:.1f}' for c in crit)} at "
                    f"{' / '.join(str(k) for k in np.unique(pt.count[pt.count >= 2])[::-1])} draws)"
                    if crit.size else ""))
-    for k, s in enumerate(OVR.shared):
-        print(f"  s = {s}: " + "  ".join(
-            f"n = {n}: {pt.mean[k, i]:+.2f} ({pt.t[k, i]:+.1f}){' ><'[pt.sign[k, i]]}"
-            for i, n in enumerate(OVR.ns)))
+    print_pairs(pt, OVR.shared, OVR.ns)
 # how lazy is PT+FT x 10? Against its own linearisation (the lazy limit from 10 times the
 # pretrained units, readout gamma), a family of its own (16 tests, Bonferroni, 1 %)
 OWN = OVR.lazy_ptft_rescaled_error
@@ -699,10 +702,7 @@ OWN_CRIT = OWN_PT.critical[np.isfinite(OWN_PT.critical)]
 print(f"PT+FT x 10 / its lazy limit ({OWN[..., 0].size} paired tests"
       + (f", critical t {OWN_CRIT.min():.1f} at {OWN_PT.count.max()} draws)" if OWN_CRIT.size
          else ")"))
-for k, s in enumerate(OVR.shared):
-    print(f"  s = {s}: " + "  ".join(
-        f"n = {n}: {OWN_PT.mean[k, i]:+.2f} ({OWN_PT.t[k, i]:+.1f}){' ><'[OWN_PT.sign[k, i]]}"
-        for i, n in enumerate(OVR.ns)))
+print_pairs(OWN_PT, OVR.shared, OVR.ns)
 fig = figures.paper003_004.overlap_figure(OVR, lazy=True)
 provenance.record(fig, "p004-fig4b-overlap-lazy", seeds=SEED,
                   params=dict(shared=list(OV.shared), ns=list(OV.ns), units=OVR.units,
@@ -851,10 +851,7 @@ for label, (a, b) in OVM_PAIRS.items():
     OVM_SIGN[label], OVM_RATIO[label] = pt.sign, pt.mean
     print(label + (f" (critical t {pt.critical.flat[0]:.1f} at {int(pt.count.flat[0])} draws)"
                    if np.isfinite(pt.critical.flat[0]) else ""))
-    for k, s in enumerate(OVM.shared):
-        print(f"  s = {s}: " + "  ".join(
-            f"n = {n}: {pt.mean[k, i]:+.2f} ({pt.t[k, i]:+.1f}){' ><'[pt.sign[k, i]]}"
-            for i, n in enumerate(OVM_NS)))
+    print_pairs(pt, OVM.shared, OVM_NS)
 
 # %% [markdown]
 # *Fig. 4b with multi-task students (paper 004, reduced).* As the figure above, at the
