@@ -716,7 +716,10 @@ provenance.record(fig, "p004-fig4b-overlap-lazy", seeds=SEED,
 # *Fig. 4b (paper 004, reduced) under four readings of its lazy solution.* As the
 # figure above, with the lazy limits from the students' own starting weights (dotted, open
 # squares, in the colour of STL and PT+FT) and PT+FT after rescaling by 10 (dash-dotted,
-# triangles) beside the infinite-width NTK (black, dashed).
+# triangles) beside the infinite-width NTK (black, dashed). Reduced as above: six teacher
+# units instead of the paper's 40, 1024 auxiliary samples instead of 8192, $n\le64$
+# instead of up to 1024, $d = 12$ and width 24 (ours); the factor 10 is paper 004's
+# (App. E.2.3 and G), the rescaled students' cap of $10^6$ steps ours.
 #
 # **What we measured** (`TRANSFERKIT_SCALE=paper`, 8 draws; the five comparisons above as
 # one family of 80 tests, critical $t$ 7.6 at 8 draws; 123 of the 128 PT+FT x 10 runs
