@@ -291,6 +291,26 @@ def test_cli_simulate_huge_d():
                                   "--d", "100000"), "d")
 
 
+@pytest.mark.parametrize("sigma", ["1e150", "1e101"])
+def test_cli_simulate_huge_noise(sigma, tmp_path):
+    # sigma = 1e150 overflowed scratch training's loss after minutes of work and blamed the
+    # step size; the simulations now refuse sigma > SIGMA_MAX before any work
+    assert_one_line_error(run_cli("simulate", "--gamma", "0.5", "--theta", "1", "--sigma", sigma,
+                                  "--d", "3", "--draws", "2"), "sigma")
+    assert_one_line_error(run_cli("phase-diagram", "--simulate", "--sigma", sigma,
+                                  "--out", str(tmp_path / "f.png")), "sigma")
+    refused(sim.simulate_transfer, 3, 0.5, 1.0, float(sigma), draws=2, match="sigma")
+
+
+def test_simulate_at_the_largest_noise_gives_finite_means_and_errors():
+    # at SIGMA_MAX the risks are of order 1e200: their means and standard errors are finite
+    # (their squared deviations overflowed in the CLI's standard error before)
+    r = sim.simulate_transfer(3, 0.5, 1.0, sim.SIGMA_MAX, draws=2, methods=("linear",),
+                              progress=False)
+    mean, se = stats.mean_se(r.runs["linear"].risk)
+    assert 1e190 < mean < 1e210 and 0 < se < np.inf
+
+
 def test_cli_phase_diagram_huge_grid(tmp_path):
     assert_one_line_error(run_cli("phase-diagram", "--simulate", "--gammas", "0.5:1:1000000000",
                                   "--out", str(tmp_path / "f.png")), "gammas")

@@ -91,6 +91,19 @@ def test_agreement_statistics_are_the_textbook_ones():
     assert a.worst == pytest.approx(np.abs(a.z).max())
 
 
+def test_agreement_compares_draws_of_order_1e200():
+    # risks under huge label noise: the squared deviations overflowed, the cells were left
+    # out as if their error were infinite; scaled by a power of two, every statistic is the
+    # same up to that power (z exactly)
+    mu = np.array([[0.0, 1.0, -2.0], [5.0, 0.5, 3.0]])
+    x = _normal_draws(0, mu, 0.7, 50)
+    a, big = tkstats.agreement(x, mu), tkstats.agreement(x * 2.0 ** 660, mu * 2.0 ** 660)
+    assert big.mask.all()
+    np.testing.assert_array_equal(big.z, a.z)
+    np.testing.assert_array_equal(big.std, a.std * 2.0 ** 660)
+    np.testing.assert_array_equal(big.mean, a.mean * 2.0 ** 660)
+
+
 def test_agreement_accepts_true_mean_and_rejects_shifted_mean():
     mu = np.linspace(-1.0, 2.0, 12).reshape(3, 4)
     m, sd = 400, 1.3
@@ -410,6 +423,37 @@ def test_mean_se_rejects_bad_inputs(kwargs, name):
 def test_mean_se_refuses_a_bad_single(single, exc):
     with pytest.raises(exc, match="single must be a number >= 0 or nan"):
         tkstats.mean_se([1.0, 2.0], single=single)
+
+
+@pytest.mark.parametrize("scale", [2.0 ** 600, 2.0 ** -600, 1e200, 1e-250])
+def test_mean_se_is_finite_and_exact_at_the_ends_of_the_float_range(scale):
+    # squared deviations of draws of order 1e200 overflow, of order 1e-250 underflow; the
+    # power-of-two scaling gives a power of two times the mean and error of the draws
+    # exactly, and any other factor within rounding
+    rng = np.random.default_rng(2)
+    x = rng.normal(3.0, 2.0, size=(4, 25))
+    m, se = tkstats.mean_se(x)
+    ms, ses = tkstats.mean_se(x * scale)
+    assert np.all(np.isfinite(ms)) and np.all(np.isfinite(ses)) and np.all(ses > 0)
+    if np.log2(scale).is_integer():
+        np.testing.assert_array_equal(ms, m * scale)
+        np.testing.assert_array_equal(ses, se * scale)
+    np.testing.assert_allclose(ms / scale, m, rtol=1e-13)
+    np.testing.assert_allclose(ses / scale, se, rtol=1e-13)
+
+
+def test_mean_se_scaling_changes_no_bit_of_ordinary_draws():
+    # the unscaled formula, as before the scaling, on draws spread over 1e-3..1e3 with a mask
+    rng = np.random.default_rng(3)
+    x = rng.normal(0.0, 1.0, size=(6, 9)) * 10.0 ** rng.uniform(-3, 3, size=(6, 1))
+    ok = rng.random(x.shape) < 0.8
+    k = ok.sum(-1)
+    mean = np.where(ok, x, 0.0).sum(-1) / np.maximum(k, 1)
+    dev = np.where(ok, x - mean[:, None], 0.0)
+    se = np.sqrt((dev * dev).sum(-1) / np.maximum(k - 1, 1)) / np.sqrt(np.maximum(k, 1))
+    m1, se1 = tkstats.mean_se(x, where=ok)
+    np.testing.assert_array_equal(m1, np.where(k > 0, mean, np.nan))
+    np.testing.assert_array_equal(se1, np.where(k > 1, se, np.nan))
 
 
 def test_mean_se_keeps_a_diverged_run_visible():

@@ -265,14 +265,15 @@ def simulate_point(gamma, theta, sigma, d=100, depth=2, draws=20, seed=0, alpha=
     return dict(r.runs)
 
 
-def _check_sim_args(args, gammas=(), cells=1) -> None:
-    """Validate the simulation arguments and their memory estimate before any work."""
+def _check_sim_args(args, gammas=(), cells=1, sigma=0.0) -> None:
+    """Validate the simulation arguments (``sigma``: the label noise of a simulation, 0 when
+    only the closed forms run) and their memory estimate before any work."""
     check_int("d", args.d, 2)
     check_int("depth", args.depth, 2)
     check_int("draws", args.draws, 1)
     check_int("seed", args.seed, 0)
     check_positive("alpha", args.alpha)
-    experiments.deep_linear.check_simulation_args(args.d, 0.0, args.depth, args.draws,
+    experiments.deep_linear.check_simulation_args(args.d, sigma, args.depth, args.draws,
                                                   args.alpha, args.seed)
     ns = [sample_size(g, args.d) for g in gammas] or [1]
     experiments.deep_linear.check_simulation_budget(args.d, args.depth, args.draws, ns, cells, 3)
@@ -304,7 +305,7 @@ def _cmd_simulate(args) -> int:
         raise UsageError(f"--draws must be >= 2 for a standard error (got {args.draws})")
     # validate everything first: one clear message before any work
     theory.deep_linear.finetune_risk(args.gamma, args.theta, args.sigma)
-    _check_sim_args(args, [args.gamma], 1)
+    _check_sim_args(args, [args.gamma], 1, args.sigma)
     n = sample_size(args.gamma, args.d)
     t0 = time.perf_counter()
     res = simulate_point(args.gamma, args.theta, args.sigma, args.d, args.depth, args.draws,
@@ -321,8 +322,8 @@ def _cmd_simulate(args) -> int:
     for m in methods:
         draws = np.asarray(res[m].risk, float)
         a = stats.agreement(draws[None, :], [exact[m]], fwer=0.01, std=std.get(m))
-        rows.append({"method": m, "mean": float(draws.mean()),
-                     "se": float(draws.std(ddof=1) / math.sqrt(draws.size)),
+        mean, se = stats.mean_se(draws)
+        rows.append({"method": m, "mean": float(mean), "se": float(se),
                      "theory_finite": exact[m], "theory_limit": limit[m],
                      "z": float(a.z[0]) if a.mask[0] else None,
                      "agrees": bool(a.ok) if a.mask[0] else None,
@@ -369,7 +370,8 @@ def _cmd_phase_diagram(args) -> int:
 
     gammas = check_grid("gamma", args.gammas, 0.0, np.inf, True)
     thetas = check_grid("theta", args.thetas, 0.0, np.pi, False)
-    _check_sim_args(args, gammas if args.simulate else (), gammas.size * thetas.size)
+    _check_sim_args(args, gammas if args.simulate else (), gammas.size * thetas.size,
+                    args.sigma if args.simulate else 0.0)
     if args.simulate:
         if args.draws < 2:
             raise UsageError(f"--draws must be >= 2 for a standard error (got {args.draws})")

@@ -143,10 +143,9 @@ def agreement(draws: np.ndarray, theory, mask=None, fwer: float = 0.01, atol=0.0
             raise InputTypeError("mask must be a boolean array (cells to compare)")
         mask = _to_cells("mask", mask, cells)
     m = draws.shape[-1]
-    mean = draws.mean(-1)
+    _, mean, sd = _mean_sd(draws, -1, np.ones(draws.shape, bool))
     known = std is not None
-    std = (draws.std(-1, ddof=1) if not known
-           else np.broadcast_to(std, mean.shape))
+    std = sd if not known else np.broadcast_to(std, mean.shape)
     se = std / np.sqrt(m)
     th = np.broadcast_to(theory, mean.shape)
     ok = np.isfinite(th) & np.isfinite(mean) & np.isfinite(se)
@@ -711,7 +710,9 @@ def mean_se(x, axis: int = -1, *, where=None, single: float = np.nan):
     a figure that draws one run without an error bar passes 0).  Entries outside ``where``
     may be anything, NaN included; a non-finite entry inside it (a diverged run that the
     mask keeps) makes that mean infinite or NaN and its error NaN, so that no plot hides it.
-    Returns ``(mean, se)``, arrays without ``axis``.
+    Finite entries give a finite mean and error up to the float range (each slice is
+    scaled by a power of two, :func:`pow2_normalise`, which changes no bit where nothing
+    overflowed). Returns ``(mean, se)``, arrays without ``axis``.
     """
     x = as_array("x", x, 1)
     axis = check_axis("axis", axis, x.ndim, allow_none=False)
@@ -728,15 +729,30 @@ def mean_se(x, axis: int = -1, *, where=None, single: float = np.nan):
     single = float(single)
     if not (math.isnan(single) or single >= 0):
         raise ValueError(f"single must be a number >= 0 or nan (got {single!r})")
+    k, mean, sd = _mean_sd(x, axis, ok)
+    with np.errstate(invalid="ignore"):
+        se = sd / np.sqrt(np.maximum(k, 1))
+    return mean, np.where(k > 1, se, single)
+
+
+def _mean_sd(x, axis, ok):
+    """``(k, mean, sd)`` of the entries ``ok`` of ``x`` along ``axis`` (sample standard
+    deviation, ``ddof = 1``; mean NaN where ``k = 0``, sd meaningless where ``k < 2``).
+
+    Every slice is scaled by the power of two that brings its largest selected finite
+    entry into [0.5, 1) (:func:`pow2_normalise`): the same bits as the unscaled sums where
+    nothing overflowed or underflowed, and no overflow of the squared deviations of draws
+    of order 1e200 (a risk under huge label noise)."""
     k = ok.sum(axis)
+    top = np.where(ok & np.isfinite(x), np.abs(x), 0.0).max(axis)
+    _, e = np.frexp(np.where(top > 0, top, 1.0))
+    xs = np.ldexp(x, -np.expand_dims(e, axis))
     with np.errstate(invalid="ignore", divide="ignore"):
-        total = np.where(ok, x, 0.0).sum(axis)
+        total = np.where(ok, xs, 0.0).sum(axis)
         mean = np.where(k > 0, total / np.maximum(k, 1), np.nan)
-        dev = np.where(ok, x - np.expand_dims(mean, axis), 0.0)
-        sq = (dev * dev).sum(axis)
-        se = np.where(k > 1, np.sqrt(sq / np.maximum(k - 1, 1)) / np.sqrt(np.maximum(k, 1)),
-                      single)
-    return mean, se
+        dev = np.where(ok, xs - np.expand_dims(mean, axis), 0.0)
+        sd = np.sqrt((dev * dev).sum(axis) / np.maximum(k - 1, 1))
+    return k, np.asarray(np.ldexp(mean, e)), np.ldexp(sd, e)
 
 
 @dataclass(frozen=True)

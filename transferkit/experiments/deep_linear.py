@@ -37,8 +37,8 @@ import torch
 from tqdm import tqdm
 
 from .. import config
-from .._validate import (check_budget, check_grid, check_int, check_open_unit, check_positive,
-                         check_seed)
+from .._validate import (check_budget, check_grid, check_int, check_magnitude, check_open_unit,
+                         check_positive, check_seed)
 from ..models.deep_linear import (
     empirical_objective,
     end_to_end,
@@ -71,6 +71,13 @@ TEACHER_STREAM, DATA_STREAM, SCRATCH_STREAM = 0, 1, 2
 #: risks of 1e39.  Larger values are refused.
 ALPHA_MAX = 10.0
 
+#: Largest label-noise standard deviation of the simulations.  Their losses are sums of
+#: squared targets of order sigma^2: at sigma = 1e150 (d = 3) scratch training overflowed to
+#: a non-finite loss and stopped with a divergence, after minutes of work.  Below 1e100 the
+#: squares stay far from the float range (the rule of the closed forms' inputs,
+#: :data:`transferkit.theory.distances.MAX_ENTRY`); larger values are refused.
+SIGMA_MAX = 1e100
+
 
 def sample_size(gamma, d) -> int:
     """``n = round(gamma d)``, checked to be at least 1."""
@@ -86,12 +93,12 @@ def sample_size(gamma, d) -> int:
 def check_simulation_args(d, sigma, depth, draws, alpha, seed=0):
     """Validate the arguments shared by the simulations (``ValueError`` naming the first bad one).
 
-    ``d >= 2``, ``sigma >= 0``, ``depth >= 2``, ``draws >= 1``, ``0 < alpha <=``
+    ``d >= 2``, ``0 <= sigma <=`` :data:`SIGMA_MAX`, ``depth >= 2``, ``draws >= 1``, ``0 < alpha <=``
     :data:`ALPHA_MAX`, ``seed`` an integer >= 0; and the weights of ``draws`` networks of
     width ``d`` must fit the memory budget (``transferkit._validate.check_budget``).
     """
     d = check_int("d", d, 2)
-    check_positive("sigma", sigma, allow_zero=True)
+    check_magnitude("sigma", check_positive("sigma", sigma, allow_zero=True), SIGMA_MAX)
     depth = check_int("depth", depth, 2)
     draws = check_int("draws", draws, 1)
     check_positive("alpha", alpha)

@@ -20,7 +20,7 @@ from ..models.deep_linear import (
 )
 from ..models.device import as_tensor, default_device
 from ..models.relu import init_ntk, train_ntk
-from ..stats import risk_error_bound
+from ..stats import mean_se, risk_error_bound
 from ..streams import keyed_rng, unit_rows
 from ..sweep import Grid, run
 from ..theory.linear_teachers import (
@@ -975,7 +975,7 @@ def _sec6_draw(m, kappa, symmetric, d, n_source, ns, distances, n_test, tol, max
         q = np.array([deviation_bound(X, y[k], f0) for k in range(D)])     # Cor. 6.2
         losses.append(loss)
         per_n.append({
-            "risk": loss.mean(-1), "risk_se": loss.std(-1, ddof=1) / np.sqrt(n_test),
+            "risk": loss.mean(-1), "risk_se": mean_se(loss)[1],
             "lead": 2.0 * q / np.sqrt(X.shape[0]),   # Thm 6.1 (theory.thm61_leading_term)
             "cor62": q,
             "cor62_linear": np.array([cor62_term(X, ts, tt[k]) for k in range(D)]),
@@ -985,8 +985,8 @@ def _sec6_draw(m, kappa, symmetric, d, n_source, ns, distances, n_test, tol, max
     out.update({k: np.stack([np.asarray(r[k]) for r in per_n]) for k in per_n[0]})
     # paired standard errors of the differences of neighbouring cells (the same test inputs)
     losses = np.stack(losses)                                          # (N, D, n_test)
-    out["risk_dse_distance"] = np.diff(losses, axis=1).std(-1, ddof=1) / np.sqrt(n_test)
-    out["risk_dse_n"] = np.diff(losses, axis=0).std(-1, ddof=1) / np.sqrt(n_test)
+    out["risk_dse_distance"] = mean_se(np.diff(losses, axis=1))[1]
+    out["risk_dse_n"] = mean_se(np.diff(losses, axis=0))[1]
     return out
 
 

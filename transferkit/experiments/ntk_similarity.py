@@ -11,7 +11,7 @@ import torch
 from .._validate import check_bool, check_int, check_positive
 from ..models.device import default_device
 from ..models.relu import init_ntk, train_ntk
-from ..stats import fit_power_law
+from ..stats import fit_power_law, mean_se
 from ..sweep import Grid, run
 from ..theory.ntk import check_labels, check_sphere, deviation_path, gram, similarity
 
@@ -551,8 +551,7 @@ def fit_excess_decay(result: WidthSweepResult, scratch: bool = False) -> ExcessD
         if keep.sum() < 3:
             skipped[name] = f"{int(keep.sum())} converged widths (3 needed)"
             continue
-        mean = ex[keep, i].mean(-1)
-        se = ex[keep, i].std(-1, ddof=1) / math.sqrt(S) if S > 1 else np.zeros_like(mean)
+        mean, se = mean_se(ex[keep, i], single=0.0)
         if not np.all(mean > 0):
             bad = result.widths[keep][mean <= 0]
             skipped[name] = f"mean excess <= 0 at m = {', '.join(map(str, bad))}"

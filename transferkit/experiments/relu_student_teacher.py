@@ -27,7 +27,7 @@ from ..models.relu import (
     train_population,
     train_samples,
 )
-from ..stats import fit_power_law, kernel_distance
+from ..stats import fit_power_law, kernel_distance, mean_se
 from ..sweep import Grid, run
 
 __all__ = ["FIG3", "FIG3_FULL", "Fig3Preset", "fig3_experiment", "fig3_earlier_stops", "anchored_experiment", "Fig3Result", "AnchoredResult",
@@ -314,7 +314,7 @@ def scratch_curve(res: Fig3Result) -> ScratchCurve:
     R = res.R_sc / res.teacher_var[None, :, None]                 # (n, teachers, seeds)
     flat = R.reshape(len(res.ns), -1)
     return ScratchCurve(ns=np.asarray(res.ns), mean=R.mean(axis=(1, 2)),
-                       se=flat.std(axis=1, ddof=1) / np.sqrt(flat.shape[1]),
+                       se=mean_se(flat, 1)[1],
                        converged=np.array([bool(np.all(i.converged)) for i in res.scratch]))
 
 
@@ -619,11 +619,10 @@ def select_lambda(res: Fig3Result, an: AnchoredResult, among=None) -> AnchoredSe
     held = T[..., half:].reshape(len(an.lambdas), len(res.ns), -1)
     cols = np.arange(len(res.ns))
     picked = held[best, cols]                                   # (N, held-out draws)
-    k = held.shape[-1]
-    return AnchoredSelection(T=T, best=best, T_best=picked.mean(-1),
-                             T_best_se=picked.std(-1, ddof=1) / np.sqrt(k),
-                             T_first=held[0].mean(-1),
-                             T_first_se=held[0].std(-1, ddof=1) / np.sqrt(k))
+    T_best, T_best_se = mean_se(picked)
+    T_first, T_first_se = mean_se(held[0])
+    return AnchoredSelection(T=T, best=best, T_best=T_best, T_best_se=T_best_se,
+                             T_first=T_first, T_first_se=T_first_se)
 
 
 # ---------------------------------------------------------------------------

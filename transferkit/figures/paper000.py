@@ -361,8 +361,8 @@ def finetune_depth_figure(results: dict, thetas, title: str):
             tj, c = r.thetas[j], f"C{k}"
             eq14 = theory.deep_linear.finetune_risk_finite(n, d, tj, sigma)
             diff = r.risk("finetune")[keep, j] - eq14[:, None]
-            se = diff.std(-1, ddof=1) / np.sqrt(diff.shape[-1])
-            ax.errorbar(g, diff.mean(-1), yerr=se, fmt="o", c=c, ms=4, capsize=2,
+            mean, se = mean_se(diff)
+            ax.errorbar(g, mean, yerr=se, fmt="o", c=c, ms=4, capsize=2,
                         label=plotting.theta_label(tj))
             ax.plot(g, (r.finetune_thm52[keep, j] - eq14[:, None]).mean(-1), "x", c=c, ms=6)
             ax.plot(n_fine / d, theory.deep_linear.finetune_risk_deep_finite(n_fine, d, tj, sigma, L)

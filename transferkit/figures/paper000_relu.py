@@ -17,6 +17,7 @@ from matplotlib.lines import Line2D
 import numpy as np
 
 from .. import theory
+from ..stats import mean_se
 from . import plotting
 
 __all__ = [
@@ -144,7 +145,7 @@ def out_of_span_figure(mus, perp_sim, perp_theory, perp_init):
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
     ax.plot(mus, np.asarray(perp_theory).mean(1), "-",
             label="source units (App. C, exact sparsification)")
-    ax.errorbar(mus, ps.mean(1), yerr=ps.std(1) / np.sqrt(ps.shape[1]), fmt="o",
+    ax.errorbar(mus, *mean_se(ps, 1, single=0.0), fmt="o",
                 label="pretrained units (simulation)")
     ax.plot(mus, np.asarray(perp_init).mean(1), "--", color="0.5", label="random initial units")
     ax.set(xlabel=r"$\mu$", ylabel=r"$\|P_\perp f_t^*\|^2 / \|f_t^*\|^2$")
@@ -305,9 +306,7 @@ def least_squares_factor_figure(ns, mus, ratio, m: int):
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
     for i, mu in enumerate(mus):
         r = ratio[:, i]
-        ax.errorbar(ns * (1 + 0.02 * i), r.mean(-1),
-                    yerr=r.std(-1, ddof=1) / np.sqrt(r.shape[-1]),
-                    fmt="o", ms=3, label=rf"$\mu = {mu:g}$")
+        ax.errorbar(ns * (1 + 0.02 * i), *mean_se(r), fmt="o", ms=3, label=rf"$\mu = {mu:g}$")
     nn = np.geomspace(m + 2, ns.max() * 1.1, 200)
     ax.plot(nn, theory.relu.least_squares_factor(nn, m), "k-", lw=1, label="$(n-1)/(n-m-1)$")
     ax.axvline(m, color="0.6", ls=":", lw=1)

@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.colors import to_rgba
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
+from ..stats import mean_se
 from .plotting import tight_layout
 
 __all__ = ["LAYER_TICKS", "TASK_MARKERS", "deviation_path_figure", "fig8a_figure",
@@ -153,11 +154,9 @@ def thm2_width_figure(result, decay):
     """
     m = np.asarray(result.widths, dtype=float)
     ex = np.asarray(result.excess)
-    S = ex.shape[-1]
     fig, ax = plt.subplots(figsize=(6.5, 5.2))
     for i, k in enumerate(result.names):
-        mean = ex[:, i].mean(-1)
-        se = ex[:, i].std(-1, ddof=1) / np.sqrt(S) if S > 1 else np.zeros_like(mean)
+        mean, se = mean_se(ex[:, i], single=0.0)
         pos = mean > 0
         conv = np.asarray(result.converged)[:, i]
         f = decay.fits.get(k)

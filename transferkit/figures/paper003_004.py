@@ -640,7 +640,7 @@ def diagonal_generalisation_figure(runs: dict):
         ns = r.ns
         for m, run in r.methods.items():
             risk = run.risk
-            ax.errorbar(ns, risk.mean(1), risk.std(1, ddof=1) / np.sqrt(risk.shape[1]), fmt="o",
+            ax.errorbar(ns, *mean_se(risk, 1), fmt="o",
                         color=METHOD_COLORS[m], label=f"{METHOD_LABELS[m]} (GD)", ms=4, capsize=2)
         for m, q in r.qmin.items():
             ax.plot(ns, q.risk.mean(1), "-", color=METHOD_COLORS[m],

@@ -57,7 +57,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import integrate, special
 
 from .._validate import MAX_INT, check_broadcast, check_int_or_inf, check_values
 from .linear_teachers import deep_finetune_scale
