@@ -5,6 +5,7 @@ import pytest
 from _helpers import assert_same, check_presets, trained_again
 
 from transferkit.experiments import diagonal_networks as dn
+from transferkit.models import diagonal
 from transferkit.models.diagonal import init_state, min_l12_interpolant, train_diagonal
 from transferkit.streams import keyed_rng
 
@@ -87,14 +88,39 @@ def test_min_l12_interpolant_matches_its_definition():
     """A case with a known answer: one task, then l1,2 is l1 (basis pursuit), and two tasks
     with the same rows of X and proportional targets share one support."""
     X = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 1.0]])
-    B, res = min_l12_interpolant([X], [X @ np.array([0.0, 1.0, 0.0])])
-    np.testing.assert_allclose(B[0], [0.0, 1.0, 0.0], atol=1e-7)
-    B, res = min_l12_interpolant([X, X], [X @ np.array([0.0, 1.0, 0.0]), X @ np.array([0.0, 2.0, 0.0])])
-    np.testing.assert_allclose(B, [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]], atol=1e-7)
+    sol = min_l12_interpolant([X], [X @ np.array([0.0, 1.0, 0.0])])
+    np.testing.assert_allclose(sol.B[0], [0.0, 1.0, 0.0], atol=1e-7)
+    sol = min_l12_interpolant([X, X], [X @ np.array([0.0, 1.0, 0.0]), X @ np.array([0.0, 2.0, 0.0])])
+    np.testing.assert_allclose(sol.B, [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]], atol=1e-7)
+    assert sol.norm == pytest.approx(np.sqrt(5.0), rel=1e-7) and sol.status == "optimal"
     with pytest.raises(ValueError, match="same number"):
         min_l12_interpolant([X], [])
     with pytest.raises(ValueError, match="task 0"):
         min_l12_interpolant([X], [np.ones(3)])
+
+
+def test_min_l12_interpolant_certifies_its_gap_by_duality():
+    """The dual bound is a lower bound on the minimum and meets the norm: with X = I every
+    task's weights are fixed, the minimum is sum_d ||Y_d||_2 exactly; on random
+    under-determined tasks the bound is below the norm of every feasible point tried (the
+    interpolant plus null-space moves) and within the solver's tolerance of the norm."""
+    rng = np.random.default_rng(4)
+    Y = rng.standard_normal((2, 6))
+    sol = min_l12_interpolant([np.eye(6), np.eye(6)], list(Y))
+    exact = np.linalg.norm(Y, axis=0).sum()
+    assert sol.lower_bound <= exact * (1 + 1e-12) and sol.norm == pytest.approx(exact, rel=1e-8)
+    assert 0 <= sol.gap < 1e-7
+    Xs = [rng.standard_normal((4, 12)) for _ in range(3)]
+    ys = [x @ (rng.standard_normal(12) * (rng.random(12) < 0.3)) for x in Xs]
+    sol = min_l12_interpolant(Xs, ys)
+    assert sol.gap < 1e-7 and sol.residual < 1e-8
+    for _ in range(200):                                    # feasible points: B + null moves
+        moved = np.stack([b + 0.1 * (np.eye(12) - np.linalg.pinv(x) @ x) @ rng.standard_normal(12)
+                          for x, b in zip(Xs, sol.B)])
+        assert sol.lower_bound <= np.linalg.norm(moved, axis=0).sum() + 1e-12
+    # any multipliers give a bound: the solver's with the wrong sign, or random ones
+    for nus in ([rng.standard_normal(4) for _ in Xs], [np.zeros(4) for _ in Xs]):
+        assert diagonal._l12_dual_bound(Xs, ys, nus) <= sol.norm * (1 + 1e-7)
 
 
 # ---------------------------------------------------------------- rescaling before fine-tuning
@@ -325,7 +351,8 @@ def test_excess_limit_is_exact_for_a_geometric_sequence():
     beta = b12[None] * (1 + target[:, None, None, None, None])   # scales every row
     r = dn.L12Result(alphas=alphas, ns=np.array([3, 6]), beta_aux=np.zeros((R, D)),
                      beta_main=np.zeros((R, D)), beta_mtl=beta, steps=np.ones((4, S, R), int),
-                     converged=np.ones((4, S, R), bool), beta_l12=b12, l12_residual=np.zeros((S, R)))
+                     converged=np.ones((4, S, R), bool), beta_l12=b12, l12_residual=np.zeros((S, R)),
+                     l12_gap=np.zeros((S, R)))
     np.testing.assert_allclose(r.excess, np.broadcast_to(target[:, None, None], (4, S, R)))
     np.testing.assert_allclose(r.excess_limit, 0.04, rtol=1e-9)
     short = dn.L12Result(**{**r.__dict__, "alphas": alphas[:2], "beta_mtl": beta[:2]})

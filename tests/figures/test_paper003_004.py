@@ -278,7 +278,7 @@ def test_diagonal_l12_large_figure_one_row_per_overlap():
                     beta_aux=rng.standard_normal((R, D)), beta_main=rng.standard_normal((R, D)),
                     beta_mtl=b12[None] + 0.1 * rng.standard_normal((A, S, R, 2, D)),
                     steps=np.ones((A, S, R), int), converged=np.ones((A, S, R), bool),
-                    beta_l12=b12, l12_residual=np.zeros((S, R)))
+                    beta_l12=b12, l12_residual=np.zeros((S, R)), l12_gap=np.zeros((S, R)))
     check_figure(paper003_004.diagonal_l12_large_figure({"overlapping": res, "disjoint": res}), 4)
     with pytest.raises(ValueError, match="results"):
         paper003_004.diagonal_l12_large_figure({})

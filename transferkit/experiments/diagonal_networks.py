@@ -762,6 +762,10 @@ class L12Result:
         (:func:`transferkit.models.diagonal.min_l12_interpolant`).
     l12_residual : ndarray, shape (len(ns), draws)
         Its largest relative interpolation residual.
+    l12_gap : ndarray, shape (len(ns), draws)
+        Its certified relative optimality gap (the solver's dual made feasible,
+        :class:`~transferkit.models.diagonal.L12Interpolant`): its norm is within this
+        fraction of the minimum.
     rel_loss : ndarray, shape (A, len(ns), draws), or None
         The networks' final training loss over the mean squared target (the stopping
         quantity; :func:`mtl_small_init_large` only).
@@ -776,6 +780,7 @@ class L12Result:
     converged: np.ndarray
     beta_l12: np.ndarray
     l12_residual: np.ndarray
+    l12_gap: np.ndarray
     rel_loss: np.ndarray | None = None
 
     @property
@@ -866,7 +871,8 @@ def mtl_small_init(D: int, k: int, overlap: int, ns, *, draws: int, n_aux: int, 
     return L12Result(alphas=np.array(alphas), ns=np.array(ns),
                      beta_aux=lw["beta_aux"][0], beta_main=lw["beta_main"][0],
                      beta_mtl=sw["beta"], steps=sw["steps"], converged=sw["converged"],
-                     beta_l12=lw["beta"][0], l12_residual=lw["residual"][0])
+                     beta_l12=lw["beta"][0], l12_residual=lw["residual"][0],
+                     l12_gap=lw["gap"][0])
 
 
 def mtl_cell(alpha, seed, D, k, overlap, ns, draws, n_aux, rel_step=0.01, loss_tol=1e-8,
@@ -885,15 +891,18 @@ def mtl_cell(alpha, seed, D, k, overlap, ns, draws, n_aux, rel_step=0.01, loss_t
 def l12_cell(seed, D, k, overlap, ns, draws, n_aux) -> dict:
     r"""The minimum-:math:`\ell_{1,2}` interpolant of every (auxiliary, main) sample of
     :func:`mtl_small_init`: a cell function for :func:`transferkit.sweep.run`.  Returns
-    ``beta`` ``(len(ns), draws, 2, D)``, ``residual`` ``(len(ns), draws)`` and the teachers."""
+    ``beta`` ``(len(ns), draws, 2, D)``, ``residual`` and ``gap`` (the certified relative
+    optimality gap, :class:`~transferkit.models.diagonal.L12Interpolant`) ``(len(ns), draws)``
+    and the teachers."""
     ns = [int(n) for n in ns]
     data = task_data(seed, D, k, overlap, ns, draws, n_aux)
     jj = np.tile(np.arange(draws), len(ns))
     sols = [min_l12_interpolant([data.Xa[j], x], [data.ya[j], v])
             for j, x, v in zip(jj, data.Xm, data.ym)]
     shape = (len(ns), draws)
-    return {"beta": np.array([b for b, _ in sols]).reshape(shape + (2, D)),
-            "residual": np.array([r for _, r in sols]).reshape(shape),
+    return {"beta": np.array([s.B for s in sols]).reshape(shape + (2, D)),
+            "residual": np.array([s.residual for s in sols]).reshape(shape),
+            "gap": np.array([s.gap for s in sols]).reshape(shape),
             "beta_aux": data.beta_aux, "beta_main": data.beta_main}
 
 
@@ -972,6 +981,7 @@ def mtl_small_init_large(D: int, k: int, overlap: int, ns, *, draws: int, n_aux:
                      steps=by_n(sw["steps"]), converged=by_n(sw["converged"]),
                      beta_l12=np.ascontiguousarray(np.swapaxes(lw["beta"], 0, 1)),
                      l12_residual=np.ascontiguousarray(lw["residual"].T),
+                     l12_gap=np.ascontiguousarray(lw["gap"].T),
                      rel_loss=by_n(sw["rel_loss"]))
 
 
@@ -1006,18 +1016,20 @@ def l12_draw_cell(draw, seed, D, k, overlap, ns, n_aux) -> dict:
     Where the auxiliary samples determine :math:`\beta^{\rm aux}` (``n_aux >= D``), their
     constraints enter as :math:`\beta^{\rm aux} = X_a^+y_a` (the same feasible set;
     residuals on the original samples).  Returns ``beta`` ``(len(ns), 2, D)``, ``residual``
-    ``(len(ns),)`` and the teachers."""
+    and ``gap`` (the certified relative optimality gap) ``(len(ns),)`` and the teachers."""
     ns = [int(n) for n in ns]
     ba, bm, xa, ya, Xm, ym = _one_draw(seed, int(draw), D, k, overlap, ns, n_aux)
     xa_eq, ya_eq = _equivalent_rows(xa, ya)
-    beta, resid = [], []
+    beta, resid, gap = [], [], []
     for x, v in zip(Xm, ym):
-        b, _ = min_l12_interpolant([xa_eq, x], [ya_eq, v])
+        sol = min_l12_interpolant([xa_eq, x], [ya_eq, v])
+        b = sol.B
         beta.append(b)
         resid.append(max(np.linalg.norm(xx @ bb - vv) / max(np.linalg.norm(vv), 1e-300)
                          for xx, bb, vv in ((xa, b[0], ya), (x, b[1], v))))
-    return {"beta": np.array(beta), "residual": np.array(resid), "beta_aux": ba,
-            "beta_main": bm}
+        gap.append(sol.gap)
+    return {"beta": np.array(beta), "residual": np.array(resid), "gap": np.array(gap),
+            "beta_aux": ba, "beta_main": bm}
 
 
 def _equivalent_rows(X, y):

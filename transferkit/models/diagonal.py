@@ -26,6 +26,7 @@ small relative step, so that it follows gradient flow (whose limit Eq. 22 descri
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import cvxpy as cp
@@ -36,11 +37,13 @@ from .._validate import check_array, check_fraction, check_int, check_positive
 from ._diagonal_kernel import (diagonal_descent, diagonal_gram_descent, lockstep_accept,
                                lockstep_beta, lockstep_gather, lockstep_grad_loss, lockstep_stop,
                                lockstep_trial)
-from .descent import Descent, bold_driver, check_engine, keep_where, run_kernel
+from .descent import (ConvergenceWarning, Descent, bold_driver, check_engine, keep_where,
+                      run_kernel)
 from .device import default_device
 
 __all__ = ["DiagonalState", "init_state", "effective_weights", "train_diagonal", "SampleMoments",
-           "sample_moments", "train_diagonal_gram", "q_min_interpolant", "min_l12_interpolant"]
+           "sample_moments", "train_diagonal_gram", "q_min_interpolant", "min_l12_interpolant", "L12Interpolant",
+           "L12_GAP_WARN"]
 
 
 #: Largest input dimension at which ``train_diagonal_gram(engine="auto")`` runs the compiled
@@ -644,8 +647,46 @@ def q_min_interpolant(X, y, w1_0, w2_0, *, tol: float = 1e-12, max_iter: int = 2
     return beta, float(np.linalg.norm(X @ beta - y) / ynorm)
 
 
-def min_l12_interpolant(Xs, ys, *, tol: float = 1e-9):
-    r"""Minimum-:math:`\ell_{1,2}` interpolant of several tasks (paper 004, Eqs. 30 and 35).
+@dataclass(frozen=True)
+class L12Interpolant:
+    r"""The minimum-:math:`\ell_{1,2}` interpolant of :func:`min_l12_interpolant` with its
+    certificate of optimality.
+
+    Attributes
+    ----------
+    B : ndarray ``(T, D)``
+        The interpolant, one row per task.
+    residual : float
+        Largest relative residual :math:`\|X_tB_{:,t} - y_t\|/\|y_t\|` over the tasks.
+    norm : float
+        Its :math:`\ell_{1,2}` norm :math:`\sum_d\|B_{d,:}\|_2`.
+    lower_bound : float
+        A lower bound on the minimum from the solver's dual variables, made feasible
+        (Lagrange duality; :func:`min_l12_interpolant`).
+    gap : float
+        The certified relative gap :math:`(\mathrm{norm} - \mathrm{lower\_bound})/\mathrm{norm}`:
+        ``norm`` is within ``gap`` of the minimum, up to the interpolant's own ``residual``.
+    status : str
+        The solver's status (``"optimal"``, or ``"optimal_inaccurate"`` where it stopped
+        at its reduced tolerances; ``gap`` says how far that is).
+    """
+
+    B: np.ndarray
+    residual: float
+    norm: float
+    lower_bound: float
+    gap: float
+    status: str
+
+
+#: Certified relative gap above which :func:`min_l12_interpolant` warns
+#: (:class:`~transferkit.models.descent.ConvergenceWarning`).
+L12_GAP_WARN = 1e-6
+
+
+def min_l12_interpolant(Xs, ys, *, tol: float = 1e-9) -> L12Interpolant:
+    r"""Minimum-:math:`\ell_{1,2}` interpolant of several tasks (paper 004, Eqs. 30 and 35),
+    with a certified optimality gap.
 
     .. math:: \min_{B\in\mathbb R^{D\times T}}\ \sum_{d=1}^D \|B_{d,:}\|_2
               \quad\text{subject to}\quad X_t B_{:,t} = y_t,\ t = 1, \dots, T,
@@ -654,7 +695,17 @@ def min_l12_interpolant(Xs, ys, *, tol: float = 1e-9):
     :math:`T` tasks share (paper 004, App. B: at minimum :math:`\ell_2` parameter norm the
     network's task weights minimise the :math:`\ell_{1,2}` norm).  A second-order cone
     program, solved by CVXPY with the Clarabel interior-point solver (maintained packages,
-    not a hand-written solver).
+    not a hand-written solver).  Its Lagrange dual is
+
+    .. math:: \max_{\nu_1,\dots,\nu_T}\ \sum_t y_t^\top\nu_t \quad\text{subject to}\quad
+              \big\|\big((X_1^\top\nu_1)_d, \dots, (X_T^\top\nu_T)_d\big)\big\|_2 \le 1
+              \ \text{for every } d,
+
+    so the solver's equality multipliers, divided by the largest of these norms where it
+    exceeds 1, give a lower bound on the minimum whatever the solver's accuracy
+    (``lower_bound``, ``gap``).  A gap above :data:`L12_GAP_WARN` is a
+    :class:`~transferkit.models.descent.ConvergenceWarning`; CVXPY's own warning of an
+    inaccurate solution is replaced by the gap.
 
     Parameters
     ----------
@@ -667,16 +718,16 @@ def min_l12_interpolant(Xs, ys, *, tol: float = 1e-9):
 
     Returns
     -------
-    B : ndarray ``(T, D)``
-        The interpolant, one row per task.
-    residual : float
-        Largest relative residual :math:`\|X_tB_{:,t} - y_t\|/\|y_t\|` over the tasks.
+    L12Interpolant
+        The interpolant ``B`` ``(T, D)``, its residual, norm, dual lower bound, certified
+        gap and the solver's status.
 
     References
     ----------
     Paper 004 (implicit regularisation of pretraining and fine-tuning, appendix), Eqs. 30
     and 35; the solver: Goulart and Chen, *Clarabel: an interior-point solver for conic
-    programs with quadratic objectives* (2024).
+    programs with quadratic objectives* (2024); the dual: Boyd and Vandenberghe, *Convex
+    Optimization* (2004), Sec. 5.1.
     """
     if len(Xs) != len(ys) or not len(Xs):
         raise ValueError(f"Xs and ys must list the same number (>= 1) of tasks "
@@ -694,10 +745,32 @@ def min_l12_interpolant(Xs, ys, *, tol: float = 1e-9):
     B = cp.Variable((D, len(Xs)))
     cons = [x @ B[:, t] == v for t, (x, v) in enumerate(zip(Xs, ys))]
     prob = cp.Problem(cp.Minimize(cp.sum(cp.norm(B, 2, axis=1))), cons)
-    prob.solve(solver=cp.CLARABEL, tol_feas=tol, tol_gap_abs=tol, tol_gap_rel=tol)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate")  # gap below
+        prob.solve(solver=cp.CLARABEL, tol_feas=tol, tol_gap_abs=tol, tol_gap_rel=tol)
     if B.value is None:
         raise ValueError(f"the interpolation constraints admit no solution ({prob.status})")
     sol = np.ascontiguousarray(B.value.T)
     res = max(np.linalg.norm(x @ b - v) / max(np.linalg.norm(v), 1e-300)
               for x, b, v in zip(Xs, sol, ys))
-    return sol, float(res)
+    norm = float(np.linalg.norm(sol, axis=0).sum())
+    lower = max(_l12_dual_bound(Xs, ys, [sign * np.asarray(c.dual_value, float) for c in cons])
+                for sign in (1.0, -1.0))        # whichever sign convention the solver uses
+    gap = (norm - lower) / norm if norm > 0 else 0.0
+    if gap > L12_GAP_WARN:
+        warnings.warn(f"min_l12_interpolant: certified relative gap {gap:.1e} above "
+                      f"{L12_GAP_WARN:g} (solver status {prob.status})", ConvergenceWarning,
+                      stacklevel=2)
+    return L12Interpolant(B=sol, residual=float(res), norm=norm, lower_bound=float(lower),
+                          gap=float(gap), status=str(prob.status))
+
+
+def _l12_dual_bound(Xs, ys, nus) -> float:
+    """The dual objective of :func:`min_l12_interpolant` at the multipliers ``nus`` scaled
+    into the dual feasible set: a lower bound on the minimum (``-inf`` if they are not
+    finite)."""
+    if not all(np.all(np.isfinite(n)) for n in nus):
+        return -math.inf
+    G = np.stack([x.T @ n for x, n in zip(Xs, nus)], 1)          # (D, T)
+    scale = max(1.0, float(np.linalg.norm(G, axis=1).max()))
+    return float(sum(v @ n for v, n in zip(ys, nus)) / scale)
