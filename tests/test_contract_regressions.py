@@ -291,6 +291,95 @@ def test_cli_simulate_huge_d():
                                   "--d", "100000"), "d")
 
 
+def test_whole_floats_are_taken_as_the_integers_they_are():
+    # check_int accepts 8.0 and returns 8, but callers passed the float on and numpy refused
+    # it ("'float' object cannot be interpreted as an integer") after the validation
+    from transferkit.experiments import lazy_rich
+    kw = dict(d=4, m=8, m_star=2, mu=0.5, n=10, draws=2, test=100, max_steps=200)
+    ref = lazy_rich.monte_carlo_check(**kw)
+    got = lazy_rich.monte_carlo_check(**dict(kw, d=4.0, m=8.0, m_star=np.float64(2), n=10.0,
+                                             draws=2.0, test=100.0, seed=0.0))
+    np.testing.assert_array_equal(got.exact, ref.exact)
+    np.testing.assert_array_equal(got.sq_err, ref.sq_err)
+    a = sim.simulate_transfer(10.0, 0.5, 1.0, 0.2, depth=2.0, draws=np.float64(2), seed=0.0,
+                              methods=("linear",), progress=False)
+    b = sim.simulate_transfer(10, 0.5, 1.0, 0.2, draws=2, methods=("linear",), progress=False)
+    np.testing.assert_array_equal(a.runs["linear"].risk, b.runs["linear"].risk)
+
+
+def test_integers_beyond_two_to_the_53_are_refused_by_name():
+    # max_steps = 1e300 is a whole float: it passed check_int and failed inside a compiled
+    # kernel (numba TypingError) after the work had started
+    for value in (1e300, 2**63, 10**20):
+        refused(_validate.check_int, "max_steps", value, 0, match="max_steps")
+    assert _validate.check_seed("seed", 10**20) == 10**20          # seeds stay unbounded
+    refused(sim.pretrain, 10, draws=2, max_steps=1e300, match="max_steps")
+
+
+@pytest.mark.parametrize("depth, alpha", [(2, 5e-324), (2, 1e-151), (3, 1e-160)])
+def test_initial_scales_whose_power_underflows_are_refused(depth, alpha):
+    # alpha = 5e-324 ran without end on subnormal numbers (pretrain, ridge_transfer_curve,
+    # the CLI); at depth 3, alpha = 1e-160 stopped with a divergence blamed on the step size
+    refused(sim.pretrain, 10, depth=depth, draws=2, alpha=alpha, match="alpha")
+    assert_one_line_error(run_cli("simulate", "--gamma", "0.5", "--theta", "1", "--sigma", "0.2",
+                                  "--d", "4", "--draws", "2", "--depth", str(depth),
+                                  "--alpha", repr(alpha)), "alpha")
+    lo = sim.ALPHA_POW_MIN ** (1 / depth)
+    sim.pretrain(10, depth=depth, draws=2, alpha=lo * 1.01)       # just above: runs
+
+
+def _ptft_small(**kw):
+    return dict(dict(d=12, rho=1.0, magnitude=1.0, ns=[8], draws=1, cache=False), **kw)
+
+
+def _lazy_small(**kw):
+    return dict(dict(d=4, m=8, m_star=2, mu=0.5, alphas=[0.1], ns=[10], draws=2, cache=False), **kw)
+
+
+def _fig3_small(**kw):
+    return dict(dict(d=4, m=10, m_star=2, mus=[0.1], ns=[10], cache=False), **kw)
+
+
+@pytest.mark.parametrize("func, kwargs, name", [
+    # numpy's MemoryError or "Maximum allowed dimension exceeded", or a loop over 1e12 draws
+    ("lazy_rich.init_scale_sweep", _lazy_small(m=10**12), "m"),
+    ("lazy_rich.init_scale_sweep", _lazy_small(ns=[10, 10**12]), "ns"),
+    ("lazy_rich.init_scale_sweep", _lazy_small(draws=10**12), "draws"),
+    ("lazy_rich.monte_carlo_check", dict(d=4, m=8, m_star=2, mu=0.5, n=10, test=10**12), "test"),
+    ("regularisation.ridge_transfer_curve",
+     dict(d=10, gamma=1e200, lams=[0.1], thetas=[1.0], sigma=0.2, draws=2), "gamma"),
+    ("regularisation.weight_decay_scratch_grid", dict(d=10, gammas=[1e12], sigma=0.2, draws=2),
+     "gammas"),
+    ("ptft_relu.run_sample_efficiency", _ptft_small(width=10**12), "width"),
+    ("ptft_relu.run_sample_efficiency", _ptft_small(n_test=10**12), "n_test"),
+    ("ptft_relu.run_sample_efficiency", _ptft_small(ns=[8, 10**12]), "ns"),
+    ("ptft_relu.run_sample_efficiency", _ptft_small(draws=10**12), "draws"),
+    ("relu_student_teacher.fig3_experiment", _fig3_small(pretrain_steps=10**12), "pretrain_steps"),
+    ("relu_student_teacher.fig3_experiment", _fig3_small(m_star=10**12), "m_star"),
+    ("relu_student_teacher.fig3_experiment", _fig3_small(draws=10**12), "draws"),
+    # huge scales overflowed the first losses, and the trainers blamed their step size
+    ("ptft_relu.run_sample_efficiency", _ptft_small(magnitude=1e300), "magnitude"),
+    ("ptft_relu.run_sample_efficiency", _ptft_small(gamma=1e300), "gamma"),
+    ("ptft_relu.run_sample_efficiency", _ptft_small(alpha=1e300), "alpha"),
+    ("lazy_rich.init_scale_sweep", _lazy_small(sigma=1e200), "sigma"),
+    ("regularisation.ridge_transfer_curve",
+     dict(d=10, gamma=0.5, lams=[0.1], thetas=[1.0], sigma=0.2, draws=2, alpha=5e-324), "alpha"),
+])
+def test_sizes_and_scales_beyond_the_machine_are_refused_by_name(func, kwargs, name):
+    import importlib
+    module, attr = func.split(".")
+    f = getattr(importlib.import_module(f"transferkit.experiments.{module}"), attr)
+    refused(f, **kwargs, match=rf"^{name}\b")
+
+
+def test_cli_names_the_parameter_that_makes_the_request_large(tmp_path):
+    # --depth 1e12 was reported as "d=60 is too large"; gamma = 1e300 as a bad n
+    assert_one_line_error(run_cli("phase-diagram", "--out", str(tmp_path / "f.png"), "--method",
+                                  "finetune", "--depth", "1000000000000"), "depth")
+    assert_one_line_error(run_cli("theory", "linear", "--gamma", "1e300", "--theta", "1",
+                                  "--sigma", "0.2", "--d", "10"), "gamma")
+
+
 @pytest.mark.parametrize("sigma", ["1e150", "1e101"])
 def test_cli_simulate_huge_noise(sigma, tmp_path):
     # sigma = 1e150 overflowed scratch training's loss after minutes of work and blamed the

@@ -86,11 +86,14 @@ def check_seed(name: str, value, allow_generator: bool = False):
         return value
     also = ", a numpy SeedSequence or Generator" if allow_generator else ""
     check_real(name, value, f"an integer >= 0{also}")
-    return check_int(name, value, 0)
+    return check_int(name, value, 0, None)                 # any size: a SeedSequence entropy
 
 
-def check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:
-    """``value`` as an ``int`` if it is a whole number >= ``minimum`` (and <= ``maximum``).
+def check_int(name: str, value, minimum: int, maximum: int | None = MAX_INT) -> int:
+    """``value`` as an ``int`` if it is a whole number >= ``minimum`` and <= ``maximum``
+    (default :data:`MAX_INT` = 2**53: sizes, counts and step budgets beyond it are no
+    machine's and would overflow the int64 of numpy, torch and the compiled kernels;
+    ``None``: no bound, as for seeds).
 
     Integer-valued floats (``10.0``) are returned as ``int``.  Booleans, strings and other
     non-numbers are an :class:`InputTypeError` (a ``ValueError`` too); NaN, infinities,

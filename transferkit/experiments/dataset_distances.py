@@ -182,10 +182,10 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
         ``w1`` is the mean of ``w1_repeats`` estimates, each on ``w1_samples`` fresh points
         per law.
     """
-    check_int("d", d, 2)
+    d = check_int("d", d, 2)
     check_positive("sigma", sigma)
-    check_int("w1_samples", w1_samples, 1)
-    check_int("w1_repeats", w1_repeats, 1)
+    w1_samples = check_int("w1_samples", w1_samples, 1)
+    w1_repeats = check_int("w1_repeats", w1_repeats, 1)
     norms = np.atleast_1d(check_values("norms", norms, 0.0, lo_open=True))   # finite, > 0
     if norms.ndim != 1:
         raise ValueError(f"norms must be finite numbers > 0 (got {norms!r})")
@@ -208,7 +208,7 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
     u = P.beta_s[0].cpu().numpy()
     nu = P.nu[0].cpu().numpy()
     kl = kl_linear(thetas[None, :], sigma, norm_s=norms[:, None])
-    check_int("w1_repeats", w1_repeats, 2)
+    w1_repeats = check_int("w1_repeats", w1_repeats, 2)
     w1 = np.empty((R, T, w1_repeats))
     lo = np.empty((R, T))
     hi = np.empty((R, T))

@@ -37,8 +37,8 @@ import torch
 from tqdm import tqdm
 
 from .. import config
-from .._validate import (check_budget, check_grid, check_int, check_magnitude, check_open_unit,
-                         check_positive, check_seed)
+from .._validate import (MAX_INT, check_budget, check_grid, check_int, check_magnitude,
+                         check_open_unit, check_positive, check_seed)
 from ..models.deep_linear import (
     empirical_objective,
     end_to_end,
@@ -78,24 +78,35 @@ ALPHA_MAX = 10.0
 #: :data:`transferkit.theory.distances.MAX_ENTRY`); larger values are refused.
 SIGMA_MAX = 1e100
 
+#: Smallest ``alpha ** depth`` of the simulations.  The initial end-to-end map is of order
+#: alpha^depth; at depth 3, alpha = 1e-160 (1e-480, not a float) stopped pretraining with a
+#: divergence blamed on the step size, and alpha = 5e-324 (depth 2) ran without end on
+#: subnormal numbers.  Smaller scales are refused (depth 2: alpha >= 1e-150).
+ALPHA_POW_MIN = 1e-300
+
 
 def sample_size(gamma, d) -> int:
-    """``n = round(gamma d)``, checked to be at least 1."""
+    """``n = round(gamma d)``, checked to be at least 1 and at most 2**53 (``MAX_INT``)."""
     try:
         n = int(round(float(gamma) * d))
     except (OverflowError, ValueError, TypeError):  # gamma * d = inf or NaN, or not a number
         raise ValueError(f"gamma * d must be a finite sample size (gamma={gamma!r}, d={d!r})") from None
     if n < 1:
         raise ValueError(f"gamma * d must round to n >= 1 (gamma={gamma!r}, d={d!r})")
+    if n > MAX_INT:
+        raise ValueError(f"gamma * d must round to n <= 2**53 (gamma={gamma!r}, d={d!r})")
     return n
 
 
 def check_simulation_args(d, sigma, depth, draws, alpha, seed=0):
-    """Validate the arguments shared by the simulations (``ValueError`` naming the first bad one).
+    """Validate the arguments shared by the simulations (``ValueError`` naming the first bad one)
+    and return ``(d, depth, draws, seed)`` as ``int`` (whole floats such as ``10.0`` are
+    accepted).
 
-    ``d >= 2``, ``0 <= sigma <=`` :data:`SIGMA_MAX`, ``depth >= 2``, ``draws >= 1``, ``0 < alpha <=``
-    :data:`ALPHA_MAX`, ``seed`` an integer >= 0; and the weights of ``draws`` networks of
-    width ``d`` must fit the memory budget (``transferkit._validate.check_budget``).
+    ``d >= 2``, ``0 <= sigma <=`` :data:`SIGMA_MAX`, ``depth >= 2``, ``draws >= 1``,
+    :data:`ALPHA_POW_MIN` ``** (1 / depth) <= alpha <=`` :data:`ALPHA_MAX`, ``seed`` an
+    integer >= 0; and the weights of ``draws`` networks of width ``d`` must fit the memory
+    budget (``transferkit._validate.check_budget``).
     """
     d = check_int("d", d, 2)
     check_magnitude("sigma", check_positive("sigma", sigma, allow_zero=True), SIGMA_MAX)
@@ -105,9 +116,15 @@ def check_simulation_args(d, sigma, depth, draws, alpha, seed=0):
     if alpha > ALPHA_MAX:
         raise ValueError(f"alpha must be in (0, {ALPHA_MAX:g}] (got {alpha!r}): the simulations "
                          "model small initialisation (paper 000, Sec. 3)")
-    check_seed("seed", seed)
+    seed = check_seed("seed", seed)
     # pretrained and initial weights, their feature subspace: ~ (depth + 2) d^2 per draw
     check_simulation_budget(d, depth, draws, [1])
+    lo = ALPHA_POW_MIN ** (1.0 / depth)
+    if alpha < lo:
+        raise ValueError(f"alpha must be >= {lo:.3g} at depth {depth} (got {alpha!r}): below it "
+                         f"alpha**depth, the scale of the initial end-to-end map, is under "
+                         f"{ALPHA_POW_MIN:g} and gradient descent cannot leave the origin")
+    return d, depth, draws, seed
 
 
 def _check_training(rcond, loss_tol, flow_tol=None) -> None:
@@ -138,7 +155,9 @@ def check_simulation_budget(d, depth, draws, ns, cells=1, methods=1) -> None:
     name = max(parts, key=parts.get)
     if name == "d" and draws > d:
         name = "draws"
-    value = {"d": d, "draws": draws, "gammas": f"... (n up to {n_max})"}[name]
+    if name in ("d", "draws") and depth + 2 > max(d, draws):    # the d x d matrices per layer
+        name = "depth"
+    value = {"d": d, "draws": draws, "depth": depth, "gammas": f"... (n up to {n_max})"}[name]
     check_budget(name, value, total)
 
 
@@ -349,9 +368,9 @@ def pretrain(d, depth=2, draws=20, seed=0, alpha=1e-5, rcond=1e-3, loss_tol=1e-1
     :math:`W_1\cdots W_{L-1}` collapse to rank one along :math:`\beta_s` as
     :math:`\alpha\to0` (see ``feature_svals`` and ``rank``).
     """
-    check_simulation_args(d, 0.0, depth, draws, alpha, seed)
+    d, depth, draws, seed = check_simulation_args(d, 0.0, depth, draws, alpha, seed)
     _check_training(rcond, loss_tol)
-    check_int("max_steps", max_steps, 0)
+    max_steps = check_int("max_steps", max_steps, 0)
     device = device or default_device()
     bs, nus = [], []
     for b in range(draws):
@@ -444,7 +463,7 @@ def simulate_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
         :math:`P_\parallel\hat\beta` to :math:`X^+y`), ``finetune_imbalance_drift`` and
         ``finetune_chain_residual`` ``(draws,)``.
     """
-    check_simulation_args(d, sigma, depth, draws, alpha, seed)
+    d, depth, draws, seed = check_simulation_args(d, sigma, depth, draws, alpha, seed)
     _check_training(rcond, loss_tol, finetune_flow_tol)
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
     thetas = check_grid("theta", thetas, 0.0, math.pi, False)

@@ -206,9 +206,9 @@ def finetune_grid(d, gammas, thetas, sigma, depth=2, draws=20, seed=0, alpha=1e-
 
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
     thetas = check_grid("theta", thetas, 0.0, np.pi, False)
-    check_simulation_args(d, sigma, depth, draws, alpha, seed)      # before the sweep starts
+    d, depth, draws, seed = check_simulation_args(d, sigma, depth, draws, alpha, seed)  # first
     check_positive("loss_tol", loss_tol)
-    check_int("max_steps", max_steps, 0)
+    max_steps = check_int("max_steps", max_steps, 0)
     if flow_tol is not None:
         check_positive("flow_tol", flow_tol)
     fixed = dict(d=d, sigma=sigma, depth=depth, draws=draws, seed=seed, alpha=alpha,

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 from .. import models
-from .._validate import check_int, check_positive
+from .._validate import check_budget, check_int, check_magnitude, check_positive
 from ..models.device import as_tensor, default_device
 from ..models.relu import (
     TEST_STREAM,
@@ -260,14 +260,35 @@ def _device(device):
     return torch.device(device) if device is not None else default_device()
 
 
-def _check_training(sigma, seed, loss_tol, max_steps, stall_tol) -> None:
+#: Largest label noise of the init-scale simulations: their losses are sums of squared
+#: targets (at sigma = 1e200 scratch training overflowed to a non-finite loss after
+#: pretraining had run, and the message blamed the step size).
+SIGMA_MAX = 1e100
+
+
+def _check_size(d, m, m_star, n_max, draws, scales=1, test=0) -> None:
+    """Refuse, before any allocation or loop over draws, a sweep whose float64 arrays would
+    exceed the memory budget (``transferkit._validate.check_budget``): per draw, ``scales``
+    students of ``m`` units (weights, gradients and their ``m x (m + m_star)`` kernels), the
+    samples ``n_max x d`` and ``test x d``; then ``draws`` of them.  Names the parameter
+    that dominates."""
+    parts = {"m": scales * m * (3 * d + m + m_star), "d": (scales * 3 * m + n_max + test + m_star) * d,
+             "ns": n_max * (d + scales * m), "test": test * (d + m), "m_star": m_star * (d + scales * m)}
+    per = 8 * sum(parts.values())
+    name = max(parts, key=parts.get)
+    check_budget(name, {"m": m, "d": d, "ns": n_max, "test": test, "m_star": m_star}[name], per)
+    check_budget("draws", draws, per * draws)
+
+
+def _check_training(sigma, seed, loss_tol, max_steps, stall_tol) -> int:
     """The settings of the sweep's cells, checked before any work: the trainers' own check
     (:func:`~transferkit.models.relu.check_init_scale_settings`, which
     :func:`~transferkit.models.relu.descend_init_scale` runs again once reached) and the
-    target's noise and seed."""
-    check_positive("sigma", sigma, allow_zero=True)
-    check_int("seed", seed, 0)
+    target's noise and seed.  Returns the seed as ``int``."""
+    check_magnitude("sigma", check_positive("sigma", sigma, allow_zero=True), SIGMA_MAX)
+    seed = check_int("seed", seed, 0)
     models.relu.check_init_scale_settings(loss_tol, max_steps, stall_tol)
+    return seed
 
 
 def init_scale_pretrain_cell(alpha, d, m, m_star, mu, draws, seed=0, loss_tol=1e-6,
@@ -339,13 +360,15 @@ def init_scale_sweep(d, m, m_star, mu, alphas, ns, draws=4, sigma=0.0, seed=0, l
         ``(len(ns), draws)``, ``T = scratch - transfer``, the floors, ``movement`` and how
         pretraining and scratch training ended.
     """
-    check_int("m", m, 1)
-    check_int("draws", draws, 1)
+    d, m_star = check_int("d", d, 1), check_int("m_star", m_star, 1)
+    m = check_int("m", m, 1)
+    draws = check_int("draws", draws, 1)
     alphas = check_alphas(alphas)
     ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
-    _check_training(sigma, seed, loss_tol, max_steps, stall_tol)
+    seed = _check_training(sigma, seed, loss_tol, max_steps, stall_tol)
+    _check_size(d, m, m_star, max(ns, default=1), draws, len(alphas))
     if scratch_max_steps is not None:
-        check_int("scratch_max_steps", scratch_max_steps, 0)
+        scratch_max_steps = check_int("scratch_max_steps", scratch_max_steps, 0)
     device = torch.device(device) if device is not None else default_device()
     dev_key = None if device == default_device() else str(device)
     T = draw_init_scale_teachers(d, m_star, mu, draws, seed, device, dtype)
@@ -413,10 +436,13 @@ def monte_carlo_check(d, m, m_star, mu, n, draws=4, seed=0, max_steps=20_000, te
     fresh Gaussian inputs ``sq_err`` ``(draws, test)``, whose mean estimates it, as a
     :class:`MonteCarloCheck`.
     """
-    check_int("test", test, 2)
-    check_int("m", m, 1)
-    check_int("n", n, 1)
-    _check_training(0.0, seed, loss_tol, max_steps, stall_tol)
+    test = check_int("test", test, 2)
+    d, m_star = check_int("d", d, 1), check_int("m_star", m_star, 1)
+    m = check_int("m", m, 1)
+    n = check_int("n", n, 1)
+    draws = check_int("draws", draws, 1)
+    seed = _check_training(0.0, seed, loss_tol, max_steps, stall_tol)
+    _check_size(d, m, m_star, n, draws, 1, test)
     T = draw_init_scale_teachers(d, m_star, mu, draws, seed)
     X, y = init_scale_targets(T, n, 0.0, seed)
     sc = scratch_init_scale(X, y, m, seed, loss_tol, max_steps, stall_tol, progress=False)

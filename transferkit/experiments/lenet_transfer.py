@@ -355,10 +355,10 @@ def transfer_cell(source: str, seed: int, n_pretrain: int = 10_000, snapshots=(5
         raise ValueError("snapshots must hold at least one epoch count")
     # the sizes under this function's names (source_data / target_data / train_lenet check
     # them too, but as n and epochs, and only once the data are being loaded)
-    check_int("n_pretrain", n_pretrain, 0)
-    check_int("n_target", n_target, 10)
-    check_int("ft_epochs", ft_epochs, 0)
-    check_int("batch", batch, 1)
+    n_pretrain = check_int("n_pretrain", n_pretrain, 0)
+    n_target = check_int("n_target", n_target, 10)
+    ft_epochs = check_int("ft_epochs", ft_epochs, 0)
+    batch = check_int("batch", batch, 1)
     check_choice("source", source, SOURCES + ("scratch",))
     mirrored = sorted(set(check_int("mirrored", e, 0) for e in np.atleast_1d(mirrored).tolist()))
     if mirrored and source != "mnist":

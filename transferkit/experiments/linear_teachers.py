@@ -358,14 +358,16 @@ def _run_kw(run_kwargs, desc):
 def _checked_run(draws, seed, loss_tol, step_scale=None):
     """The settings every simulation of this chapter takes, checked before any work:
     ``draws`` >= 1, ``seed`` >= 0, ``loss_tol`` > 0 and ``step_scale`` in (0, 2) (the
-    step in units of the inverse curvature bound, :func:`~transferkit.models.deep_linear.gradient_descent`)."""
-    check_int("draws", draws, 1)
-    check_int("seed", seed, 0)
+    step in units of the inverse curvature bound, :func:`~transferkit.models.deep_linear.gradient_descent`).
+    Returns ``(draws, seed)`` as ``int``."""
+    draws = check_int("draws", draws, 1)
+    seed = check_int("seed", seed, 0)
     check_positive("loss_tol", loss_tol)
     if step_scale is not None:
         step = check_positive("step_scale", step_scale)
         if step >= 2:
             raise ValueError(f"step_scale must be in (0, 2) (got {step_scale!r})")
+    return draws, seed
 
 
 def _checked_sizes(name, values, d):
@@ -426,10 +428,10 @@ def eigen_align_sim(lam, m, ns, draws, seed=0, norm=1.0, loss_tol=1e-12, max_ste
         raise ValueError(f"lam must be one spectrum, shape (d,) (got shape {lam.shape})")
     _checked_sizes("ns", ns, d)
     ns = [int(n) for n in ns]
-    check_int("m", m, 1, d - 1)
-    _checked_run(draws, seed, loss_tol)
+    m = check_int("m", m, 1, d - 1)
+    draws, seed = _checked_run(draws, seed, loss_tol)
     check_positive("norm", norm)
-    check_int("max_steps", max_steps, 1)
+    max_steps = check_int("max_steps", max_steps, 1)
     fixed = dict(lam=lam, m=int(m), draws=int(draws), seed=int(seed), norm=float(norm),
                  loss_tol=loss_tol, max_steps=max_steps)
     sw = run(eigen_align_cell, Grid(n=np.array(ns)), fixed=fixed,
@@ -534,7 +536,7 @@ def depth_alpha_sim(d, n, depths, alphas, draws, seed=0, noise_norm=0.5,
     for name, v in (("depths", depths_v), ("alphas", alphas_v)):
         if v.ndim != 1 or v.size == 0:
             raise ValueError(f"{name} must be a non-empty 1-d sequence (got {v.tolist()!r})")
-    _checked_run(draws, seed, loss_tol, step_scale)
+    draws, seed = _checked_run(draws, seed, loss_tol, step_scale)
     check_positive("noise_norm", noise_norm, allow_zero=True)
     alphas = np.asarray(alphas, float)
     fixed = dict(d=int(d), n=int(n), alphas=alphas, draws=int(draws), seed=int(seed),
@@ -582,11 +584,11 @@ def scaling_sim(d, n, depth, scales, draws, seed=0, angle_dist=0.1,
         shape ``(2, len(scales), draws)`` (index 0: target scaled, 1: source scaled)."""
     d = check_int("d", d, 2)
     _checked_sizes("n", n, d)
-    check_int("depth", depth, 1)
+    depth = check_int("depth", depth, 1)
     scales_v = check_values("scales", scales, 0, lo_open=True)
     if scales_v.ndim != 1 or scales_v.size == 0:
         raise ValueError(f"scales must be a non-empty 1-d sequence of numbers > 0 (got {scales!r})")
-    _checked_run(draws, seed, loss_tol, step_scale)
+    draws, seed = _checked_run(draws, seed, loss_tol, step_scale)
     if not 0 <= check_positive("angle_dist", angle_dist, allow_zero=True) <= 2:
         raise ValueError(f"angle_dist must be in [0, 2], a distance of unit vectors "
                          f"(got {angle_dist!r})")
@@ -660,7 +662,7 @@ def frozen_sim(d, ns, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
     d = check_int("d", d, 2)
     _checked_sizes("ns", ns, d)
     check_values("cos_angle", cos_angle, -1, 1)
-    _checked_run(draws, seed, loss_tol, step_scale)
+    draws, seed = _checked_run(draws, seed, loss_tol, step_scale)
     check_positive("init_scale", init_scale)
     check_positive("rcond", rcond)
     ns = [int(n) for n in ns]

@@ -258,7 +258,7 @@ def scratch_limit_vs_alpha(d, gamma, sigma, alphas, depth=2, draws=4, seed=0,
         ``limits[method]``: the end-to-end vectors ``(len(alphas), draws, d)``, ``alphas``
         and ``n``.
     """
-    check_simulation_args(d, sigma, depth, draws, 1.0)
+    d, depth, draws, _ = check_simulation_args(d, sigma, depth, draws, 1.0)
     alphas = check_grid("alpha", alphas, 0.0, np.inf, True)
     device = device or default_device()
     n = sample_size(gamma, d)

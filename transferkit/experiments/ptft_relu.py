@@ -7,8 +7,8 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import torch
 
-from .._validate import (MAX_INT, InputTypeError, check_array, check_bool, check_choice,
-                         check_int, check_positive, check_values)
+from .._validate import (MAX_INT, InputTypeError, check_array, check_bool, check_budget,
+                         check_choice, check_int, check_magnitude, check_positive, check_values)
 from ..models.device import as_tensor, default_device
 from ..models.relu import forward, teacher_pair, train_units, train_units_mtl
 from ..stats import alignment_score, direction_spread, ensd, kmeans_inertia, participation_ratio
@@ -450,19 +450,26 @@ _PRETRAINED: dict = {}
 _PRETRAINED_KEEP = 4
 
 
+#: Largest teacher magnitude, initialisation scale and readout re-initialisation of the
+#: small ReLU networks: their losses grow as the fourth power of the weights' scale (at
+#: 1e300 the first step overflowed to a non-finite loss that the trainer blamed on its step
+#: size).  Below 1e50 every loss stays far inside the float range.
+SCALE_MAX = 1e50
+
+
 def _checked(d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, gamma, seed,
              loss_tol, max_steps, pre_max_steps, mtl=False, lr_scale=0.5):
     """The arguments of :func:`run_sample_efficiency`, checked; the integers as ``int``."""
     d, width, units = check_int("d", d, 2), check_int("width", width, 1), check_int("units", units, 1)
     check_values("rho", rho, -1, 1)
-    check_positive("magnitude", magnitude)
+    check_magnitude("magnitude", check_positive("magnitude", magnitude), SCALE_MAX)
     if isinstance(ns, (str, bytes)) or not np.iterable(ns) or len(ns) == 0:
         raise ValueError(f"ns must be a non-empty sequence of integers >= 1 (got {ns!r})")
     ns = [check_int("n", v, 1) for v in ns]
     draws, seed = check_int("draws", draws, 1), check_int("seed", seed, 0)
     n_aux, n_test = check_int("n_aux", n_aux, 1), check_int("n_test", n_test, 2)
-    check_positive("alpha", alpha)
-    check_positive("gamma", gamma)
+    check_magnitude("alpha", check_positive("alpha", alpha), SCALE_MAX)
+    check_magnitude("gamma", check_positive("gamma", gamma), SCALE_MAX)
     check_values("loss_tol", loss_tol, 0, 1, lo_open=True)
     check_positive("lr_scale", lr_scale)
     max_steps = check_int("max_steps", max_steps, 1)
@@ -471,6 +478,21 @@ def _checked(d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, g
     check_bool("mtl", mtl)
     if 2 * units > d:
         raise ValueError(f"d must be >= 2 * units (got d={d}, units={units})")
+    # float64 per draw: the samples (auxiliary, test, main) with their hidden activations and
+    # the networks (pretraining, then STL, PT+FT and MTL per n) with their gradients, before
+    # any allocation or loop over draws; named: the size whose reset to a small value
+    # (the paper preset's) shrinks the estimate most
+    sizes = dict(d=d, width=width, n_aux=n_aux, n_test=n_test, ns=sum(ns))
+
+    def per_draw(d, width, n_aux, n_test, ns):
+        return 8 * ((n_aux + n_test + ns) * (d + width) + 4 * (3 * len_ns + 1) * width * (d + 2))
+
+    len_ns = len(ns)
+    per = per_draw(**sizes)
+    small = dict(d=12, width=24, n_aux=1024, n_test=2000, ns=64 * len_ns)
+    name = min(sizes, key=lambda k: per_draw(**{**sizes, k: min(sizes[k], small[k])}))
+    check_budget(name, max(ns) if name == "ns" else sizes[name], per)
+    check_budget("draws", draws, per * draws)
     return d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps
 
 

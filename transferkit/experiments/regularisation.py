@@ -344,14 +344,14 @@ def ridge_transfer_curve(d, gamma, lams, thetas, sigma, depth=2, draws=20, seed=
         ``(len(feature_scales), len(lams), len(thetas), draws)``; ``feature_scale``, the
         pretrained top singular value per draw.
     """
-    d = check_int("d", d, 2)
-    check_positive("sigma", sigma, allow_zero=True)
     draws = check_int("draws", draws, 2)
+    d, depth, draws, seed = deep_linear.check_simulation_args(d, sigma, depth, draws, alpha, seed)
     lams = check_grid("lams", lams, 0.0, np.inf, False)
     thetas = check_grid("theta", thetas, 0.0, np.pi, False)
     scales = check_grid("feature_scales", feature_scales, 0.0, np.inf, True)
     device = device or default_device()
     n = sample_size(gamma, d)
+    deep_linear.check_simulation_budget(d, depth, draws, [n], len(thetas), len(lams))
     pre = deep_linear.pretrain_cached(d, depth, draws, seed, alpha)
     X, eps = _target_data(pre, n, sigma, draws, seed, device, dtype)
     beta_t = pre.beta_t(thetas)                                  # (B, T, d)
@@ -403,13 +403,14 @@ def weight_decay_scratch_cell(d, gamma, weight_decay, sigma, depth=2, draws=20, 
     ``converged``, ``steps``; ``n``.
     """
     wds = check_grid("weight_decay", weight_decay, 0.0, np.inf, False)
-    deep_linear.check_simulation_args(d, sigma, depth, draws, alpha, seed)
+    d, depth, draws, seed = deep_linear.check_simulation_args(d, sigma, depth, draws, alpha, seed)
     check_positive("loss_tol", loss_tol)
     check_positive("grad_tol", grad_tol)
     solver = _check_solver(solver, depth)
     device = default_device()
     dtype = torch.float64
     n = sample_size(gamma, d)
+    deep_linear.check_simulation_budget(d, depth, draws, [n], 1, len(wds))
     pre = deep_linear.pretrain_cached(d, depth, draws, seed, alpha)
     X, eps = _target_data(pre, n, sigma, draws, seed, device, dtype)
     y = (X @ pre.nu[..., None])[..., 0] + eps
@@ -476,10 +477,13 @@ def weight_decay_scratch_grid(d, gammas, sigma, weight_decays=WEIGHT_DECAYS, dep
     gammas = check_grid("gamma", gammas, 0.0, np.inf, True)
     wds = check_grid("weight_decay", weight_decays, 0.0, np.inf, False)
     solver = _check_solver(solver, depth)
-    deep_linear.check_simulation_args(d, sigma, depth, draws, alpha, seed)   # before the sweep
+    d, depth, draws, seed = deep_linear.check_simulation_args(d, sigma, depth, draws, alpha,
+                                                              seed)           # before the sweep
+    deep_linear.check_simulation_budget(d, depth, draws, [sample_size(g, d) for g in gammas],
+                                        len(gammas), len(wds))
     check_positive("loss_tol", loss_tol)
     check_positive("grad_tol", grad_tol)
-    check_int("max_steps", max_steps, 0)
+    max_steps = check_int("max_steps", max_steps, 0)
     fixed = dict(d=d, sigma=sigma, depth=depth, draws=draws, seed=seed, alpha=alpha,
                  loss_tol=loss_tol, grad_tol=grad_tol, max_steps=max_steps, solver=solver)
     run_kwargs.setdefault("desc", f"weight-decay scratch ({solver}) d={d}, sigma={sigma}")

@@ -1000,7 +1000,7 @@ def _fig3_results(earlier, d: int, m: int, m_star: int, mus, ns, teachers: int =
     teachers = check_int("teachers", teachers, 1)
     draws = check_int("draws", draws, 1)
     scratch_seeds = check_int("scratch_seeds", scratch_seeds, 1)
-    check_int("seed", seed, 0)
+    seed = check_int("seed", seed, 0)
     check_positive("tol", tol)
     abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
     if target_norm is not None:
@@ -1011,14 +1011,21 @@ def _fig3_results(earlier, d: int, m: int, m_star: int, mus, ns, teachers: int =
     check_values("readout_init", readout_init)
     for name, v in (("lr", lr), ("max_time", max_time), ("max_step", max_step)):
         check_positive_or_inf(name, v)
-    check_int("pretrain_steps", pretrain_steps, 0)
-    check_int("scratch_steps", scratch_steps, 0)
-    check_int("gram_points", gram_points, 1)
+    pretrain_steps = check_int("pretrain_steps", pretrain_steps, 0)
+    scratch_steps = check_int("scratch_steps", scratch_steps, 0)
+    gram_points = check_int("gram_points", gram_points, 1)
     # the largest arrays: per n, the scratch samples and one draw's features; per pretrained
     # set of units, its m x m kernels (RKHS norms); refused before any work when too large
     by_n = 8 * int(ns.max()) * (scratch_seeds * (d + 1) + max(m, d))
     by_m = 8 * len(mus) * teachers * m * (3 * m + 4 * d)
     check_budget(*(("ns", int(ns.max())) if by_n >= by_m else ("m", m)), by_n + by_m)
+    # the teachers, the step-by-step records of every run (steps, loss, time, per seed) and
+    # the linear-transfer risks of every draw
+    check_budget("m_star", m_star, 16 * len(mus) * teachers * m_star * d)
+    runs = len(mus) * teachers + len(ns) * teachers * scratch_seeds
+    for name, steps in (("pretrain_steps", pretrain_steps), ("scratch_steps", scratch_steps)):
+        check_budget(name, steps, 24 * (steps + 2) * runs)
+    check_budget("draws", draws, 8 * len(mus) * len(ns) * teachers * draws)
     T, source, keep, W0, rng = _fig3_start(d, m, m_star, mus, teachers, seed, target_norm)
     SW = source.W
     tn = teacher_norm(T)                                       # (teachers,)
@@ -1242,7 +1249,7 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
     if hit.size != 1:
         raise ValueError(f"mu must be one of res.mus = {list(res.mus)} (got {mu!r})")
     draws = check_int("draws", draws, 1)
-    check_int("seed", seed, 0)
+    seed = check_int("seed", seed, 0)
     lambda_cells = check_bool("lambda_cells", lambda_cells)
     i = int(hit[0])
     T = res.target

@@ -414,7 +414,7 @@ def gradient_descent(Ws, obj: Quadratic, *, loss_tol: float = 1e-10, max_steps: 
     info : transferkit.models.descent.TrainInfo
     """
     _check_numbers(step_scale=step_scale, loss_tol=loss_tol)
-    check_int("check_every", check_every, 1)
+    check_every = check_int("check_every", check_every, 1)
     if not (0 < step_scale < 2):
         raise ValueError(f"step_scale must be in (0, 2) (got {step_scale!r})")
     if not (loss_tol > 0):

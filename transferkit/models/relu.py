@@ -70,9 +70,9 @@ def draw_init_scale_teachers(d, m_star, mu, draws, seed=0, device=None, dtype=to
     :math:`c^*_i\sim\mathcal N(0,1)` rescaled so that :math:`\|f_t\|_{L_2} = 1` (the paper
     does not state the law of :math:`c^*`; it normalises risks by the target variance).
     """
-    check_int("d", d, 1)
-    check_int("m_star", m_star, 1)
-    check_int("draws", draws, 1)
+    d = check_int("d", d, 1)
+    m_star = check_int("m_star", m_star, 1)
+    draws = check_int("draws", draws, 1)
     mu_v = float(check_values("mu", mu, 0.0))
     if not mu_v < 1:
         raise ValueError(f"mu must be in [0, 1) (got {mu!r})")
@@ -97,7 +97,7 @@ def draw_init_scale_teachers(d, m_star, mu, draws, seed=0, device=None, dtype=to
 
 def init_scale_targets(teachers: InitScaleTeachers, n, sigma=0.0, seed=0):
     r""":math:`n` target samples per draw: ``X (B, n, d)`` and ``y = f_t(X) + sigma eps``."""
-    check_int("n", n, 1)
+    n = check_int("n", n, 1)
     check_positive("sigma", sigma, allow_zero=True)
     B, _, d = teachers.V.shape
     Xs, es = [], []
@@ -221,7 +221,7 @@ def pretrain_init_scale(teachers: InitScaleTeachers, m, alphas, seed=0, loss_tol
     :math:`\frac12\|f_s\|^2`, so ``loss_tol`` is relative.  The batch is
     ``(len(alphas) * draws)``, alpha-major.  Returns the result and the initial first layers ``(len(alphas) * draws, m, d)``.
     """
-    check_int("m", m, 1)
+    m = check_int("m", m, 1)
     alphas = check_alphas(alphas)
     T = teachers
     D, _, d = T.V.shape
@@ -264,7 +264,7 @@ def scratch_init_scale(X, y, m, seed=0, loss_tol=1e-6, max_steps=20_000, stall_t
     output weights :math:`10^{-7}`); empirical loss :math:`\frac1{2n}\sum(f(x_i)-y_i)^2`,
     ``loss_tol`` relative to :math:`\frac1{2n}\|y\|^2`.
     """
-    check_int("m", m, 1)
+    m = check_int("m", m, 1)
     B, n, d = X.shape
     W0, c0 = _init_scale_weights(d, m, B, seed, SCRATCH_STREAM, 1.0, X.device, X.dtype)
     scale = 0.5 * y.pow(2).mean(1)
