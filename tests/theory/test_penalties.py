@@ -249,3 +249,19 @@ def test_diagonal_penalty_scaling_and_sign(beta, w1, w2, s):
 def test_out_of_domain_raises_naming_the_parameter(fn, args, param):
     with pytest.raises(ValueError, match=rf"^{param} must be"):
         fn(*args)
+
+
+@pytest.mark.parametrize("m, rho, m0, gamma, exact", [
+    (0.5, 0.3, 1.0, 1e16, 1.0), (0.5, 0.3, 1.0, 1e20, 1.0), (1e99, 0.3, 1.0, 1e99, 1.4),
+    (1.2302687708123811e-06, -0.9, 0.0, 3.0, None)])
+def test_relu_ptft_penalty_does_not_cancel_where_m_over_u_is_gamma(m, rho, m0, gamma, exact):
+    # at a root u of Eq. 10, m/u - gamma = (u - m0 rho) u^2 / m; the direct difference
+    # cancelled where m/u ~ gamma is large: the penalty at gamma = 1e16 came out 5 (exact:
+    # 1, the minimum at u = m/gamma) and the local exponent 2.028 where it is 2 - 4e-14
+    # (the values checked at 60 digits with mpmath)
+    r = theory.penalties.relu_ptft_penalty(m, rho, m0, gamma)
+    if exact is not None:
+        assert r == pytest.approx(exact, rel=1e-12)
+    else:
+        d = theory.penalties.relu_ptft_dlog_penalty(m, rho, m0, gamma)
+        assert d == pytest.approx(1.9999999999999627, rel=1e-13)

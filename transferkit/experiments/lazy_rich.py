@@ -260,9 +260,9 @@ def _device(device):
     return torch.device(device) if device is not None else default_device()
 
 
-#: Largest label noise of the init-scale simulations: their losses are sums of squared
-#: targets (at sigma = 1e200 scratch training overflowed to a non-finite loss after
-#: pretraining had run, and the message blamed the step size).
+#: Largest label noise of the init-scale simulations.  Their losses are sums of squared
+#: targets; at sigma = 1e200 scratch training overflowed to a non-finite loss after
+#: pretraining had run, and the message blamed the step size.
 SIGMA_MAX = 1e100
 
 

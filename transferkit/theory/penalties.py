@@ -66,6 +66,24 @@ def _p(u, m, rho, m0, gamma):
     return (m / u - gamma) ** 2 + (u - m0) ** 2 + 2 * u * m0 * (1 - rho)
 
 
+def _readout_gap(u, m, rho, m0, gamma):
+    r""":math:`m/u - \gamma` at a root :math:`u` of Eq. 10, where it equals
+    :math:`(u - m_0\rho)\,u^2/m` (Eq. 10 divided by :math:`m u`).  The direct difference
+    cancels when :math:`m/u \approx \gamma` is large (at :math:`\gamma = 10^{16}`, a root
+    exact to rounding left an error of order 1 in the penalty); the second form is taken
+    where its rounding error, about :math:`\epsilon\,u^2|3u - 2m_0\rho|/|m|`, is below a
+    thousandth of the direct one's, :math:`\epsilon|m/u|` (never in the book's ranges)."""
+    direct = m / u - gamma
+    ident = (u - m0 * rho) * u * u / m
+    better = u * u * np.abs(3 * u - 2 * m0 * rho) < 1e-3 * np.abs(m) * np.abs(m / u)
+    return np.where(better & np.isfinite(ident), ident, direct)
+
+
+def _p_root(u, m, rho, m0, gamma):
+    """:func:`_p` at a root of Eq. 10, its first term from :func:`_readout_gap`."""
+    return _readout_gap(u, m, rho, m0, gamma) ** 2 + (u - m0) ** 2 + 2 * u * m0 * (1 - rho)
+
+
 def _quartic_positive_roots(a, b, c):
     r"""Real positive roots of :math:`u^4 - a u^3 + b u - c = 0` (Eq. 10), elementwise.
 
@@ -164,7 +182,7 @@ def relu_ptft_u_star(m, rho, m0, gamma):
     with np.errstate(all="ignore"):
         U = roots
         M, G, M0, R = (x[..., None] for x in (m, gamma, m0, rho))
-        pv = _p(U, M, R, M0, G)
+        pv = _p_root(U, M, R, M0, G)
         # p''(u) = 2 + 6 m^2/u^4 - 4 gamma m / u^3: > 0 at a local minimum
         curv = 2 + 6 * M ** 2 / U ** 4 - 4 * G * M / U ** 3
     pv = np.where(np.isnan(pv), np.inf, pv)
@@ -216,7 +234,7 @@ def relu_ptft_penalty(m, rho, m0, gamma):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         rp = np.maximum(rho, 0.0)
         val = np.where((m == 0) | (u == 0), gamma ** 2 + m0 ** 2 * (1 - rp) * (1 + rp),
-                       _p(np.where((m == 0) | (u == 0), 1.0, u), m, rho, m0, gamma))
+                       _p_root(np.where((m == 0) | (u == 0), 1.0, u), m, rho, m0, gamma))
     return _out(np.maximum(val, 0.0))
 
 
@@ -241,10 +259,12 @@ def relu_ptft_dlog_penalty(m, rho, m0, gamma):
     u, _ = relu_ptft_u_star(m, rho, m0, gamma)
     r = np.asarray(relu_ptft_penalty(m, rho, m0, gamma))
     m, gamma = check_values("m", m), check_values("gamma", gamma)
+    rho, m0 = check_values("rho", rho, -1.0, 1.0), check_values("m0", m0, 0.0)
     u = np.asarray(u)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         z = (m == 0) | (u == 0)
-        g = np.where(z, 0.0, 2 * m * (m / np.where(z, 1.0, u) - gamma) / np.where(z, 1.0, u))
+        uu = np.where(z, 1.0, u)
+        g = np.where(z, 0.0, 2 * m * _readout_gap(uu, np.where(z, 1.0, m), rho, m0, gamma) / uu)
         out = np.where(r > 0, g / np.where(r > 0, r, 1.0), np.where(g == 0, 0.0, np.inf))
     return _out(out)
 
