@@ -33,7 +33,7 @@ import numpy as np
 from tqdm import tqdm
 
 from . import experiments, figures, models, provenance, stats, theory
-from ._validate import MAX_INT, check_grid, check_int, check_positive
+from ._validate import MAX_INT, check_grid, check_int
 from ._version import __version__
 from .config import progress
 from .experiments.deep_linear import sample_size, simulate_grid
@@ -268,11 +268,6 @@ def simulate_point(gamma, theta, sigma, d=100, depth=2, draws=20, seed=0, alpha=
 def _check_sim_args(args, gammas=(), cells=1, sigma=0.0) -> None:
     """Validate the simulation arguments (``sigma``: the label noise of a simulation, 0 when
     only the closed forms run) and their memory estimate before any work."""
-    check_int("d", args.d, 2)
-    check_int("depth", args.depth, 2)
-    check_int("draws", args.draws, 1)
-    check_int("seed", args.seed, 0)
-    check_positive("alpha", args.alpha)
     experiments.deep_linear.check_simulation_args(args.d, sigma, args.depth, args.draws,
                                                   args.alpha, args.seed)
     ns = [sample_size(g, args.d) for g in gammas] or [1]
