@@ -22,6 +22,12 @@ MAX_INT = 2**53
 #: Default memory budget of :func:`check_budget`: 32 GiB, or ``$TRANSFERKIT_MAX_BYTES``.
 MAX_BYTES = 32 * 2**30
 
+#: Largest magnitude of the entries of data, targets and weights that are multiplied and
+#: summed (Gram matrices, covariances, inner products, residual norms): below it their
+#: products and sums stay far from the float range (1e308), so no overflow turns into
+#: ``inf - inf`` or ``inf * 0`` (:func:`check_magnitude`).
+MAX_ENTRY = 1e100
+
 
 class InputTypeError(TypeError, ValueError):
     """A parameter of the wrong type; a ``TypeError`` that ``except ValueError`` also catches."""

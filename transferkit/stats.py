@@ -743,6 +743,14 @@ def _mean_sd(x, axis, ok):
     entry into [0.5, 1) (:func:`pow2_normalise`): the same bits as the unscaled sums where
     nothing overflowed or underflowed, and no overflow of the squared deviations of draws
     of order 1e200 (a risk under huge label noise)."""
+    k, mean, sd, e = _scaled_mean_sd(x, axis, ok)
+    return k, np.asarray(np.ldexp(mean, e)), np.ldexp(sd, e)
+
+
+def _scaled_mean_sd(x, axis, ok):
+    """``(k, mean, sd, e)``: :func:`_mean_sd` of each slice scaled by ``2**-e``, before the
+    scale is put back (ratios such as a t statistic taken here keep their digits where the
+    mean and sd of subnormal draws would round)."""
     k = ok.sum(axis)
     top = np.where(ok & np.isfinite(x), np.abs(x), 0.0).max(axis)
     _, e = np.frexp(np.where(top > 0, top, 1.0))
@@ -752,7 +760,7 @@ def _mean_sd(x, axis, ok):
         mean = np.where(k > 0, total / np.maximum(k, 1), np.nan)
         dev = np.where(ok, xs - np.expand_dims(mean, axis), 0.0)
         sd = np.sqrt((dev * dev).sum(axis) / np.maximum(k - 1, 1))
-    return k, np.asarray(np.ldexp(mean, e)), np.ldexp(sd, e)
+    return k, mean, sd, e
 
 
 @dataclass(frozen=True)
@@ -762,7 +770,7 @@ class Paired:
 
     mean: np.ndarray        #: mean difference over the draws compared
     se: np.ndarray          #: its standard error (NaN with fewer than two draws)
-    t: np.ndarray           #: mean / se (NaN where se is 0 or NaN)
+    t: np.ndarray           #: mean / se from the unrounded moments (NaN: no spread, or < 2 draws)
     count: np.ndarray       #: draws compared (``where``'s count)
     critical: np.ndarray    #: Bonferroni critical t of the family (inf with fewer than two draws)
     sign: np.ndarray        #: -1 (below 0 beyond the critical t), +1 (above), 0 (neither)
@@ -802,11 +810,15 @@ def paired_test(diff, n_tests: int, *, where=None, fwer: float = 0.01) -> Paired
     n_tests = check_int("n_tests", n_tests, 1, MAX_INT)
     fwer = check_open_unit("fwer", fwer)
     mean, se = mean_se(diff, -1, where=where)
-    count = (np.ones(np.shape(diff), bool) if where is None else np.asarray(where)).sum(-1)
+    ok = np.ones(np.shape(diff), bool) if where is None else np.asarray(where)
+    count = ok.sum(-1)
     critical = np.vectorize(lambda c: critical_value(n_tests, int(c), fwer) if c >= 2
                             else np.inf, otypes=[float])(count)
+    # t from the scaled moments: the same bits as mean / se, and finite for subnormal draws
+    _, mean_s, sd_s, _ = _scaled_mean_sd(np.asarray(diff, float), -1, ok)
     with np.errstate(invalid="ignore", divide="ignore"):
-        t = mean / np.where(se > 0, se, np.nan)
+        se_s = np.where(count > 1, sd_s / np.sqrt(np.maximum(count, 1)), np.nan)
+        t = mean_s / np.where(se_s > 0, se_s, np.nan)
     sign = np.where(t < -critical, -1, np.where(t > critical, 1, 0))
     return Paired(mean=mean, se=se, t=t, count=count, critical=critical, sign=sign)
 

@@ -163,6 +163,14 @@ class PairsResult:
     w1_samples: int
 
 
+#: Largest source norm :math:`r` of :func:`simulate_pairs` (the chapter's are 0.5, 1 and 2).
+#: Pretraining on :math:`r\,u` from ``alpha = 1e-5`` reached its tolerance up to
+#: :math:`r = 10^{12}` (1.3 s at d = 5) and ran to its step cap from :math:`10^{13}` (39 s);
+#: from :math:`10^{50}` the KL and W1 closed forms refuse :math:`r^2`, after the training,
+#: and at :math:`10^{200}` the first step overflowed with the step size blamed.
+NORM_MAX = 1e6
+
+
 def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
                    w1_samples=1000, w1_repeats=5, rcond=1e-3, loss_tol=1e-10,
                    progress=None) -> PairsResult:
@@ -185,10 +193,10 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
     d = check_int("d", d, 2)
     check_positive("sigma", sigma)
     w1_samples = check_int("w1_samples", w1_samples, 1)
-    w1_repeats = check_int("w1_repeats", w1_repeats, 1)
-    norms = np.atleast_1d(check_values("norms", norms, 0.0, lo_open=True))   # finite, > 0
+    w1_repeats = check_int("w1_repeats", w1_repeats, 2)
+    norms = np.atleast_1d(check_values("norms", norms, 0.0, NORM_MAX, lo_open=True))
     if norms.ndim != 1:
-        raise ValueError(f"norms must be finite numbers > 0 (got {norms!r})")
+        raise ValueError(f"norms must be finite numbers in (0, {NORM_MAX:g}] (got {norms!r})")
     sim_sc = simulate_grid(d, gammas, thetas, sigma, depth=depth, draws=draws, seed=seed,
                            alpha=alpha, methods=("scratch",), rcond=rcond, loss_tol=loss_tol,
                            progress=progress)
@@ -208,7 +216,6 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
     u = P.beta_s[0].cpu().numpy()
     nu = P.nu[0].cpu().numpy()
     kl = kl_linear(thetas[None, :], sigma, norm_s=norms[:, None])
-    w1_repeats = check_int("w1_repeats", w1_repeats, 2)
     w1 = np.empty((R, T, w1_repeats))
     lo = np.empty((R, T))
     hi = np.empty((R, T))

@@ -75,7 +75,7 @@ ALPHA_MAX = 10.0
 #: squared targets of order sigma^2: at sigma = 1e150 (d = 3) scratch training overflowed to
 #: a non-finite loss and stopped with a divergence, after minutes of work.  Below 1e100 the
 #: squares stay far from the float range (the rule of the closed forms' inputs,
-#: :data:`transferkit.theory.distances.MAX_ENTRY`); larger values are refused.
+#: ``MAX_ENTRY`` = 1e100 of the validators); larger values are refused.
 SIGMA_MAX = 1e100
 
 #: Smallest ``alpha ** depth`` of the simulations.  The initial end-to-end map is of order
@@ -114,17 +114,29 @@ def check_simulation_args(d, sigma, depth, draws, alpha, seed=0):
     draws = check_int("draws", draws, 1)
     check_positive("alpha", alpha)
     if alpha > ALPHA_MAX:
-        raise ValueError(f"alpha must be in (0, {ALPHA_MAX:g}] (got {alpha!r}): the simulations "
-                         "model small initialisation (paper 000, Sec. 3)")
+        check_alpha("alpha", alpha, depth)
     seed = check_seed("seed", seed)
     # pretrained and initial weights, their feature subspace: ~ (depth + 2) d^2 per draw
     check_simulation_budget(d, depth, draws, [1])
+    check_alpha("alpha", alpha, depth)
+    return d, depth, draws, seed
+
+
+def check_alpha(name, alpha, depth) -> float:
+    """An initialisation scale of a depth-``depth`` linear network (``alpha`` of the
+    simulations, ``init_scale`` or an entry of ``alphas`` elsewhere), as a ``float``:
+    :data:`ALPHA_POW_MIN` ``** (1 / depth) <= alpha <=`` :data:`ALPHA_MAX`, else a
+    ``ValueError`` naming ``name`` and the range."""
+    alpha = check_positive(name, alpha)
+    if alpha > ALPHA_MAX:
+        raise ValueError(f"{name} must be in (0, {ALPHA_MAX:g}] (got {alpha!r}): the simulations "
+                         "model small initialisation (paper 000, Sec. 3)")
     lo = ALPHA_POW_MIN ** (1.0 / depth)
     if alpha < lo:
-        raise ValueError(f"alpha must be >= {lo:.3g} at depth {depth} (got {alpha!r}): below it "
+        raise ValueError(f"{name} must be >= {lo:.3g} at depth {depth} (got {alpha!r}): below it "
                          f"alpha**depth, the scale of the initial end-to-end map, is under "
                          f"{ALPHA_POW_MIN:g} and gradient descent cannot leave the origin")
-    return d, depth, draws, seed
+    return alpha
 
 
 def _check_training(rcond, loss_tol, flow_tol=None) -> None:

@@ -16,6 +16,7 @@ from ..models.diagonal import (
     train_diagonal,
     train_diagonal_gram,
 )
+from ..stats import pow2_normalise
 from ..streams import keyed_rng
 from ..sweep import Grid, run
 from ..theory.penalties import l12_norm
@@ -1278,6 +1279,9 @@ def aux_norm_fraction(beta, beta_aux) -> np.ndarray:
     aux = check_array("beta_aux", beta_aux, 1)
     check_broadcast(beta=beta, beta_aux=aux)
     on = aux != 0
+    # a ratio of squares: each vector scaled by a power of two (exact; the same bits where
+    # nothing overflowed) so that weights of 1e200 or 1e-300 do not over- or underflow
+    beta = pow2_normalise(beta, -1)
     total = (beta ** 2).sum(-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, (np.where(on, beta, 0.0) ** 2).sum(-1) / total, np.nan)
@@ -1572,7 +1576,9 @@ def top_k_variance(beta) -> np.ndarray:
     beta = check_array("beta", beta, 1)
     if beta.shape[-1] < 1:
         raise ValueError(f"beta must have at least one coordinate (got shape {beta.shape})")
-    sq = -np.sort(-beta ** 2, axis=-1)
+    # shares of squares: each vector scaled by a power of two (exact; the same bits where
+    # nothing overflowed) so that weights of 1e200 or 1e-300 do not over- or underflow
+    sq = -np.sort(-pow2_normalise(beta, -1) ** 2, axis=-1)
     total = sq.sum(-1, keepdims=True)
     if np.any(total == 0):
         raise ValueError("beta must have a non-zero entry in every vector "
@@ -1678,10 +1684,12 @@ def readout_only_fit(X, y, w1, w2_0) -> ReadoutFit:
     Xw = X * vecs["w1"]
     phi = np.concatenate([Xw, -Xw], 1)
     v0 = np.concatenate([vecs["w2_0"], vecs["w2_0"]])
-    dv = np.linalg.lstsq(phi, y - phi @ v0, rcond=None)[0]
-    v = v0 + dv
-    readout = v.reshape(2, D)
-    beta = vecs["w1"] * (readout[0] - readout[1])
+    # both branches start at w2_0, so Phi v0 = 0 and beta(0) = 0 exactly: the step is
+    # Phi^+ y, and beta = w1 (dv_+ - dv_-) is taken from the step alone (w1 (v_+ - v_-) would
+    # lose it to rounding where the readout is large, and Phi v0 overflows at w ~ 1e200)
+    dv = np.linalg.lstsq(phi, y, rcond=None)[0].reshape(2, D)
+    readout = v0.reshape(2, D) + dv
+    beta = vecs["w1"] * (dv[0] - dv[1])
     ynorm = np.linalg.norm(y)
     res = float(np.linalg.norm(X @ beta - y) / ynorm) if ynorm > 0 else float(np.linalg.norm(X @ beta))
     return ReadoutFit(beta=beta, readout=readout, residual=res)

@@ -34,6 +34,7 @@ from ..theory.linear_teachers import (
     ramp_loss,
 )
 from ..theory.ntk import deviation_bound, gram
+from .deep_linear import check_alpha
 
 __all__ = ["FIG1_EIGEN_ALIGN", "FIG2_DEPTH", "FIG3_FROZEN", "EigenAlignPreset", "DepthPreset",
            "FrozenPreset", "spiked_spectrum", "eigen_align_sim", "depth_alpha_sim", "scaling_sim",
@@ -663,7 +664,7 @@ def frozen_sim(d, ns, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
     _checked_sizes("ns", ns, d)
     check_values("cos_angle", cos_angle, -1, 1)
     draws, seed = _checked_run(draws, seed, loss_tol, step_scale)
-    check_positive("init_scale", init_scale)
+    check_alpha("init_scale", init_scale, 2)
     check_positive("rcond", rcond)
     ns = [int(n) for n in ns]
     fixed = dict(d=int(d), cos_angle=cos_angle, draws=int(draws), seed=int(seed),

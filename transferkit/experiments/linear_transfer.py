@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from .. import theory
-from .._validate import check_grid
+from .._validate import check_grid, check_int
 from ..models.deep_linear import (
     empirical_objective,
     end_to_end,
@@ -25,6 +25,7 @@ from .deep_linear import (
     DATA_STREAM,
     SCRATCH_STREAM,
     GridResult,
+    check_alpha,
     check_simulation_args,
     pretrain,
     pretrain_cached,
@@ -260,6 +261,8 @@ def scratch_limit_vs_alpha(d, gamma, sigma, alphas, depth=2, draws=4, seed=0,
     """
     d, depth, draws, _ = check_simulation_args(d, sigma, depth, draws, 1.0)
     alphas = check_grid("alpha", alphas, 0.0, np.inf, True)
+    for a in alphas:
+        check_alpha("alphas", a, depth)
     device = device or default_device()
     n = sample_size(gamma, d)
     rngs = [keyed_rng(seed, b, DATA_STREAM, n) for b in range(draws)]
@@ -301,7 +304,10 @@ def feature_spectrum(d, alphas, depth=2, draws=4, seed=0, device=None,
         ``align``, the smallest :math:`|u_1^\top\beta_s|` over draws (top left singular
         vector).
     """
+    depth = check_int("depth", depth, 2)
     alphas = check_grid("alpha", alphas, 0.0, np.inf, True)
+    for a in alphas:
+        check_alpha("alphas", a, depth)
     svals, ratio, align = [], [], []
     for a in alphas:
         p = pretrain(d, depth, draws, seed, float(a), device=device, dtype=dtype, progress=False)

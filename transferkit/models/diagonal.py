@@ -33,7 +33,7 @@ import cvxpy as cp
 import numpy as np
 import torch
 
-from .._validate import check_array, check_fraction, check_int, check_positive
+from .._validate import check_array, check_fraction, check_int, check_open_unit, check_positive
 from ._diagonal_kernel import (diagonal_descent, diagonal_gram_descent, lockstep_accept,
                                lockstep_beta, lockstep_gather, lockstep_grad_loss, lockstep_stop,
                                lockstep_trial)
@@ -590,6 +590,11 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
     return _result(state, rule, loss_out)
 
 
+#: Largest move of cosh's argument that :func:`q_min_interpolant` tries where no Newton
+#: step of length >= 1e-12 is accepted (cosh grows by at most e**20 per step).
+_MAX_COSH_STEP = 20.0
+
+
 def q_min_interpolant(X, y, w1_0, w2_0, *, tol: float = 1e-12, max_iter: int = 200):
     r"""Minimiser of :math:`\|\beta\|_Q` (paper 004, Eq. 22) subject to :math:`X\beta = y`.
 
@@ -604,12 +609,49 @@ def q_min_interpolant(X, y, w1_0, w2_0, *, tol: float = 1e-12, max_iter: int = 2
     Stops when :math:`\|X\beta - y\| \le \mathrm{tol}\,\|y\|`.  ``X`` is ``(n, D)`` with full
     row rank, ``y`` ``(n,)``; ``c_d > 0`` for all ``d``.
 
+    The problem is solved at unit scale: :math:`(X, y)` divided by one power of two (the
+    constraints are unchanged), then :math:`y` and :math:`c` by another, :math:`s`, with
+    :math:`\beta = s\,\beta'` (:math:`Q_c(s\beta') = s\,Q_{c/s}(\beta')`).  Exact: the same
+    bits where nothing over- or underflows, and inputs of 1e200 or 1e-300 are solved as
+    those of order one.
+
     Returns ``(beta, residual)`` with the relative residual reached.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: ``X`` not a finite ``(n, D)`` array, ``y`` not finite of shape
+        ``(n,)``, ``w1_0`` or ``w2_0`` not finite or not broadcasting to ``(D,)``, ``c_d = 0``
+        (or beyond the float range once scaled), ``tol`` not in (0, 1) or ``max_iter`` < 1.
     """
-    X, y = np.asarray(X, float), np.asarray(y, float)
-    c = np.broadcast_to(np.asarray(w1_0, float) ** 2 + np.asarray(w2_0, float) ** 2, X.shape[1:])
+    X = check_array("X", X, 2)
+    if X.ndim != 2 or min(X.shape) < 1:
+        raise ValueError(f"X must have shape (n, D) with n, D >= 1 (got shape {X.shape})")
+    y = check_array("y", y, 1)
+    if y.shape != X.shape[:1]:
+        raise ValueError(f"y must have shape ({X.shape[0]},), one entry per row of X "
+                         f"(got shape {y.shape})")
+    tol = check_open_unit("tol", tol)
+    max_iter = check_int("max_iter", max_iter, 1)
+    ws = {}
+    for name, w in (("w1_0", w1_0), ("w2_0", w2_0)):
+        w = check_array(name, w, 0)
+        if w.ndim > 1 or (w.ndim == 1 and w.shape[0] not in (1, X.shape[1])):
+            raise ValueError(f"{name} must be a number or have shape ({X.shape[1]},) "
+                             f"(got shape {w.shape})")
+        ws[name] = w
+    with np.errstate(over="ignore", under="ignore"):
+        c = np.broadcast_to(ws["w1_0"] ** 2 + ws["w2_0"] ** 2, X.shape[1:])
     if np.any(c <= 0):
         raise ValueError("w1_0**2 + w2_0**2 must be > 0 in every coordinate")
+    # unit scale (exact powers of two): the rows of (X, y) by 2**-ex, then y and c by 2**-ey
+    _, ex = np.frexp(np.abs(X).max())
+    _, ey = np.frexp(max(np.abs(y).max() * 2.0 ** -ex, np.finfo(float).tiny))
+    X, y = np.ldexp(X, -ex), np.ldexp(y, -ex - ey)
+    c = np.ldexp(c, -ey)
+    if not (np.all(np.isfinite(c)) and np.all(c > 0)):
+        raise ValueError("w1_0**2 + w2_0**2 relative to the scale of X^+ y must stay within "
+                         "the float range (the problem is at its lazy or rich limit)")
     ynorm = max(np.linalg.norm(y), 1e-300)
 
     def dual(lam):
@@ -635,16 +677,24 @@ def q_min_interpolant(X, y, w1_0, w2_0, *, tol: float = 1e-12, max_iter: int = 2
         gnorm = np.linalg.norm(grad)
         # backtrack until the dual decreases enough (Armijo) or, close to the optimum where
         # the dual's decrease drowns in rounding, the residual shrinks
-        while t > 1e-12:
+        floor = 1e-12
+        while t > floor:
             new = lam - t * step
             with np.errstate(over="ignore", invalid="ignore"):
                 rnew = np.linalg.norm(X @ (c * np.sinh(X.T @ new / 2)) - y)
             if dual(new) <= f0 - 0.25 * t * dec or rnew < gnorm:
                 break
             t /= 2
+            if t <= floor and floor == 1e-12:
+                # small c (the rich limit, c ~ 1e-16 and below): far from the optimum the
+                # Newton step moves cosh's argument by 1e4 or more, beyond any t >= 1e-12;
+                # backtrack instead from the t that moves it by MAX_COSH_STEP
+                reach = t * np.abs(X.T @ step).max() / 2
+                if reach > _MAX_COSH_STEP:
+                    t, floor = t * _MAX_COSH_STEP / reach, floor * _MAX_COSH_STEP / reach
         lam = lam - t * step
     beta = c * np.sinh(X.T @ lam / 2)
-    return beta, float(np.linalg.norm(X @ beta - y) / ynorm)
+    return np.ldexp(beta, ey), float(np.linalg.norm(X @ beta - y) / ynorm)
 
 
 @dataclass(frozen=True)
@@ -742,6 +792,16 @@ def min_l12_interpolant(Xs, ys, *, tol: float = 1e-9) -> L12Interpolant:
         if not (np.isfinite(x).all() and np.isfinite(v).all()):
             raise ValueError(f"task {t}: Xs and ys must be finite")
     check_positive("tol", tol)
+    # The solver's tolerances are absolute: far from unit scale it stops early (y / 1e5 gave
+    # a gap of 2.5e-6) or fails (X * 1e10, y * 1e20).  Outside [2**-8, 2**8] the rows of each
+    # task (X_t, y_t) are divided by a power of two (the constraints are unchanged), then
+    # every y_t by a common 2**b, and B = 2**b B' (the norm is homogeneous).
+    Xs, ys = list(Xs), list(ys)
+    for t, x in enumerate(Xs):
+        e = _off_unit_exponent(np.abs(x).max() if x.size else 0.0)
+        Xs[t], ys[t] = np.ldexp(x, -e), np.ldexp(ys[t], -e)
+    b = _off_unit_exponent(max(np.abs(v).max() if v.size else 0.0 for v in ys))
+    ys = [np.ldexp(v, -b) for v in ys]
     B = cp.Variable((D, len(Xs)))
     cons = [x @ B[:, t] == v for t, (x, v) in enumerate(zip(Xs, ys))]
     prob = cp.Problem(cp.Minimize(cp.sum(cp.norm(B, 2, axis=1))), cons)
@@ -761,8 +821,17 @@ def min_l12_interpolant(Xs, ys, *, tol: float = 1e-9) -> L12Interpolant:
         warnings.warn(f"min_l12_interpolant: certified relative gap {gap:.1e} above "
                       f"{L12_GAP_WARN:g} (solver status {prob.status})", ConvergenceWarning,
                       stacklevel=2)
-    return L12Interpolant(B=sol, residual=float(res), norm=norm, lower_bound=float(lower),
-                          gap=float(gap), status=str(prob.status))
+    return L12Interpolant(B=np.ldexp(sol, b), residual=float(res), norm=math.ldexp(norm, b),
+                          lower_bound=math.ldexp(float(lower), b), gap=float(gap),
+                          status=str(prob.status))
+
+
+def _off_unit_exponent(top) -> int:
+    """0 where ``top`` lies in [2**-8, 2**8] (or is 0), else the exponent ``e`` with
+    ``top * 2**-e`` in [0.5, 1)."""
+    if top == 0 or 2.0 ** -8 <= top <= 2.0 ** 8:
+        return 0
+    return int(np.frexp(top)[1])
 
 
 def _l12_dual_bound(Xs, ys, nus) -> float:

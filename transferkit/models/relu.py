@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from .._validate import (InputTypeError, check_array, check_bool, check_choice, check_fraction,
+from .._validate import (MAX_ENTRY, InputTypeError, check_array, check_bool, check_choice, check_fraction,
                          check_int, check_positive, check_positive_or_inf, check_rows,
                          check_values)
 from ..streams import keyed_rng, unit_rows
@@ -360,8 +360,8 @@ class NTKTrainInfo:
 
 def _checked_ntk(W, A, X, y):
     """The shapes of :func:`train_ntk` (``W (S, d, m)``, ``A (S, m)``, ``X (n, d)``,
-    ``y (n,)`` or one target per draw ``(S, n)``, tensors) and finite entries, checked
-    before any step."""
+    ``y (n,)`` or one target per draw ``(S, n)``, tensors) and finite entries of magnitude
+    at most ``MAX_ENTRY`` (1e100), checked before any step."""
     for arg, T in (("W", W), ("A", A), ("X", X), ("y", y)):
         if not isinstance(T, torch.Tensor):
             raise InputTypeError(f"{arg} must be a torch tensor (got {type(T).__name__})")
@@ -374,6 +374,11 @@ def _checked_ntk(W, A, X, y):
     for arg, T in (("W", W), ("A", A), ("X", X), ("y", y)):
         if not bool(torch.isfinite(T).all()):
             raise ValueError(f"{arg} must be finite (got non-finite entries)")
+        # products of entries and squared residual norms stay in the float range (targets
+        # of 1e200 overflowed the residual's norm, and the divergence blamed eta)
+        top = float(T.abs().max()) if T.numel() else 0.0
+        if top > MAX_ENTRY:
+            raise ValueError(f"{arg} must have entries of magnitude <= {MAX_ENTRY:g} (got {top!r})")
 
 
 def train_ntk(W, A, X, y, *, eta: float, tol: float = 1e-6, max_steps: int = 20_000,

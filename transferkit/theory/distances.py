@@ -33,6 +33,7 @@ import math
 import numpy as np
 import ot
 
+from .._validate import MAX_ENTRY as _MAX_ENTRY
 from .._validate import (
     InputTypeError,
     as_array,
@@ -85,8 +86,9 @@ def _seed_key(seed):
 
 #: Largest magnitude accepted for the entries of the covariance helpers
 #: (:func:`joint_covariance`, :func:`gaussian_w2`): their products and sums then stay far
-#: from the float range (1e308), so no overflow turns into ``inf - inf``.
-MAX_ENTRY = 1e100
+#: from the float range (1e308), so no overflow turns into ``inf - inf`` (the bound of every
+#: validator of the package).
+MAX_ENTRY = _MAX_ENTRY
 
 #: Largest teacher norm accepted by :func:`kl_linear` (``norm_s ** 2`` stays finite).
 MAX_NORM = 1e150

@@ -40,6 +40,7 @@ import numbers
 
 import numpy as np
 
+from .._validate import MAX_ENTRY as _MAX_ENTRY
 from .._validate import (
     MAX_INT,
     as_array,
@@ -57,8 +58,9 @@ __all__ = ["row_space_solution", "null_space_projection", "finetune_predictor", 
 
 #: Largest magnitude accepted for the entries of ``X``, ``y`` and the vectors and matrices
 #: multiplied with them: below it Gram matrices, inner products and their sums stay far from
-#: the float range (1e308), so no overflow turns into ``inf - inf`` or ``inf * 0``.
-MAX_ENTRY = 1e100
+#: the float range (1e308), so no overflow turns into ``inf - inf`` or ``inf * 0`` (the
+#: bound of every validator of the package).
+MAX_ENTRY = _MAX_ENTRY
 
 
 def _check_xy(X, y):
@@ -471,6 +473,13 @@ def frozen_predictor(X, y, theta_s):
     """
     X, y = _check_xy(X, y)
     theta_s = check_magnitude("theta_s", check_array("theta_s", theta_s, 1), MAX_ENTRY)
+    if theta_s.shape[-1] != X.shape[-1]:
+        raise ValueError(f"theta_s must have the input dimension of X: X {X.shape}, theta_s {theta_s.shape}")
+    # c theta_s does not change when theta_s is scaled: scaled by the power of two that brings
+    # its largest entry into [0.5, 1) (exact, the same bits where nothing underflows), a
+    # subnormal theta_s (1e-310) no longer gives c = inf
+    _, e = np.frexp(np.max(np.abs(theta_s), axis=-1, keepdims=True))
+    theta_s = np.ldexp(theta_s, -e)
     z = (X @ theta_s[..., None])[..., 0]
     top = np.max(np.abs(z), axis=-1)
     if not (top > 0).all():
@@ -478,8 +487,8 @@ def frozen_predictor(X, y, theta_s):
     if np.all((top > _NORM_RANGE[0]) & (top < _NORM_RANGE[1])):
         zz = (z ** 2).sum(-1)
         return ((z * y).sum(-1) / zz)[..., None] * theta_s
-    # |X theta_s| beyond 1e150 (or below 1e-150): its square leaves the float range; the same
-    # least-squares scale from z / max|z|
+    # |X theta_s| beyond 1e150 (or below 1e-150, X tiny): its square leaves the float range;
+    # the same least-squares scale from z / max|z|
     zs = z / top[..., None]
     with np.errstate(over="ignore", invalid="ignore"):
         out = ((zs * y).sum(-1) / (zs ** 2).sum(-1) / top)[..., None] * theta_s
