@@ -208,3 +208,33 @@ def test_ntk_training_refuses_targets_whose_squares_overflow():
     Xt = torch.tensor(X[:4, :3])
     with time_limit(5), pytest.raises(ValueError, match="y must have entries of magnitude"):
         relu.train_ntk(W, A, Xt, torch.full((4,), 1e200, dtype=torch.float64), eta=0.5)
+
+
+# ------------------------------------------------------------------ the shared budget rule
+
+def _estimate(d, n, draws):
+    return 8 * draws * (d * d + n * d)
+
+
+@pytest.mark.parametrize("sizes,named", [
+    (dict(d=10**6, n=100, draws=20), "d"),          # d x d dominates
+    (dict(d=500, n=10**9, draws=20), "n"),
+    (dict(d=500, n=1000, draws=10**9), "draws"),
+    (dict(d=10**5, n=10**5, draws=10**6), "draws"),  # the reset that shrinks the estimate most
+])
+def test_check_budget_among_names_the_size_furthest_above_typical(sizes, named):
+    from transferkit._validate import check_budget_among
+    typical = dict(d=500, n=1000, draws=20)
+    with pytest.raises(ValueError, match=rf"^{named}=\d+ is too large"):
+        check_budget_among(_estimate, sizes, typical)
+
+
+def test_check_budget_among_passes_what_fits_and_shows_the_value_asked():
+    from transferkit._validate import check_budget_among
+    typical = dict(d=500, n=1000, draws=20)
+    check_budget_among(_estimate, typical, typical)                 # 46 MB: passes
+    with pytest.raises(ValueError, match=r"^n=\[7, 10000000000\] is too large"):
+        check_budget_among(_estimate, dict(d=500, n=10**10, draws=20), typical,
+                           shown=dict(n=[7, 10**10]))
+    with pytest.raises(ValueError, match="d=2000 is too large"):
+        check_budget_among(_estimate, dict(d=2000, n=1000, draws=20), typical, limit=2**20)

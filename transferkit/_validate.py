@@ -71,6 +71,24 @@ def check_budget(name: str, value, n_bytes: int, limit: int | None = None) -> No
                          "(set TRANSFERKIT_MAX_BYTES to raise it)")
 
 
+def check_budget_among(estimate, sizes: dict, typical: dict, shown: dict | None = None,
+                       limit: int | None = None) -> None:
+    """Refuse, before any allocation, a request of ``estimate(**sizes)`` bytes above the
+    budget (:func:`check_budget`), naming the size that makes it large.
+
+    The size named is the one whose reset to its ``typical`` value (a paper preset's, say)
+    shrinks the estimate most; ``shown`` maps a name to the value the message prints (the
+    largest of a list of sample sizes, say; default ``sizes[name]``).  ``estimate`` takes the
+    sizes as keywords and should compute in Python integers, which do not overflow.
+    """
+    limit = max_bytes() if limit is None else limit
+    n_bytes = estimate(**sizes)
+    if n_bytes <= limit:
+        return
+    name = min(sizes, key=lambda k: estimate(**{**sizes, k: min(sizes[k], typical[k])}))
+    check_budget(name, (shown or {}).get(name, sizes[name]), n_bytes, limit)
+
+
 def check_real(name: str, value, valid: str = "a number") -> None:
     """An :class:`InputTypeError` "``name`` must be ``valid`` (got ...)" unless ``value`` is a
     real number: not a ``bool``, a string, ``None`` or a complex number.  The type test of
