@@ -6,8 +6,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import (check_array, check_broadcast, check_int, check_positive, check_rows,
-                         check_values)
+from .._validate import (check_array, check_broadcast, check_budget_among, check_int,
+                         check_positive, check_rows, check_values)
 from ..models.diagonal import (
     init_state,
     min_l12_interpolant,
@@ -484,6 +484,49 @@ def _check_supports(D, k, overlap):
     return D, k, overlap
 
 
+def _data_bytes(D, n, n_aux, draws, sets):
+    """float64 bytes of the data of ``draws`` draws with ``sets`` main-task samples of up to
+    ``n`` points and ``n_aux`` auxiliary ones, and of the largest trainer batch of the cells
+    (MTL's padded two-task batch, :func:`tasks_cell`; the ``D x D`` moments of the draw
+    cells)."""
+    return 8 * draws * D * (n_aux + sets * n + 2 * sets * max(n, n_aux) + (1 + sets) * D)
+
+
+def _checked_data(seed, D, k, overlap, ns, n_aux, draws=1):
+    """The arguments that draw the teachers and samples (:func:`task_data`), checked before
+    any work, for the experiment functions and the cells alike: ``seed`` an integer >= 0,
+    the supports (:func:`_check_supports`), ``ns`` a non-empty sequence of integers >= 1,
+    ``n_aux`` and ``draws`` integers >= 1, and the data and trainer batches within the
+    memory budget (the size named is the one furthest above the paper protocol of
+    :data:`DIAGONAL_TASKS_LARGE`).  Returns them, the integers as ``int``."""
+    seed = check_int("seed", seed, 0)
+    D, k, overlap = _check_supports(D, k, overlap)
+    if isinstance(ns, (str, bytes)) or not np.iterable(ns) or len(ns) == 0:
+        raise ValueError(f"ns must be a non-empty sequence of integers >= 1 (got {ns!r})")
+    ns = [check_int("n", n, 1) for n in ns]
+    n_aux = check_int("n_aux", n_aux, 1)
+    draws = check_int("draws", draws, 1)
+    paper, sets = DIAGONAL_TASKS_LARGE["paper"], len(ns)
+    check_budget_among(lambda D, n, n_aux, draws: _data_bytes(D, n, n_aux, draws, sets),
+                       dict(D=D, n=max(ns), n_aux=n_aux, draws=draws),
+                       dict(D=paper.D, n=max(paper.ns), n_aux=paper.n_aux, draws=paper.draws))
+    return seed, D, k, overlap, ns, n_aux, draws
+
+
+def _checked_scales(**scales):
+    """Initialisation scales and factors (``alpha``, ``gamma``, ``scale``, ...), each a
+    finite number > 0 or, where a cell takes them whole, a 1-d array of such numbers;
+    returned in the order given (arrays at least 1-d)."""
+    out = []
+    for name, v in scales.items():
+        a = check_values(name, v, 0, lo_open=True)
+        if a.ndim > 1 or a.size == 0:
+            raise ValueError(f"{name} must be a number > 0 or a non-empty 1-d sequence of them "
+                             f"(got shape {a.shape})")
+        out.append(float(a) if np.ndim(v) == 0 and a.ndim == 0 else np.atleast_1d(a))
+    return out
+
+
 def sparse_teachers(D: int, k: int, overlap: int, rng: np.random.Generator):
     r"""Auxiliary and main teachers with ``k`` non-zero coefficients each, ``overlap`` shared.
 
@@ -531,6 +574,7 @@ def task_data(seed, D, k, overlap, ns, draws, n_aux) -> TaskData:
     ``default_rng([seed, j, n])`` for its main-task sample of size ``n``: noiseless
     :math:`y = \beta^\top x`, :math:`x\sim\mathcal N(0, I_D)`.
     """
+    seed, D, k, overlap, ns, n_aux, draws = _checked_data(seed, D, k, overlap, ns, n_aux, draws)
     draws_ = [_one_draw(seed, j, D, k, overlap, ns, n_aux) for j in range(draws)]
     b_aux = np.array([d[0] for d in draws_])
     b_main = np.array([d[1] for d in draws_])
@@ -663,7 +707,9 @@ def tasks_cell(seed, D, k, overlap, ns, draws, n_aux, alpha, gamma, rel_step=0.0
     (``beta_aux``, ``beta_main``, ``beta_pre``, ``pre_converged``, ``mtl_aux``), those of
     its :class:`MethodRun` and :class:`QMinSolution` parts as ``<part>_<field>``
     (``stl_beta``, ``qmin_ptft_residual``, ...)."""
-    ns = [int(n) for n in ns]
+    seed, D, k, overlap, ns, n_aux, draws = _checked_data(seed, D, k, overlap, ns, n_aux, draws)
+    alpha, gamma = _checked_scales(alpha=alpha, gamma=gamma)
+    check_positive("mtl_loss_tol", mtl_loss_tol)
     data = task_data(seed, D, k, overlap, ns, draws, n_aux)
     b_aux, b_main = data.beta_aux, data.beta_main
     pre = _pretrain(data, draws, n_aux, alpha, rel_step, loss_tol, max_steps)
@@ -881,7 +927,8 @@ def mtl_cell(alpha, seed, D, k, overlap, ns, draws, n_aux, rel_step=0.01, loss_t
     r"""MTL of :func:`mtl_small_init` at one :math:`\alpha`: a cell function for
     :func:`transferkit.sweep.run`.  Returns ``beta`` ``(len(ns), draws, 2, D)``, ``steps``
     (accepted steps) and ``converged`` ``(len(ns), draws)``."""
-    ns = [int(n) for n in ns]
+    seed, D, k, overlap, ns, n_aux, draws = _checked_data(seed, D, k, overlap, ns, n_aux, draws)
+    (alpha,) = _checked_scales(alpha=alpha)
     data = task_data(seed, D, k, overlap, ns, draws, n_aux)
     res = _train_mtl_gram(data, ns, draws, alpha, rel_step, loss_tol, max_steps, grow)
     shape = (len(ns), draws)
@@ -895,7 +942,7 @@ def l12_cell(seed, D, k, overlap, ns, draws, n_aux) -> dict:
     ``beta`` ``(len(ns), draws, 2, D)``, ``residual`` and ``gap`` (the certified relative
     optimality gap, :class:`~transferkit.models.diagonal.L12Interpolant`) ``(len(ns), draws)``
     and the teachers."""
-    ns = [int(n) for n in ns]
+    seed, D, k, overlap, ns, n_aux, draws = _checked_data(seed, D, k, overlap, ns, n_aux, draws)
     data = task_data(seed, D, k, overlap, ns, draws, n_aux)
     jj = np.tile(np.arange(draws), len(ns))
     sols = [min_l12_interpolant([data.Xa[j], x], [data.ya[j], v])
@@ -993,9 +1040,10 @@ def mtl_draw_cell(alpha, draw, seed, D, k, overlap, ns, n_aux, rel_step=0.01, lo
     :func:`transferkit.sweep.run`, one batch of ``len(alpha) * len(ns)`` networks on the
     moments of the draw's ``1 + len(ns)`` sample sets.  Returns ``beta``
     ``(A, len(ns), 2, D)``; ``steps``, ``converged``, ``rel_loss`` ``(A, len(ns))``."""
-    ns = [int(n) for n in ns]
-    alpha = np.asarray(alpha, float)
-    _, _, xa, ya, Xm, ym = _one_draw(seed, int(draw), D, k, overlap, ns, n_aux)
+    draw = check_int("draw", draw, 0)
+    seed, D, k, overlap, ns, n_aux, _ = _checked_data(seed, D, k, overlap, ns, n_aux)
+    alpha = np.atleast_1d(_checked_scales(alpha=alpha)[0])
+    _, _, xa, ya, Xm, ym = _one_draw(seed, draw, D, k, overlap, ns, n_aux)
     mom = sample_moments([xa] + Xm, [ya] + ym)
     A, S = len(alpha), len(ns)
     a = np.repeat(alpha, S)                                   # (alpha, n) order
@@ -1018,8 +1066,9 @@ def l12_draw_cell(draw, seed, D, k, overlap, ns, n_aux) -> dict:
     constraints enter as :math:`\beta^{\rm aux} = X_a^+y_a` (the same feasible set;
     residuals on the original samples).  Returns ``beta`` ``(len(ns), 2, D)``, ``residual``
     and ``gap`` (the certified relative optimality gap) ``(len(ns),)`` and the teachers."""
-    ns = [int(n) for n in ns]
-    ba, bm, xa, ya, Xm, ym = _one_draw(seed, int(draw), D, k, overlap, ns, n_aux)
+    draw = check_int("draw", draw, 0)
+    seed, D, k, overlap, ns, n_aux, _ = _checked_data(seed, D, k, overlap, ns, n_aux)
+    ba, bm, xa, ya, Xm, ym = _one_draw(seed, draw, D, k, overlap, ns, n_aux)
     xa_eq, ya_eq = _equivalent_rows(xa, ya)
     beta, resid, gap = [], [], []
     for x, v in zip(Xm, ym):
@@ -1151,8 +1200,11 @@ def tasks_draw_cell(draw, seed, D, k, overlap, ns, n_aux, alpha, gamma, rel_step
     this draw by name (``beta_aux``, ``beta_main``, ``beta_pre`` ``(D,)``, ``pre_converged``,
     ``mtl_aux`` ``(len(ns), D)``) and those of its :class:`MethodRun` and
     :class:`QMinSolution` parts as ``<part>_<field>``, each ``(len(ns), ...)``."""
-    ns = [int(n) for n in ns]
-    ba, bm, xa, ya, Xm, ym = _one_draw(seed, int(draw), D, k, overlap, ns, n_aux)
+    draw = check_int("draw", draw, 0)
+    seed, D, k, overlap, ns, n_aux, _ = _checked_data(seed, D, k, overlap, ns, n_aux)
+    alpha, gamma = _checked_scales(alpha=alpha, gamma=gamma)
+    check_positive("mtl_loss_tol", mtl_loss_tol)
+    ba, bm, xa, ya, Xm, ym = _one_draw(seed, draw, D, k, overlap, ns, n_aux)
     data = TaskData(ba[None], bm[None], [xa], [ya], Xm, ym)   # one draw, n-major
     mom = sample_moments([xa] + Xm, [ya] + ym)
     S = len(ns)
@@ -1408,7 +1460,9 @@ def rescaling_cell(scale, seed, D, k, k_main, ns, draws, n_aux, alpha, gamma, re
     :func:`tasks_cell`.  Returns ``beta``, ``qmin_beta`` ``(len(ns), draws, D)``; ``risk``,
     ``steps``, ``converged``, ``qmin_risk``, ``qmin_residual`` ``(len(ns), draws)``; the
     teachers, ``beta_pre`` and ``pre_converged``."""
-    ns = [int(n) for n in ns]
+    seed, D, k, _, ns, n_aux, draws = _checked_data(seed, D, k, k, ns, n_aux, draws)
+    k_main = check_int("k_main", k_main, 1, k)
+    scale, alpha, gamma = _checked_scales(scale=scale, alpha=alpha, gamma=gamma)
     data = nested_task_data(seed, D, k, k_main, ns, draws, n_aux)
     pre = _pretrain(data, draws, n_aux, alpha, rel_step, loss_tol, max_steps)
     b_pre = pre.beta[:, 0]
@@ -1506,8 +1560,11 @@ def rescaling_draw_cell(draw, seed, D, k, k_main, ns, n_aux, scales, alpha, gamm
     ``beta``, ``qmin_beta`` ``(len(scales), len(ns), D)``; ``risk``, ``steps``,
     ``converged``, ``qmin_risk``, ``qmin_residual`` ``(len(scales), len(ns))``; the teachers,
     ``beta_pre`` ``(D,)`` and ``pre_converged``."""
-    ns, j = [int(n) for n in ns], int(draw)
-    scales = np.asarray(scales, float)
+    j = check_int("draw", draw, 0)
+    seed, D, k, _, ns, n_aux, _ = _checked_data(seed, D, k, k, ns, n_aux)
+    k_main = check_int("k_main", k_main, 1, k)
+    scales, alpha, gamma = _checked_scales(scales=scales, alpha=alpha, gamma=gamma)
+    scales = np.atleast_1d(scales)
     ba, bm, xa, ya, Xm, _ = _one_draw(seed, j, D, k, k, ns, n_aux)
     if k_main < k:
         bm = _nested_teacher(seed, j, k_main, ba, bm)

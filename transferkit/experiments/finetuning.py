@@ -16,6 +16,7 @@ from .deep_linear import (
     DATA_STREAM,
     GridResult,
     check_simulation_args,
+    check_simulation_budget,
     pretrain_cached,
     sample_size,
     simulate_grid,
@@ -109,6 +110,23 @@ FIG2 = {
 }
 
 
+def _checked_cell(d, gamma, theta, sigma, depth, draws, seed, alpha):
+    """The arguments of a cell of the fine-tuning grid, checked before any work (the
+    pretraining the cells start with included): those of
+    :func:`~transferkit.experiments.deep_linear.simulate_grid` for one ``gamma`` and the
+    angles ``theta``, with the arrays within the memory budget.  Returns ``(d, gamma,
+    thetas, depth, draws, seed, n)``: the integers as ``int``, ``thetas`` a 1-d array and
+    ``n`` the sample size."""
+    d, depth, draws, seed = check_simulation_args(d, sigma, depth, draws, alpha, seed)
+    if np.ndim(gamma) != 0:
+        raise ValueError(f"gamma must be one number, the cell's grid point (got {gamma!r})")
+    gamma = float(check_grid("gamma", gamma, 0.0, np.inf, True)[0])
+    thetas = check_grid("theta", theta, 0.0, np.pi, False)
+    n = sample_size(gamma, d)
+    check_simulation_budget(d, depth, draws, [n], thetas.size)
+    return d, gamma, thetas, depth, draws, seed, n
+
+
 def finetune_cell(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1e-5, loss_tol=1e-10,
                   max_steps=2_000_000, flow_tol=1e-3) -> dict:
     r"""One :math:`\gamma` of the fine-tuning phase diagram (paper 000, Fig. 2), every ``theta`` at once.
@@ -128,7 +146,12 @@ def finetune_cell(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=1e-5,
     and ``finetune_chain_residual`` repeated over the angles.
     """
 
-    thetas = np.atleast_1d(np.asarray(theta, dtype=float))
+    d, gamma, thetas, depth, draws, seed, _ = _checked_cell(d, gamma, theta, sigma, depth,
+                                                            draws, seed, alpha)
+    check_positive("loss_tol", loss_tol)
+    max_steps = check_int("max_steps", max_steps, 0)
+    if flow_tol is not None:
+        check_positive("flow_tol", flow_tol)
     pre = pretrain_cached(d, depth, draws, seed, alpha)
     res = simulate_grid(d, [gamma], thetas, sigma, depth=depth, draws=draws, seed=seed,
                         alpha=alpha, methods=("finetune",), loss_tol=loss_tol,
@@ -166,9 +189,9 @@ def finetune_eq14_cell(d, gamma, theta, sigma, depth=2, draws=20, seed=0, alpha=
     dict with ``finetune_eq14`` of shape ``(len(theta), draws)`` (``(draws,)`` for a scalar
     ``theta``).
     """
-    thetas = np.atleast_1d(np.asarray(theta, dtype=float))
+    d, gamma, thetas, depth, draws, seed, n = _checked_cell(d, gamma, theta, sigma, depth,
+                                                            draws, seed, alpha)
     pre = pretrain_cached(d, depth, draws, seed, alpha)
-    n = sample_size(gamma, d)
     b0 = end_to_end(pre.weights).cpu().numpy()                    # (B, d)
     bt = pre.beta_t(thetas).cpu().numpy()                         # (B, T, d)
     out = np.empty((thetas.size, draws))

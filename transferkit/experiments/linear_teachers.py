@@ -10,7 +10,8 @@ import torch
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .. import models
-from .._validate import MAX_INT, check_int, check_positive, check_values
+from .._validate import (MAX_INT, check_bool, check_budget_among, check_int, check_positive,
+                         check_values)
 from ..models.deep_linear import (
     balanced_weights,
     deep_finetune_sim,
@@ -381,6 +382,12 @@ def _checked_sizes(name, values, d):
     return v
 
 
+def _check_one(name, value):
+    """A cell's iterated parameter is one value, not a sequence."""
+    if np.ndim(value) != 0:
+        raise ValueError(f"{name} must be one number, the cell's grid point (got {value!r})")
+
+
 def spiked_spectrum(d, m, top=1.5, bottom=0.3):
     r"""Eigenvalues of the target covariance of Fig. 1 (paper 001, Sec. 4.2): ``m`` equal to
     ``top`` and ``d - m`` equal to ``bottom`` (decreasing)."""
@@ -423,16 +430,8 @@ def eigen_align_sim(lam, m, ns, draws, seed=0, norm=1.0, loss_tol=1e-12, max_ste
         (:math:`\|\tilde\Sigma-\Sigma\|`, for checking the constant of ``g``), ``converged``.
     """
 
-    lam = check_eigenvalues(lam)
-    d = lam.shape[-1]
-    if lam.ndim != 1:
-        raise ValueError(f"lam must be one spectrum, shape (d,) (got shape {lam.shape})")
-    _checked_sizes("ns", ns, d)
-    ns = [int(n) for n in ns]
-    m = check_int("m", m, 1, d - 1)
-    draws, seed = _checked_run(draws, seed, loss_tol)
-    check_positive("norm", norm)
-    max_steps = check_int("max_steps", max_steps, 1)
+    lam, ns, m, draws, seed, norm, max_steps = _checked_eigen_align(
+        "ns", ns, lam, m, draws, seed, norm, loss_tol, max_steps)
     fixed = dict(lam=lam, m=int(m), draws=int(draws), seed=int(seed), norm=float(norm),
                  loss_tol=loss_tol, max_steps=max_steps)
     sw = run(eigen_align_cell, Grid(n=np.array(ns)), fixed=fixed,
@@ -442,11 +441,34 @@ def eigen_align_sim(lam, m, ns, draws, seed=0, norm=1.0, loss_tol=1e-12, max_ste
     return EigenAlignResult(ns=np.array(ns), settings=("top", "bottom"), **out)
 
 
+def _checked_eigen_align(n_name, ns, lam, m, draws, seed, norm, loss_tol, max_steps):
+    """The arguments of :func:`eigen_align_sim` and :func:`eigen_align_cell` (``ns`` named
+    ``n_name``), checked before any work, with the arrays of a cell within the memory
+    budget.  Returns ``(lam, ns, m, draws, seed, norm, max_steps)``, the integers as ``int``."""
+    lam = check_eigenvalues(lam)
+    d = lam.shape[-1]
+    if lam.ndim != 1:
+        raise ValueError(f"lam must be one spectrum, shape (d,) (got shape {lam.shape})")
+    ns = [int(n) for n in np.atleast_1d(_checked_sizes(n_name, ns, d))]
+    m = check_int("m", m, 1, d - 1)
+    draws, seed = _checked_run(draws, seed, loss_tol)
+    norm = check_positive("norm", norm)
+    max_steps = check_int("max_steps", max_steps, 1)
+    # per draw and setting: X, its copy and y, the trained weights, X X^T
+    paper = FIG1_EIGEN_ALIGN["paper"]
+    check_budget_among(lambda n, draws: 8 * 2 * draws * (3 * n * d + n * n + 10 * d),
+                       dict(n=max(ns), draws=draws), dict(n=max(paper.ns), draws=paper.draws),
+                       shown=dict(n=max(ns)))
+    return lam, ns, m, draws, seed, norm, max_steps
+
+
 def eigen_align_cell(n, lam, m, draws, seed=0, norm=1.0, loss_tol=1e-12, max_steps=200_000):
     r"""One sample size ``n`` of :func:`eigen_align_sim`: a cell function for
     :func:`transferkit.sweep.run`.  Returns ``risk_gd``, ``risk_thm41``, ``opt_err``,
     ``cov_dev`` and ``converged``, each ``(2, draws)`` (settings ``("top", "bottom")``)."""
-    lam = np.asarray(lam, dtype=float)
+    _check_one("n", n)
+    lam, (n,), m, draws, seed, norm, max_steps = _checked_eigen_align(
+        "n", n, lam, m, draws, seed, norm, loss_tol, max_steps)
     d = lam.shape[-1]
     out = {k: np.zeros((2, draws)) for k in ("risk_gd", "risk_thm41", "opt_err", "cov_dev")}
     out["converged"] = np.zeros((2, draws), bool)
@@ -530,33 +552,72 @@ def depth_alpha_sim(d, n, depths, alphas, draws, seed=0, noise_norm=0.5,
         ``(len(alphas), draws)`` (population risks :math:`\|\beta-\theta_T\|^2`,
         :math:`\Sigma = I`).  The draws (teachers, ``X``) are shared by all depths and
         :math:`\alpha` (paired)."""
-    d = check_int("d", d, 2)
-    _checked_sizes("n", n, d)
-    depths_v = check_values("depths", depths, 1, MAX_INT, integer=True)
-    alphas_v = check_values("alphas", alphas)
-    for name, v in (("depths", depths_v), ("alphas", alphas_v)):
-        if v.ndim != 1 or v.size == 0:
-            raise ValueError(f"{name} must be a non-empty 1-d sequence (got {v.tolist()!r})")
-    draws, seed = _checked_run(draws, seed, loss_tol, step_scale)
-    check_positive("noise_norm", noise_norm, allow_zero=True)
-    alphas = np.asarray(alphas, float)
+    d, n, depths, alphas, draws, seed = _checked_depth_alpha(
+        "depths", d, n, depths, alphas, draws, seed, noise_norm, step_scale, loss_tol)
     fixed = dict(d=int(d), n=int(n), alphas=alphas, draws=int(draws), seed=int(seed),
                  noise_norm=noise_norm, step_scale=step_scale, loss_tol=loss_tol)
-    sw = run(depth_alpha_cell, Grid(depth=np.array([int(L) for L in depths])), fixed=fixed,
+    sw = run(depth_alpha_cell, Grid(depth=np.array(depths)), fixed=fixed,
              **_run_kw(run_kwargs, "Fig. 2a (paper 001): depth"))
     _, tt, y, Xa, tsa = _depth_alpha_data(d, n, alphas, draws, seed, noise_norm)
     return DepthAlphaResult(
-        depths=np.array([int(L) for L in depths]), alphas=alphas, risk_gd=sw["risk_gd"],
+        depths=np.array(depths), alphas=alphas, risk_gd=sw["risk_gd"],
         risk_thm52=sw["risk_thm52"],
         risk_thm41=((finetune_predictor(Xa, y, tsa) - tt) ** 2).sum(-1),
         risk_eq6=((deep_finetune_predictor(Xa, y, tsa, np.inf) - tt) ** 2).sum(-1),
         converged=sw["converged"])
 
 
+def _checked_depth_alpha(depth_name, d, n, depths, alphas, draws, seed, noise_norm,
+                         step_scale, loss_tol):
+    """The arguments of :func:`depth_alpha_sim` and :func:`depth_alpha_cell` (``depths``
+    named ``depth_name``), checked before any work, with a cell's arrays within the memory
+    budget.  Returns ``(d, n, depths, alphas, draws, seed)``: the integers as ``int``,
+    ``depths`` a list, ``alphas`` a float array."""
+    d = check_int("d", d, 2)
+    _check_one("n", n)
+    n = int(_checked_sizes("n", n, d))
+    depths_v = check_values(depth_name, depths, 1, MAX_INT, integer=True)
+    alphas_v = check_values("alphas", alphas)
+    for name, v in ((depth_name, np.atleast_1d(depths_v)), ("alphas", alphas_v)):
+        if v.ndim != 1 or v.size == 0:
+            raise ValueError(f"{name} must be a non-empty 1-d sequence (got {v.tolist()!r})")
+    draws, seed = _checked_run(draws, seed, loss_tol, step_scale)
+    check_positive("noise_norm", noise_norm, allow_zero=True)
+    depths = [int(L) for L in np.atleast_1d(depths_v)]
+    _check_chain_budget(d, n, depth_name, max(depths), "alphas", alphas_v.size, draws)
+    return d, n, depths, np.asarray(alphas, float), draws, seed
+
+
+def _check_chain_budget(d, n, depth_name, depth, batch_name, batch, draws):
+    """Memory of ``batch * draws`` fine-tuned linear chains of ``depth`` layers of width
+    ``d`` on ``n`` samples (weights, gradients, the data and its Gram matrix), before any
+    allocation.  The size named is the one furthest above Fig. 2's paper protocol, the
+    depth and the batch as ``depth_name`` and ``batch_name`` (``None``: a fixed number of
+    chains per draw, never named)."""
+    paper = FIG2_DEPTH["paper"]
+    sizes = dict(d=d, n=n, depth=depth, batch=batch, draws=draws)
+    typical = dict(d=paper.d, n=paper.n, depth=max(paper.depths), batch=2 * len(paper.scales),
+                   draws=paper.draws)
+    names = {"d": "d", "n": "n", depth_name: "depth", "draws": "draws"}
+    if batch_name is not None:
+        names[batch_name] = "batch"
+
+    def estimate(**kw):
+        z = {**sizes, **{names[k]: v for k, v in kw.items()}}
+        return 8 * z["batch"] * z["draws"] * (3 * z["depth"] * z["d"] ** 2 + 2 * z["n"] * z["d"]
+                                              + z["n"] ** 2)
+
+    check_budget_among(estimate, {k: sizes[v] for k, v in names.items()},
+                       {k: typical[v] for k, v in names.items()})
+
+
 def depth_alpha_cell(depth, d, n, alphas, draws, seed=0, noise_norm=0.5, step_scale=0.5,
                      loss_tol=1e-12):
     r"""One depth of :func:`depth_alpha_sim`: a cell function for :func:`transferkit.sweep.run`.
     Returns ``risk_gd``, ``risk_thm52`` and ``converged``, each ``(len(alphas), draws)``."""
+    _check_one("depth", depth)
+    d, n, (depth,), alphas, draws, seed = _checked_depth_alpha(
+        "depth", d, n, depth, alphas, draws, seed, noise_norm, step_scale, loss_tol)
     A = len(alphas)
     ts, tt, y, Xa, tsa = _depth_alpha_data(d, n, alphas, draws, seed, noise_norm)
     Wp = balanced_weights(ts, depth, seed=seed)
@@ -583,17 +644,8 @@ def scaling_sim(d, n, depth, scales, draws, seed=0, angle_dist=0.1,
     ScalingResult
         ``risk_gd``, ``risk_thm52``, ``risk_thm41``, ``risk_eq6`` and ``converged`` of
         shape ``(2, len(scales), draws)`` (index 0: target scaled, 1: source scaled)."""
-    d = check_int("d", d, 2)
-    _checked_sizes("n", n, d)
-    depth = check_int("depth", depth, 1)
-    scales_v = check_values("scales", scales, 0, lo_open=True)
-    if scales_v.ndim != 1 or scales_v.size == 0:
-        raise ValueError(f"scales must be a non-empty 1-d sequence of numbers > 0 (got {scales!r})")
-    draws, seed = _checked_run(draws, seed, loss_tol, step_scale)
-    if not 0 <= check_positive("angle_dist", angle_dist, allow_zero=True) <= 2:
-        raise ValueError(f"angle_dist must be in [0, 2], a distance of unit vectors "
-                         f"(got {angle_dist!r})")
-    scales = np.asarray(scales, float)
+    d, n, depth, scales, draws, seed = _checked_scaling(
+        "scales", d, n, depth, scales, draws, seed, angle_dist, step_scale, loss_tol)
     fixed = dict(d=int(d), n=int(n), depth=int(depth), draws=int(draws), seed=int(seed),
                  angle_dist=angle_dist, step_scale=step_scale, loss_tol=loss_tol)
     sw = run(scaling_cell, Grid(scale=scales), fixed=fixed, vectorize=("scale",),
@@ -603,13 +655,37 @@ def scaling_sim(d, n, depth, scales, draws, seed=0, angle_dist=0.1,
     return ScalingResult(scales=scales, scaled=("target", "source"), **out)
 
 
+def _checked_scaling(scale_name, d, n, depth, scales, draws, seed, angle_dist, step_scale,
+                     loss_tol):
+    """The arguments of :func:`scaling_sim` and :func:`scaling_cell` (``scales`` named
+    ``scale_name``), checked before any work, with a cell's arrays within the memory
+    budget.  Returns ``(d, n, depth, scales, draws, seed)``, the integers as ``int`` and
+    ``scales`` a float array."""
+    d = check_int("d", d, 2)
+    _check_one("n", n)
+    n = int(_checked_sizes("n", n, d))
+    depth = check_int("depth", depth, 1)
+    scales_v = check_values(scale_name, scales, 0, lo_open=True)
+    if scales_v.ndim != 1 or scales_v.size == 0:
+        raise ValueError(f"{scale_name} must be a non-empty 1-d sequence of numbers > 0 "
+                         f"(got {scales!r})")
+    draws, seed = _checked_run(draws, seed, loss_tol, step_scale)
+    if not 0 <= check_positive("angle_dist", angle_dist, allow_zero=True) <= 2:
+        raise ValueError(f"angle_dist must be in [0, 2], a distance of unit vectors "
+                         f"(got {angle_dist!r})")
+    _check_chain_budget(d, n, "depth", depth, scale_name, 2 * scales_v.size, draws)
+    return d, n, depth, np.asarray(scales, float), draws, seed
+
+
 def scaling_cell(scale, d, n, depth, draws, seed=0, angle_dist=0.1, step_scale=0.5,
                  loss_tol=1e-12):
     r"""All scales of :func:`scaling_sim` in one batch: a cell function for
-    :func:`transferkit.sweep.run` (vectorise ``scale``).  Returns ``risk_gd``,
-    ``risk_thm52``, ``risk_thm41``, ``risk_eq6`` and ``converged``, each
+    :func:`transferkit.sweep.run` (vectorise ``scale``; one number is one scale).  Returns
+    ``risk_gd``, ``risk_thm52``, ``risk_thm41``, ``risk_eq6`` and ``converged``, each
     ``(len(scale), 2, draws)``."""
-    scales = scale
+    d, n, depth, scales, draws, seed = _checked_scaling(
+        "scale", d, n, depth, np.atleast_1d(check_values("scale", scale, 0, lo_open=True)),
+        draws, seed, angle_dist, step_scale, loss_tol)
     S = len(scales)
     u = unit_rows(np.stack([keyed_rng(seed, 8, b).standard_normal(d) for b in range(draws)]))
     v = np.stack([keyed_rng(seed, 9, b).standard_normal(d) for b in range(draws)])
@@ -660,13 +736,8 @@ def frozen_sim(d, ns, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
         :math:`X^+y`), ``rank`` (effective rank of the frozen features) and ``converged``.
     """
 
-    d = check_int("d", d, 2)
-    _checked_sizes("ns", ns, d)
-    check_values("cos_angle", cos_angle, -1, 1)
-    draws, seed = _checked_run(draws, seed, loss_tol, step_scale)
-    check_alpha("init_scale", init_scale, 2)
-    check_positive("rcond", rcond)
-    ns = [int(n) for n in ns]
+    d, ns, draws, seed = _checked_frozen("ns", d, ns, cos_angle, draws, seed, init_scale,
+                                         step_scale, loss_tol, rcond)
     fixed = dict(d=int(d), cos_angle=cos_angle, draws=int(draws), seed=int(seed),
                  init_scale=init_scale, step_scale=step_scale, loss_tol=loss_tol, rcond=rcond)
     sw = run(frozen_cell, Grid(n=np.array(ns)), fixed=fixed,
@@ -679,12 +750,31 @@ def frozen_sim(d, ns, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
         converged=sw["converged"], frozen_gd_steps=sw["frozen_gd_steps"].astype(int))
 
 
+def _checked_frozen(n_name, d, ns, cos_angle, draws, seed, init_scale, step_scale, loss_tol,
+                    rcond):
+    """The arguments of :func:`frozen_sim` and :func:`frozen_cell` (``ns`` named ``n_name``),
+    checked before any work, with a cell's arrays within the memory budget.  Returns
+    ``(d, ns, draws, seed)``: the integers as ``int``, ``ns`` a list."""
+    d = check_int("d", d, 2)
+    ns = [int(n) for n in np.atleast_1d(_checked_sizes(n_name, ns, d))]
+    check_values("cos_angle", cos_angle, -1, 1)
+    draws, seed = _checked_run(draws, seed, loss_tol, step_scale)
+    check_alpha("init_scale", init_scale, 2)
+    check_positive("rcond", rcond)
+    # pretrained, scratch and fine-tuned two-layer chains of width d, the data
+    _check_chain_budget(d, max(ns), "depth", 2, None, 3, draws)
+    return d, ns, draws, seed
+
+
 def frozen_cell(n, d, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
                 loss_tol=1e-12, rcond=1e-3):
     r"""One sample size ``n`` of :func:`frozen_sim`: a cell function for
     :func:`transferkit.sweep.run`.  Returns the risks ``risk_frozen``, ``risk_frozen_gd``,
     ``risk_vanilla``, ``risk_finetune``, ``risk_thm55``, ``risk_thm52`` and ``converged``
     ``(draws,)``, ``rank`` ``(draws,)`` and ``frozen_gd_steps`` (a scalar)."""
+    _check_one("n", n)
+    d, (n,), draws, seed = _checked_frozen("n", d, n, cos_angle, draws, seed, init_scale,
+                                           step_scale, loss_tol, rcond)
     u = unit_rows(np.stack([keyed_rng(seed, 11, b).standard_normal(d) for b in range(draws)]))
     v = np.stack([keyed_rng(seed, 12, b).standard_normal(d) for b in range(draws)])
     v = unit_rows(v - (v * u).sum(-1, keepdims=True) * u)
@@ -993,6 +1083,47 @@ def _sec6_draw(m, kappa, symmetric, d, n_source, ns, distances, n_test, tol, max
     return out
 
 
+def _checked_ntk_finetune(m_name, m, d, n_source, ns, distances, draws, n_test, tol,
+                          max_steps, seed):
+    """The arguments of :func:`ntk_finetune_sim` and :func:`ntk_finetune_cell` shared by every
+    initialisation, checked before any work, with one draw's arrays and the results of all
+    draws within the memory budget at width ``m`` (named ``m_name``; the size named is the
+    one furthest above the paper preset :data:`SEC6_NTK`).  Returns ``(d, n_source, ns,
+    distances, draws, n_test, tol, max_steps, seed)``: the integers as ``int``, ``ns`` a
+    list, ``distances`` a float array."""
+    d = check_int("d", d, 2)
+    n_source = check_int("n_source", n_source, 1)
+    ns = [check_int("ns", n, 1) for n in np.atleast_1d(check_values("ns", ns, 1)).tolist()]
+    if not ns:
+        raise ValueError("ns must hold at least one sample size")
+    dist = np.atleast_1d(check_values("distances", distances, 0, 2))
+    if dist.ndim != 1 or dist.size == 0:
+        raise ValueError(f"distances must be a non-empty 1-d sequence in [0, 2], distances of "
+                         f"unit vectors (got {distances!r})")
+    draws = check_int("draws", draws, 1)
+    n_test = check_int("n_test", n_test, 2)
+    tol = check_positive("tol", tol)
+    max_steps = check_int("max_steps", max_steps, 1)
+    seed = check_int("seed", seed, 0)
+    paper, K = SEC6_NTK["paper"], dist.size
+
+    def estimate(m, d, n_source, ns, n_test, draws):
+        one_draw = (m * d * (2 + 2 * K) + m * (n_source + K * ns + n_test) + n_source ** 2
+                    + ns ** 2 + (n_source + ns + n_test) * d + K * ns * n_test)
+        return 8 * (one_draw + 32 * draws * len_ns * K)
+
+    len_ns = len(ns)
+    names = {m_name: "m", "d": "d", "n_source": "n_source", "ns": "ns", "n_test": "n_test",
+             "draws": "draws"}
+    sizes = dict(m=m, d=d, n_source=n_source, ns=max(ns), n_test=n_test, draws=draws)
+    typical = dict(m=max(paper.widths), d=paper.d, n_source=paper.n_source, ns=max(paper.ns),
+                   n_test=paper.n_test, draws=paper.draws)
+    check_budget_among(lambda **kw: estimate(**{names[k]: v for k, v in kw.items()}),
+                       {k: sizes[v] for k, v in names.items()},
+                       {k: typical[v] for k, v in names.items()})
+    return d, n_source, ns, dist, draws, n_test, tol, max_steps, seed
+
+
 def ntk_finetune_cell(m, kappa, symmetric, d, n_source, ns, distances, draws, n_test=10_000,
                       tol=1e-3, max_steps=20_000, seed=0):
     r"""One initialisation (width ``m``, scale ``kappa``, ``symmetric`` or not) of
@@ -1007,10 +1138,15 @@ def ntk_finetune_cell(m, kappa, symmetric, d, n_source, ns, distances, draws, n_
     :class:`NtkFinetuneResult`.  Returns them stacked over the draws (the index order of
     :class:`NtkFinetuneResult` without the leading initialisation axis).
     """
-    ns = [int(n) for n in ns]
-    runs = [_sec6_draw(int(m), float(kappa), bool(symmetric), int(d), int(n_source), ns,
-                       np.asarray(distances, float), int(n_test), float(tol), int(max_steps),
-                       int(seed), b) for b in range(int(draws))]
+    _check_one("m", m)
+    m, kappa, symmetric = check_int("m", m, 2), check_positive("kappa", kappa), check_bool(
+        "symmetric", symmetric)
+    if symmetric and m % 2:
+        raise ValueError(f"m must be even for the symmetric initialisation (got {m})")
+    d, n_source, ns, dist, draws, n_test, tol, max_steps, seed = _checked_ntk_finetune(
+        "m", m, d, n_source, ns, distances, draws, n_test, tol, max_steps, seed)
+    runs = [_sec6_draw(m, kappa, symmetric, d, n_source, ns, dist, n_test, tol, max_steps, seed,
+                       b) for b in range(draws)]
     return {k: np.stack([np.asarray(r[k]) for r in runs]) for k in runs[0]}
 
 
@@ -1043,23 +1179,17 @@ def ntk_finetune_sim(d, n_source, ns, distances, widths, draws, *, kappa=1.0, sy
     -------
     NtkFinetuneResult
     """
-    d = check_int("d", d, 2)
-    n_source = check_int("n_source", n_source, 1)
-    ns = [check_int("ns", n, 1) for n in np.atleast_1d(ns).tolist()]
-    dist = np.atleast_1d(np.asarray(distances, float))
-    if dist.ndim != 1 or not np.all((dist >= 0) & (dist <= 2)):
-        raise ValueError(f"distances must lie in [0, 2], distances of unit vectors "
-                         f"(got {distances!r})")
-    draws = check_int("draws", draws, 1)
     widths = [check_int("widths", w, 2) for w in np.atleast_1d(widths).tolist()]
     readings = [(check_positive("readings kappa", k), bool(s)) for k, s in readings]
     configs = ([(w, check_positive("kappa", kappa), bool(symmetric)) for w in widths]
                + [(check_int("reading_width", reading_width, 2), k, s) for k, s in readings])
     if any(s and w % 2 for w, _, s in configs):
         raise ValueError(f"widths must be even for the symmetric initialisation (got {configs!r})")
-    fixed = dict(d=d, n_source=n_source, ns=ns, distances=dist, draws=draws,
-                 n_test=check_int("n_test", n_test, 2), tol=check_positive("tol", tol),
-                 max_steps=check_int("max_steps", max_steps, 1), seed=check_int("seed", seed, 0))
+    d, n_source, ns, dist, draws, n_test, tol, max_steps, seed = _checked_ntk_finetune(
+        "widths", max(w for w, _, _ in configs), d, n_source, ns, distances, draws, n_test,
+        tol, max_steps, seed)
+    fixed = dict(d=d, n_source=n_source, ns=ns, distances=dist, draws=draws, n_test=n_test,
+                 tol=tol, max_steps=max_steps, seed=seed)
     kw = _run_kw(run_kwargs, "Sec. 6 (paper 001): width")
     parts = [run(ntk_finetune_cell, Grid(m=np.array(widths)),
                  fixed=dict(fixed, kappa=float(kappa), symmetric=bool(symmetric)), **kw)]
