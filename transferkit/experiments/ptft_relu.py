@@ -8,7 +8,8 @@ import numpy as np
 import torch
 
 from .._validate import (MAX_INT, InputTypeError, check_array, check_bool, check_budget,
-                         check_choice, check_int, check_magnitude, check_positive, check_values)
+                         check_budget_among, check_choice, check_int, check_magnitude,
+                         check_positive, check_values)
 from ..models.device import as_tensor, default_device
 from ..models.relu import forward, teacher_pair, train_units, train_units_mtl
 from ..stats import alignment_score, direction_spread, ensd, kmeans_inertia, participation_ratio
@@ -459,7 +460,11 @@ SCALE_MAX = 1e50
 
 def _checked(d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, gamma, seed,
              loss_tol, max_steps, pre_max_steps, mtl=False, lr_scale=0.5):
-    """The arguments of :func:`run_sample_efficiency`, checked; the integers as ``int``."""
+    """The arguments of :func:`run_sample_efficiency`, checked; the integers as ``int``.
+
+    The one check of the experiment functions and of their cells (which pass neutral values,
+    e.g. ``gamma=1.0``, ``pre_max_steps=None``, for the parameters they do not take): a
+    ``ValueError`` naming the parameter, and the memory budget, before any allocation."""
     d, width, units = check_int("d", d, 2), check_int("width", width, 1), check_int("units", units, 1)
     check_values("rho", rho, -1, 1)
     check_magnitude("magnitude", check_positive("magnitude", magnitude), SCALE_MAX)
@@ -480,19 +485,18 @@ def _checked(d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, g
         raise ValueError(f"d must be >= 2 * units (got d={d}, units={units})")
     # float64 per draw: the samples (auxiliary, test, main) with their hidden activations and
     # the networks (pretraining, then STL, PT+FT and MTL per n) with their gradients, before
-    # any allocation or loop over draws; named: the size whose reset to a small value
-    # (the paper preset's) shrinks the estimate most
-    sizes = dict(d=d, width=width, n_aux=n_aux, n_test=n_test, ns=sum(ns))
+    # any allocation or loop over draws; named: the size furthest above the paper preset
+    len_ns, paper = len(ns), SAMPLE_EFFICIENCY["paper"]
 
-    def per_draw(d, width, n_aux, n_test, ns):
-        return 8 * ((n_aux + n_test + ns) * (d + width) + 4 * (3 * len_ns + 1) * width * (d + 2))
+    def estimate(d, width, n_aux, n_test, ns, draws):
+        return 8 * draws * ((n_aux + n_test + ns) * (d + width)
+                            + 4 * (3 * len_ns + 1) * width * (d + 2))
 
-    len_ns = len(ns)
-    per = per_draw(**sizes)
-    small = dict(d=12, width=24, n_aux=1024, n_test=2000, ns=64 * len_ns)
-    name = min(sizes, key=lambda k: per_draw(**{**sizes, k: min(sizes[k], small[k])}))
-    check_budget(name, max(ns) if name == "ns" else sizes[name], per)
-    check_budget("draws", draws, per * draws)
+    check_budget_among(estimate, dict(d=d, width=width, n_aux=n_aux, n_test=n_test, ns=sum(ns),
+                                      draws=draws),
+                       dict(d=paper.d, width=paper.width, n_aux=paper.n_aux,
+                            n_test=paper.n_test, ns=max(paper.ns) * len_ns, draws=paper.draws),
+                       shown=dict(ns=max(ns)))
     return d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps
 
 
@@ -675,9 +679,12 @@ def stl_init_scale_cell(alpha, seed, d, rho, magnitude, ns, draws, width=32, uni
     (:func:`transferkit.models.relu.train_units`).  Returns the :class:`StudentRun` fields
     as ``error``, ``converged``, ``W``, ``a``, the initial weights ``W0``
     ``(draws, width, d)`` and ``a0``, ``X_test`` and the main teacher's unit directions
-    ``teacher_dirs`` ``(draws, units, d)``."""
+    ``teacher_dirs`` ``(draws, units, d)``.  The arguments are checked as by
+    :func:`run_stl_init_scale`, before any work."""
+    d, width, units, ns, draws, seed, n_aux, n_test, max_steps, _ = _checked(
+        d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, 1.0, seed, loss_tol,
+        max_steps, None, lr_scale=lr_scale)
     dev = default_device()
-    ns = [int(v) for v in ns]
     teachers, _, _, W0, a0, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
                                                  n_aux, n_test, alpha, dev)
     run = _train_students(W0, a0, seed, d, ns, draws, teachers, Xt, yt, loss_tol, max_steps, dev,
@@ -718,10 +725,12 @@ class StlInitScaleResult:
 
 def _checked_alphas(alphas) -> np.ndarray:
     """Initialisation scales as a float array: a ``ValueError`` for an empty sequence, a
-    non-sequence, or a scale not > 0 (naming ``alpha``)."""
+    non-sequence, or a scale not > 0 or above :data:`SCALE_MAX` (naming ``alpha``)."""
     if isinstance(alphas, (str, bytes)) or not np.iterable(alphas) or len(alphas) == 0:
         raise ValueError(f"alphas must be a non-empty sequence of numbers > 0 (got {alphas!r})")
-    return np.array([check_positive("alpha", a) for a in alphas], dtype=float)
+    alphas = np.array([check_positive("alpha", a) for a in alphas], dtype=float)
+    check_magnitude("alpha", alphas, SCALE_MAX)
+    return alphas
 
 
 def run_stl_init_scale(d: int, rho: float, magnitude: float, ns, alphas, *, draws: int,
@@ -804,6 +813,16 @@ def dense_teacher(d: int, units: int, readout: str, second_moment: float,
     return theta, a * np.sqrt(second_moment / (a @ relu_kernel(theta, theta) @ a))
 
 
+def _checked_dense_units(dense_units, d, draws, n_test) -> int:
+    """``dense_units`` (:func:`stl_dense_cell`) as an ``int`` >= 1 within the memory budget:
+    per draw the teacher's units, its Gram matrix and its test activations (``d``, ``draws``
+    and ``n_test`` already checked)."""
+    dense_units = check_int("dense_units", dense_units, 1)
+    check_budget("dense_units", dense_units,
+                 8 * dense_units * (draws * d + n_test + 4 * dense_units))
+    return dense_units
+
+
 def stl_dense_cell(alpha, readout, seed, d, ns, draws, width=32, units=6, dense_units=1000,
                    n_aux=256, n_test=2000, loss_tol=1e-6, max_steps=50_000,
                    lr_scale=0.5) -> dict:
@@ -818,9 +837,14 @@ def stl_dense_cell(alpha, readout, seed, d, ns, draws, width=32, units=6, dense_
     are those of :func:`run_stl_init_scale` with the same arguments, so a student here and
     there differ in their teacher alone.  Returns the :class:`StudentRun` fields as
     ``error``, ``converged``, ``W``, ``a`` and the initial weights ``W0``
-    ``(draws, width, d)``."""
+    ``(draws, width, d)``.  The arguments are checked as by :func:`run_stl_dense`, before any
+    work."""
+    d, width, units, ns, draws, seed, n_aux, n_test, max_steps, _ = _checked(
+        d, 1.0, 1.0, ns, draws, width, units, n_aux, n_test, alpha, 1.0, seed, loss_tol,
+        max_steps, None, lr_scale=lr_scale)
+    readout = check_choice("readout", readout, DENSE_READOUTS)
+    dense_units = _checked_dense_units(dense_units, d, draws, n_test)
     dev = default_device()
-    ns = [int(v) for v in ns]
     sparse, _, _, W0, a0, _, _ = _task_draws(seed, d, 1.0, 1.0, draws, width, units, n_aux,
                                              n_test, alpha, dev)
     teachers, Xt, yt = [], [], []
@@ -894,19 +918,19 @@ def run_stl_dense(d: int, ns, alphas, readouts=DENSE_READOUTS, *, draws: int,
     Raises
     ------
     ValueError
-        As :func:`run_stl_init_scale`; for ``dense_units`` < 1 and for an empty ``readouts``
-        or one not in :data:`DENSE_READOUTS` (a ``TypeError`` if not a str); all before any
-        training.
+        As :func:`run_stl_init_scale`; for ``dense_units`` < 1 or beyond the memory budget
+        and for an empty ``readouts`` or one not in :data:`DENSE_READOUTS` (a ``TypeError``
+        if not a str); all before any training.
     """
     alphas = _checked_alphas(alphas)
     if isinstance(readouts, (str, bytes)) or not np.iterable(readouts) or len(readouts) == 0:
         raise ValueError(f"readouts must be a non-empty sequence of {DENSE_READOUTS} "
                          f"(got {readouts!r})")
     readouts = tuple(check_choice("readout", r, DENSE_READOUTS) for r in readouts)
-    dense_units = check_int("dense_units", dense_units, 1)
     d, width, units, ns, draws, seed, n_aux, n_test, max_steps, _ = _checked(
         d, 1.0, 1.0, ns, draws, width, units, n_aux, n_test, float(alphas[0]), 1.0, seed,
         loss_tol, max_steps, None, lr_scale=lr_scale)
+    dense_units = _checked_dense_units(dense_units, d, draws, n_test)
     kw = dict(run_kwargs)
     kw.setdefault("desc", "STL on dense teachers")
     sw = run(stl_dense_cell, Grid(readout=list(readouts), alpha=alphas),
@@ -952,9 +976,12 @@ def sample_efficiency_cell(seed, d, rho, magnitude, ns, draws, width=32, units=6
     teachers as ``teacher_0`` .. ``teacher_3`` (the four arrays of
     :func:`transferkit.models.relu.teacher_pair`, stacked over the draws) and each
     method's :class:`StudentRun` as ``stl_<field>``, ``ptft_<field>`` (and ``mtl_<field>``
-    with ``mtl``; fields that are ``None`` are left out)."""
+    with ``mtl``; fields that are ``None`` are left out).  The arguments are checked as by
+    :func:`run_sample_efficiency`, before any work (whole floats taken as integers)."""
+    d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
+        d, rho, magnitude, ns, draws, width, units, n_aux, n_test, alpha, gamma, seed, loss_tol,
+        max_steps, pre_max_steps, mtl, lr_scale)
     dev = default_device()
-    ns = [int(v) for v in ns]
     teachers, Xa, ya, W0, a0, Xt, yt = _task_draws(seed, d, rho, magnitude, draws, width, units,
                                                    n_aux, n_test, alpha, dev)
     Wp, _, psteps, pconv = _pretrained(seed, d, units, n_aux, width, alpha, draws, loss_tol,
@@ -1179,6 +1206,14 @@ def _nested_task(seed, d, rho, magnitude, draws, width, units, n_aux, n_test, al
     return one, Xa, ya, W0, a0, Xt, yt, np.array([T[2] for T in one])[:, 0]
 
 
+def _checked_scales(scales) -> list:
+    """The factors of :func:`run_nested_rescaling` as a list of floats > 0, else a
+    ``ValueError`` naming ``scales`` (empty, or not a sequence) or ``scale``."""
+    if isinstance(scales, (str, bytes)) or not np.iterable(scales) or len(scales) == 0:
+        raise ValueError(f"scales must be a non-empty sequence of numbers > 0 (got {scales!r})")
+    return [check_positive("scale", s) for s in scales]
+
+
 def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, units=6,
                           n_aux=256, n_test=2000, alpha=1e-2, gamma=1e-2, loss_tol=1e-6,
                           max_steps=50_000, pre_max_steps=None, lr_scale=0.5) -> dict:
@@ -1191,10 +1226,13 @@ def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, u
     readout ``magnitude``.  Every student of every task and method is trained in one batch of
     :func:`transferkit.models.relu.train_units` (step ``lr_scale``, pretraining's too).
     Returns the fields of :class:`NestedRescalingResult` but ``ns``, ``scales``, ``tasks`` and ``methods``.
+    The arguments are checked as by :func:`run_nested_rescaling`, before any work.
     """
+    scales = _checked_scales(scales)
+    d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
+        d, 1.0, magnitude, ns, draws, width, units, n_aux, n_test, alpha, gamma, seed, loss_tol,
+        max_steps, pre_max_steps, lr_scale=lr_scale)
     dev = default_device()
-    ns = [int(v) for v in ns]
-    scales = [float(s) for s in scales]
     starts_W, starts_a, Xs, ys, nns, test_X, test_y, dirs = [], [], [], [], [], [], [], []
     for rho in NESTED_TASKS.values():
         one, Xa, ya, W0, a0, Xt, yt, u = _nested_task(seed, d, rho, magnitude, draws, width,
@@ -1267,9 +1305,7 @@ def run_nested_rescaling(preset: SampleEfficiencyPreset, scales, *, magnitude: f
     multi-task students of the same tasks (Figs. 6f-g) are :func:`run_nested_mtl`'s.
     """
     args = _preset_args(preset)
-    if isinstance(scales, (str, bytes)) or not np.iterable(scales) or len(scales) == 0:
-        raise ValueError(f"scales must be a non-empty sequence of numbers > 0 (got {scales!r})")
-    scales = [check_positive("scale", s) for s in scales]
+    scales = _checked_scales(scales)
     d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
         rho=1.0, magnitude=magnitude, **args)
     magnitude = float(magnitude)
@@ -1419,10 +1455,13 @@ def nested_mtl_cell(seed, d, ns, draws, magnitude=1.0, width=32, units=6, n_aux=
     auxiliary readout from the stream ``(seed, j, *MTL_READOUT_KEY)``, trained on the
     auxiliary and the main samples at once).  Every student of both tasks is trained in
     one batch of :func:`transferkit.models.relu.train_units_mtl`.  Returns the fields of
-    :class:`NestedMtlResult` but ``ns`` and ``tasks``.
+    :class:`NestedMtlResult` but ``ns`` and ``tasks``.  The arguments are checked as by
+    :func:`run_nested_mtl`, before any work (``max_steps`` is the cap of the MTL students).
     """
+    d, width, units, ns, draws, seed, n_aux, n_test, max_steps, _ = _checked(
+        d, 1.0, magnitude, ns, draws, width, units, n_aux, n_test, alpha, 1.0, seed, loss_tol,
+        max_steps, None, lr_scale=lr_scale)
     dev = default_device()
-    ns = [int(v) for v in ns]
     parts, test_X, test_y, dirs = [], [], [], []
     for rho in NESTED_TASKS.values():
         one, Xa, ya, W0, a0, Xt, yt, u = _nested_task(seed, d, rho, magnitude, draws, width,
@@ -1752,6 +1791,15 @@ def overlap_teachers(teachers, shared: int) -> list:
     return out
 
 
+def _checked_shared(shared, units, name="shared") -> list:
+    """The :math:`s` of :func:`run_overlap` (a non-empty sequence, named ``name``) as a list of
+    ``int`` in ``[0, units]``, else a ``ValueError`` naming it."""
+    if isinstance(shared, (str, bytes)) or not np.iterable(shared) or len(shared) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of integers in [0, "
+                         f"units = {units}] (got {shared!r})")
+    return [check_int("shared", s, 0, units) for s in shared]
+
+
 def _ntk_errors(X, y, nn, tests) -> np.ndarray:
     """Test errors ``(len(nn),)`` of NTK kernel regression on the padded main samples ``X
     (G, N, d)``, ``y (G, N)`` of sizes ``nn``, network ``g`` scored on the test inputs and
@@ -1800,12 +1848,15 @@ def overlap_cell(shared, seed, d, ns, draws, width=32, units=6, n_aux=256, n_tes
     tested).  Returns ``stl_<field>``, ``ptft_<field>``, ``ptft_rescaled_<field>`` (and
     ``mtl_<field>``) of :class:`StudentRun`, ``ntk_error``, ``lazy_stl_error``,
     ``lazy_ptft_error`` and ``lazy_ptft_rescaled_error`` ``(len(ns), draws)``, ``pre_converged`` and ``pre_steps`` ``(draws,)``, each with a
-    leading axis of ``shared`` when it is an array.
+    leading axis of ``shared`` when it is an array.  The arguments are checked as by
+    :func:`run_overlap`, before any work.
     """
+    d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
+        d, 0.0, 1.0, ns, draws, width, units, n_aux, n_test, alpha, gamma, seed, loss_tol,
+        max_steps, pre_max_steps, mtl, lr_scale)
+    many = np.iterable(shared) and not isinstance(shared, (str, bytes))
+    ss = _checked_shared(shared if many else np.atleast_1d(shared).tolist(), units)
     dev = default_device()
-    ns = [int(v) for v in ns]
-    many = np.ndim(shared) == 1
-    ss = [int(v) for v in np.atleast_1d(shared)]
     pairs, Xa, ya, W0, a0, Xt, _ = _task_draws(seed, d, 0.0, 1.0, draws, width, units, n_aux,
                                                n_test, alpha, dev)
     cap = pre_max_steps or 5 * max_steps
@@ -1923,11 +1974,7 @@ def run_overlap(preset: OverlapPreset, students: SampleEfficiencyPreset, *,
     args = {**_preset_args(students), "ns": preset.ns, "mtl": preset.mtl}
     d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
         rho=0.0, magnitude=1.0, **args)
-    shared = preset.shared
-    if isinstance(shared, (str, bytes)) or not np.iterable(shared) or len(shared) == 0:
-        raise ValueError(f"preset.shared must be a non-empty sequence of integers in [0, "
-                         f"units = {units}] (got {shared!r})")
-    shared = [check_int("shared", s, 0, units) for s in shared]
+    shared = _checked_shared(preset.shared, units, "preset.shared")
     fixed = {k: v for k, v in args.items() if k != "seed"}
     fixed.update(ns=ns, max_steps=max_steps, pre_max_steps=pre_max_steps)
     kw = dict(run_kwargs)
