@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 from .. import models
-from .._validate import check_budget, check_int, check_magnitude, check_positive
+from .._validate import check_budget_among, check_int, check_magnitude, check_positive
 from ..models.device import as_tensor, default_device
 from ..models.relu import (
     TEST_STREAM,
@@ -270,25 +270,39 @@ def _check_size(d, m, m_star, n_max, draws, scales=1, test=0) -> None:
     """Refuse, before any allocation or loop over draws, a sweep whose float64 arrays would
     exceed the memory budget (``transferkit._validate.check_budget``): per draw, ``scales``
     students of ``m`` units (weights, gradients and their ``m x (m + m_star)`` kernels), the
-    samples ``n_max x d`` and ``test x d``; then ``draws`` of them.  Names the parameter
-    that dominates."""
-    parts = {"m": scales * m * (3 * d + m + m_star), "d": (scales * 3 * m + n_max + test + m_star) * d,
-             "ns": n_max * (d + scales * m), "test": test * (d + m), "m_star": m_star * (d + scales * m)}
-    per = 8 * sum(parts.values())
-    name = max(parts, key=parts.get)
-    check_budget(name, {"m": m, "d": d, "ns": n_max, "test": test, "m_star": m_star}[name], per)
-    check_budget("draws", draws, per * draws)
+    samples ``n_max x d`` and ``test x d``; then ``draws`` of them.  Names the size furthest
+    above the paper preset (:data:`INIT_SCALE`)."""
+    paper = INIT_SCALE["paper"]
+
+    def estimate(m, d, ns, test, m_star, draws):
+        return 8 * draws * (scales * m * (3 * d + m + m_star)
+                            + (scales * 3 * m + ns + test + m_star) * d + ns * (d + scales * m)
+                            + test * (d + m) + m_star * (d + scales * m))
+
+    check_budget_among(estimate, dict(m=m, d=d, ns=n_max, test=test, m_star=m_star, draws=draws),
+                       dict(m=paper.m, d=paper.d, ns=max(paper.ns), test=paper.mc_test,
+                            m_star=paper.m_star, draws=paper.draws))
 
 
-def _check_training(sigma, seed, loss_tol, max_steps, stall_tol) -> int:
+def _check_dims(d, m, m_star, draws) -> tuple[int, int, int, int]:
+    """The sizes of the sweep and of its cells, checked before any work: ``d``, ``m``,
+    ``m_star`` and ``draws`` integers >= 1 (whole floats taken as integers), returned as
+    ``int`` in that order."""
+    d = check_int("d", d, 1)
+    m_star = check_int("m_star", m_star, 1)
+    m = check_int("m", m, 1)
+    return d, m, m_star, check_int("draws", draws, 1)
+
+
+def _check_training(sigma, seed, loss_tol, max_steps, stall_tol) -> tuple[int, float, int, float]:
     """The settings of the sweep's cells, checked before any work: the trainers' own check
     (:func:`~transferkit.models.relu.check_init_scale_settings`, which
     :func:`~transferkit.models.relu.descend_init_scale` runs again once reached) and the
-    target's noise and seed.  Returns the seed as ``int``."""
+    target's noise and seed.  Returns ``(seed, loss_tol, max_steps, stall_tol)`` as checked
+    (``int``, ``float``, ``int``, ``float``)."""
     check_magnitude("sigma", check_positive("sigma", sigma, allow_zero=True), SIGMA_MAX)
     seed = check_int("seed", seed, 0)
-    models.relu.check_init_scale_settings(loss_tol, max_steps, stall_tol)
-    return seed
+    return (seed, *models.relu.check_init_scale_settings(loss_tol, max_steps, stall_tol))
 
 
 def init_scale_pretrain_cell(alpha, d, m, m_star, mu, draws, seed=0, loss_tol=1e-6,
@@ -298,7 +312,15 @@ def init_scale_pretrain_cell(alpha, d, m, m_star, mu, draws, seed=0, loss_tol=1e
     (:func:`transferkit.models.relu.pretrain_init_scale`): a cell function for
     :func:`transferkit.sweep.run` (vectorise ``alpha``).  Returns ``W``, ``W0``
     ``(len(alpha), draws, m, d)``, ``loss``, ``converged``, ``stalled``, ``steps`` and
-    ``movement`` ``(len(alpha), draws)``."""
+    ``movement`` ``(len(alpha), draws)``.
+
+    The arguments are checked as :func:`init_scale_sweep` checks them, before any work (a
+    number ``alpha`` is one init scale; a request beyond the memory budget is refused)."""
+    d, m, m_star, draws = _check_dims(d, m, m_star, draws)
+    alpha = check_alphas(alpha)
+    seed, loss_tol, max_steps, stall_tol = _check_training(0.0, seed, loss_tol, max_steps,
+                                                           stall_tol)
+    _check_size(d, m, m_star, 0, draws, len(alpha))
     T = draw_init_scale_teachers(d, m_star, mu, draws, seed, _device(device), dtype)
     res, W0 = pretrain_init_scale(T, m, alpha, seed, loss_tol, max_steps, stall_tol, False)
     shape = (len(alpha), draws)
@@ -315,7 +337,15 @@ def init_scale_scratch_cell(n, d, m, m_star, mu, draws, sigma=0.0, seed=0, loss_
     r"""Scratch training of :func:`init_scale_sweep` for one target size ``n``
     (:func:`transferkit.models.relu.scratch_init_scale`, all draws in one batch): a cell
     function for :func:`transferkit.sweep.run`.  Returns ``risk``, ``loss``, ``converged``,
-    ``stalled`` and ``steps`` ``(draws,)``."""
+    ``stalled`` and ``steps`` ``(draws,)``.
+
+    The arguments are checked as :func:`init_scale_sweep` checks them, before any work (a
+    request beyond the memory budget is refused)."""
+    d, m, m_star, draws = _check_dims(d, m, m_star, draws)
+    n = check_int("n", n, 1)
+    seed, loss_tol, max_steps, stall_tol = _check_training(sigma, seed, loss_tol, max_steps,
+                                                           stall_tol)
+    _check_size(d, m, m_star, n, draws)
     T = draw_init_scale_teachers(d, m_star, mu, draws, seed, _device(device), dtype)
     X, y = init_scale_targets(T, n, sigma, seed)
     sc = scratch_init_scale(X, y, m, seed, loss_tol, max_steps, stall_tol, progress=False)
@@ -360,12 +390,11 @@ def init_scale_sweep(d, m, m_star, mu, alphas, ns, draws=4, sigma=0.0, seed=0, l
         ``(len(ns), draws)``, ``T = scratch - transfer``, the floors, ``movement`` and how
         pretraining and scratch training ended.
     """
-    d, m_star = check_int("d", d, 1), check_int("m_star", m_star, 1)
-    m = check_int("m", m, 1)
-    draws = check_int("draws", draws, 1)
+    d, m, m_star, draws = _check_dims(d, m, m_star, draws)
     alphas = check_alphas(alphas)
     ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
-    seed = _check_training(sigma, seed, loss_tol, max_steps, stall_tol)
+    seed, loss_tol, max_steps, stall_tol = _check_training(sigma, seed, loss_tol, max_steps,
+                                                           stall_tol)
     _check_size(d, m, m_star, max(ns, default=1), draws, len(alphas))
     if scratch_max_steps is not None:
         scratch_max_steps = check_int("scratch_max_steps", scratch_max_steps, 0)
@@ -437,11 +466,10 @@ def monte_carlo_check(d, m, m_star, mu, n, draws=4, seed=0, max_steps=20_000, te
     :class:`MonteCarloCheck`.
     """
     test = check_int("test", test, 2)
-    d, m_star = check_int("d", d, 1), check_int("m_star", m_star, 1)
-    m = check_int("m", m, 1)
+    d, m, m_star, draws = _check_dims(d, m, m_star, draws)
     n = check_int("n", n, 1)
-    draws = check_int("draws", draws, 1)
-    seed = _check_training(0.0, seed, loss_tol, max_steps, stall_tol)
+    seed, loss_tol, max_steps, stall_tol = _check_training(0.0, seed, loss_tol, max_steps,
+                                                           stall_tol)
     _check_size(d, m, m_star, n, draws, 1, test)
     T = draw_init_scale_teachers(d, m_star, mu, draws, seed)
     X, y = init_scale_targets(T, n, 0.0, seed)

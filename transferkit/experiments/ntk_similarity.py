@@ -3,12 +3,13 @@ r"""Paper 002, Sec. 6: wide two-layer networks fine-tuned against Thm 2's leadin
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from .._validate import check_bool, check_int, check_positive
+from .._validate import check_bool, check_budget, check_int, check_positive
 from ..models.device import default_device
 from ..models.relu import init_ntk, train_ntk
 from ..stats import fit_power_law, mean_se
@@ -223,7 +224,10 @@ def transfer_experiment(XP, yP, tasks: dict, *, m: int = 4096, kappa: float = 1.
     dev_ = device or default_device()
     XP = check_sphere("XP", XP)
     yP = check_labels("yP", yP, XP.shape[0])
+    tasks = {name: _checked_task(name, XQ, yQ) for name, (XQ, yQ) in tasks.items()}
     d = XP.shape[1]
+    m = check_int("m", m, 2)
+    _check_width_size("m", m, np.size(seeds), [XP] + [XQ for XQ, _ in tasks.values()])
     W0, A = init_ntk(d, m, kappa, seeds, symmetric=symmetric, device=dev_)
     t = lambda v: torch.tensor(v, dtype=torch.float64, device=dev_)  # noqa: E731
     HP = gram(XP)
@@ -233,8 +237,6 @@ def transfer_experiment(XP, yP, tasks: dict, *, m: int = 4096, kappa: float = 1.
     pretrain = Pretraining(eta=eta_P, steps=info_P.steps, converged=info_P.converged)
     out = {}
     for name, (XQ, yQ) in tasks.items():
-        XQ = check_sphere(f"tasks[{name!r}] inputs", XQ)
-        yQ = check_labels(f"tasks[{name!r}] labels", yQ, XQ.shape[0])
         sim = similarity(XP, yP, XQ, yQ)
         HQ = gram(XQ)
         lam = np.linalg.eigvalsh(HQ)
@@ -384,6 +386,37 @@ class WidthSweepResult:
     seconds: np.ndarray
 
 
+def _checked_task(name, XQ, yQ) -> tuple[np.ndarray, np.ndarray]:
+    """A target task checked: inputs ``XQ`` on the unit sphere, one finite label per row."""
+    XQ = check_sphere(f"tasks[{name!r}] inputs", XQ)
+    return XQ, check_labels(f"tasks[{name!r}] labels", yQ, XQ.shape[0])
+
+
+def _check_width_size(name, m, n_seeds, inputs) -> None:
+    """Refuse, before any allocation, a width ``m`` (the parameter ``name``) whose arrays
+    would exceed the memory budget (``transferkit._validate.check_budget``): per
+    initialisation (``n_seeds`` of them), about eight weight matrices ``d x m`` (initial,
+    pretrained, fine-tuned and scratch weights, the iterate, its gradient and their copies)
+    and five arrays ``n x m`` on the largest input set of ``inputs`` (pre-activations, their
+    ReLU, the gradient's products, the sign flips)."""
+    n, d = max(X.shape[0] for X in inputs), inputs[0].shape[1]
+    check_budget(name, m, 8 * n_seeds * m * (8 * d + 5 * n))
+
+
+def _checked_settings(seeds, kappa, tol, max_steps, record_every) -> tuple:
+    """The settings of :func:`width_sweep` and of its cells, checked before any work:
+    ``seeds`` a non-empty sequence of integers >= 0 (a single number is refused), ``kappa``
+    and ``tol`` > 0, ``max_steps`` and ``record_every`` integers >= 1.  Returns them as
+    ``(list of int, float, float, int, int)``."""
+    scalar = seeds is None or isinstance(seeds, (numbers.Number, np.generic)) \
+        or (isinstance(seeds, np.ndarray) and seeds.ndim == 0)
+    if scalar or len(seeds) == 0:
+        raise ValueError(f"seeds must be a non-empty sequence of integers >= 0 (got {seeds!r})")
+    return ([check_int("seeds", s, 0) for s in seeds], check_positive("kappa", kappa),
+            check_positive("tol", tol), check_int("max_steps", max_steps, 1),
+            check_int("record_every", record_every, 1))
+
+
 def width_cell(m, XP, yP, names, tasks, kappa, seeds, symmetric, tol, max_steps,
                record_every):
     r"""One width of :func:`width_sweep`: a cell function for :func:`transferkit.sweep.run`.
@@ -393,8 +426,14 @@ def width_cell(m, XP, yP, names, tasks, kappa, seeds, symmetric, tol, max_steps,
     device and returns, as arrays over ``names`` (then seeds): ``thm2``, ``scratch``
     (Eq. 2's leading terms), ``dev``, ``dev_scratch``, ``atol``, ``flips``, ``steps``,
     ``steps_scratch``, ``converged`` and ``pre_converged``.
+
+    The arguments are checked as :func:`width_sweep` checks them, before any work (a width
+    beyond the memory budget is refused).
     """
-    res = transfer_experiment(XP, yP, {k: tasks[k] for k in names}, m=int(m), kappa=kappa,
+    m = check_int("m", m, 2)
+    seeds, kappa, tol, max_steps, record_every = _checked_settings(seeds, kappa, tol,
+                                                                   max_steps, record_every)
+    res = transfer_experiment(XP, yP, {k: tasks[k] for k in names}, m=m, kappa=kappa,
                               seeds=tuple(seeds), symmetric=symmetric, tol=tol,
                               max_steps=max_steps, record_every=record_every)
     r = [res.tasks[k] for k in names]
@@ -444,8 +483,7 @@ def width_sweep(XP, yP, tasks: dict, *, widths, seeds=(0, 1, 2), kappa: float = 
     for name, pair in tasks.items():
         if not isinstance(name, str) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise ValueError(f"tasks must map a name (str) to a pair (XQ, yQ) (got {name!r})")
-        XQ = check_sphere(f"tasks[{name!r}] inputs", pair[0])
-        clean[name] = [XQ, check_labels(f"tasks[{name!r}] labels", pair[1], XQ.shape[0])]
+        clean[name] = list(_checked_task(name, *pair))
     symmetric = bool(symmetric)
     if isinstance(widths, (int, np.integer)) or len(widths) == 0:
         raise ValueError(f"widths must be a non-empty sequence of integers >= 2 (got {widths!r})")
@@ -454,13 +492,9 @@ def width_sweep(XP, yP, tasks: dict, *, widths, seeds=(0, 1, 2), kappa: float = 
         raise ValueError(f"widths must be distinct (got {widths!r})")
     if symmetric and any(w % 2 for w in widths):
         raise ValueError(f"widths must be even for the symmetric initialisation (got {widths!r})")
-    if isinstance(seeds, (int, np.integer)) or len(seeds) == 0:
-        raise ValueError(f"seeds must be a non-empty sequence of integers >= 0 (got {seeds!r})")
-    seeds = [check_int("seeds", s, 0) for s in seeds]
-    kappa = check_positive("kappa", kappa)
-    tol = check_positive("tol", tol)
-    max_steps = check_int("max_steps", max_steps, 1)
-    record_every = check_int("record_every", record_every, 1)
+    seeds, kappa, tol, max_steps, record_every = _checked_settings(seeds, kappa, tol,
+                                                                   max_steps, record_every)
+    _check_width_size("widths", max(widths), len(seeds), [XP] + [XQ for XQ, _ in clean.values()])
     names = list(clean)
     sw = run(width_cell, Grid(m=widths),
              fixed=dict(XP=XP, yP=yP, names=names, tasks=clean, kappa=kappa, seeds=seeds,

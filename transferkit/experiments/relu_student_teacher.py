@@ -726,6 +726,119 @@ def skip_normals(rng: np.random.Generator, count: int, chunk: int = 1 << 20) -> 
         count -= k
 
 
+# ---------------------------------------------------------------------------
+# the checks of Figs. 3 and 9, made by the experiments and by their cells before any work
+# ---------------------------------------------------------------------------
+
+def _check_dims(d, m, m_star, teachers) -> tuple[int, int, int, int]:
+    """Fig. 3's sizes: ``d``, ``m``, ``m_star`` and ``teachers`` integers >= 1 (whole floats
+    taken as integers), returned as ``int``."""
+    return (check_int("d", d, 1), check_int("m", m, 1), check_int("m_star", m_star, 1),
+            check_int("teachers", teachers, 1))
+
+
+def _check_index(name, i, size) -> int:
+    """``i`` as an ``int`` index in ``[0, size)`` (a whole float taken as one), else a
+    ``ValueError`` naming ``name``: a negative index would count from the end."""
+    i = check_int(name, i, 0)
+    if i >= size:
+        raise ValueError(f"{name} must be in [0, {size - 1}] (got {i})")
+    return i
+
+
+def _checked_settings(readout_init, lr, tol, max_time, max_step, abs_tol, fixed_step) -> tuple:
+    """The training settings of Figs. 3 and 9: ``readout_init`` finite, ``tol`` > 0,
+    ``abs_tol`` >= 0, ``lr``, ``max_time`` and ``max_step`` > 0 or ``inf``, ``fixed_step`` a
+    bool.  Returned in that order as the floats (and bool) the trainers take."""
+    check_positive("tol", tol)
+    abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
+    fixed_step = check_bool("fixed_step", fixed_step)
+    check_values("readout_init", readout_init)
+    for name, v in (("lr", lr), ("max_time", max_time), ("max_step", max_step)):
+        check_positive_or_inf(name, v)
+    return (float(readout_init), float(lr), float(tol), float(max_time), float(max_step),
+            abs_tol, fixed_step)
+
+
+def _checked_mus(mus) -> np.ndarray:
+    """Fig. 3's ablations: a non-empty 1-d sequence of numbers in ``[0, 1)``, returned as
+    the float array the cells take."""
+    mu_v = check_values("mus", mus, 0.0)
+    if mu_v.ndim != 1 or mu_v.size == 0 or np.any(mu_v >= 1):
+        raise ValueError(f"mus must be a non-empty 1-d sequence of numbers in [0, 1) (got {mus!r})")
+    return np.asarray(mus, dtype=float)
+
+
+def _checked_ns(ns) -> np.ndarray:
+    """The target sizes of Figs. 3 and 9: a non-empty 1-d sequence of integers >= 1 (whole
+    floats taken as integers), returned as the int array the cells take."""
+    n_v = check_values("ns", ns, 1, MAX_INT, integer=True)
+    if n_v.ndim != 1 or n_v.size == 0:
+        raise ValueError(f"ns must be a non-empty 1-d sequence of integers >= 1 (got {ns!r})")
+    return np.asarray(ns, dtype=int)
+
+
+def _checked_lambdas(lambdas) -> np.ndarray:
+    """Fig. 9's penalty weights: finite numbers >= 0 (a number is one weight), returned as a
+    1-d float array."""
+    try:
+        lam = np.atleast_1d(check_values("lambdas", lambdas, 0.0))
+    except ValueError as e:          # an InputTypeError (a string) stays one
+        raise type(e)(f"lambdas must be finite numbers >= 0 (got {lambdas!r})") from None
+    if lam.ndim != 1:
+        raise ValueError(f"lambdas must be finite numbers >= 0 (got {lambdas!r})")
+    return lam
+
+
+def _checked_lambda_indices(k, L, increasing=False) -> tuple[np.ndarray, bool]:
+    """``k`` of the anchored cells: one index of the ``L`` penalty weights or a non-empty 1-d
+    array of them (increasing with ``increasing``), whole floats taken as integers.  Returns
+    the indices as an int array and whether ``k`` is an array."""
+    valid = f"{'increasing ' if increasing else ''}indices of lambdas in [0, {L - 1}]"
+    try:
+        ks = np.atleast_1d(check_values("k", k, 0, L - 1, integer=True))
+    except ValueError as e:          # an InputTypeError (a string) stays one
+        raise type(e)(f"k must be {valid} (got {k!r})") from None
+    if ks.ndim != 1 or ks.size == 0 or (increasing and np.any(np.diff(ks) <= 0)):
+        raise ValueError(f"k must be {valid} (got {k!r})")
+    return ks.astype(int), np.ndim(k) == 1
+
+
+def _check_fig3_size(d, m, m_star, sets, teachers, ns=(), draws=0, scratch_seeds=0,
+                     pretrain_steps=0, scratch_steps=0, sets_name="mus") -> None:
+    """Refuse, before any allocation or loop, a run of Fig. 3 or 9 whose arrays would exceed
+    the memory budget (``transferkit._validate.check_budget``), naming the parameter that
+    makes it large.
+
+    ``sets`` pretrained sets of units per teacher (``len(mus)``, or the penalty weights
+    ``sets_name="lambdas"`` of Fig. 9), ``teachers`` target teachers, the target sizes
+    ``ns`` (none for pretraining alone), each with ``draws`` linear-transfer sets and
+    ``scratch_seeds`` scratch runs per teacher.  The largest arrays: per n, the scratch
+    samples and one draw's features; per pretrained set of units, its m x m kernels (RKHS
+    norms), checked first for one set, teacher and scratch run (naming the largest of
+    ``d``, ``m`` and ``ns``), then for all of them (naming the largest count); then the
+    teachers, the step-by-step records of every run (steps, loss, time, per seed) and the
+    linear-transfer risks of every draw.  A cell checks the part of its experiment's
+    request that it computes.
+    """
+    n = int(max(ns, default=0))
+
+    def arrays(sets, teachers, seeds):
+        return 8 * n * (seeds * (d + 1) + max(m, d)) + 8 * sets * teachers * m * (3 * m + 4 * d)
+
+    sizes = {"d": d, "m": m, "ns": n}
+    counts = {sets_name: sets, "teachers": teachers, "scratch_seeds": scratch_seeds}
+    for named, n_bytes in ((sizes, arrays(1, 1, min(scratch_seeds, 1))),
+                           (counts, arrays(sets, teachers, scratch_seeds))):
+        name = max(named, key=named.get)
+        check_budget(name, named[name], n_bytes)
+    check_budget("m_star", m_star, 16 * sets * teachers * m_star * d)
+    runs = sets * teachers + len(ns) * teachers * scratch_seeds
+    for name, steps in (("pretrain_steps", pretrain_steps), ("scratch_steps", scratch_steps)):
+        check_budget(name, steps, 24 * (steps + 2) * runs)
+    check_budget("draws", draws, 8 * sets * len(ns) * teachers * draws)
+
+
 def _fig3_start(d, m, m_star, mus, teachers, seed, target_norm=None):
     r"""The first draws of :func:`fig3_experiment` from ``default_rng(seed)``: target teachers
     (readouts rescaled to :math:`\|f_t\|_{L_2}` = ``target_norm`` unless ``None``; the
@@ -758,15 +871,24 @@ def fig3_pretrain_cell(seed, teacher, d, m, m_star, mus, teachers, readout_init,
 
     ``earlier``: rows ``(max_time', abs_tol')`` of stopping rules that stop no later, read
     off the same runs (``train_population(earlier=)``): for rule ``k`` also ``W_e<k>``,
-    ``c_e<k>`` and ``e<k>_info_<field>``, the numbers of the cell with that rule."""
-    _, source, _, W0, _ = _fig3_start(d, m, m_star, np.asarray(mus, dtype=float), teachers, seed,
-                                      target_norm)
-    teacher = check_int("teacher", teacher, 0)
-    if teacher >= teachers:
-        raise ValueError(f"teacher must be in [0, {teachers - 1}] (got {teacher})")
+    ``c_e<k>`` and ``e<k>_info_<field>``, the numbers of the cell with that rule.
+
+    The arguments are checked as :func:`fig3_experiment` checks them, before any work (a
+    request beyond the memory budget is refused)."""
+    seed = check_int("seed", seed, 0)
+    d, m, m_star, teachers = _check_dims(d, m, m_star, teachers)
+    teacher = _check_index("teacher", teacher, teachers)
+    mus = _checked_mus(mus)
+    readout_init, lr, tol, max_time, max_step, abs_tol, fixed_step = _checked_settings(
+        readout_init, lr, tol, max_time, max_step, abs_tol, fixed_step)
+    pretrain_steps = check_int("pretrain_steps", pretrain_steps, 0)
+    if target_norm is not None:
+        target_norm = check_positive("target_norm", target_norm)
+    earlier = check_earlier_stops(earlier, max_time, abs_tol)
+    _check_fig3_size(d, m, m_star, len(mus), teachers, pretrain_steps=pretrain_steps)
+    _, source, _, W0, _ = _fig3_start(d, m, m_star, mus, teachers, seed, target_norm)
     rows = np.arange(len(mus)) * teachers + teacher           # mu-major rows of this teacher
-    c0 = np.full((rows.size, m), float(readout_init))
-    earlier = [(float(t_e), float(a_e)) for t_e, a_e in earlier]
+    c0 = np.full((rows.size, m), readout_init)
     Wp, cp, info, *runs = train_population(
         W0[rows], c0, Teacher(source.W[rows], source.a[rows]), lr=lr, tol=tol,
         max_steps=pretrain_steps, max_time=max_time, max_step=max_step, abs_tol=abs_tol,
@@ -823,19 +945,30 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
     the same target sets, and the scratch runs under each rule read off the same runs
     (``train_samples(earlier=)``), as ``R_lt_e<k>``, ``R_sc_e<k>``, ``loss_rel_e<k>`` and
     ``e<k>_info_<field>``: the numbers of the cell with that rule.
+
+    The arguments are checked as :func:`fig3_experiment` checks them, before any work (a
+    request beyond the memory budget is refused; ``j`` must index ``ns``).
     """
     T = Teacher(np.asarray(target_W), np.asarray(target_a))
     teachers = T.W.shape[0]
-    earlier = [(float(t_e), float(a_e)) for t_e, a_e in earlier]
+    t = _check_index("t", t, teachers)
+    ns = _checked_ns(ns)
+    j = _check_index("j", j, len(ns))
+    draws = check_int("draws", draws, 1)
+    scratch_seeds = check_int("scratch_seeds", scratch_seeds, 1)
+    readout_init, lr, tol, max_time, max_step, abs_tol, fixed_step = _checked_settings(
+        readout_init, lr, tol, max_time, max_step, abs_tol, fixed_step)
+    scratch_steps = check_int("scratch_steps", scratch_steps, 0)
+    grad_dtype = check_grad_dtype(grad_dtype)
+    earlier = check_earlier_stops(earlier, max_time, abs_tol)
     Ws_pre = [np.asarray(W)] + [np.asarray(w) for w in W_earlier]
     if len(Ws_pre) != len(earlier) + 1:
         raise ValueError(f"W_earlier must hold one set of units per earlier rule "
                          f"({len(earlier)}; got {len(Ws_pre) - 1})")
-    t = check_int("t", t, 0)
-    if t >= teachers:
-        raise ValueError(f"t must be in [0, {teachers - 1}] (got {t})")
-    rows, m, d = W.shape
+    rows, m, d = Ws_pre[0].shape
     M = rows // teachers
+    _check_fig3_size(d, m, T.W.shape[1], M, teachers, ns, draws, scratch_seeds,
+                     scratch_steps=scratch_steps)
     ns = [int(v) for v in ns]
     rng = _generator(rng_state)
     skip_normals(rng, sum(_fig3_draws_per_n(v, rows, teachers, draws, scratch_seeds, m, d)
@@ -864,7 +997,7 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
     Ws0 = random_sphere((scratch_seeds, m, d), rng)
     Ts = repeat_teacher(Tt, scratch_seeds)
     ys = _targets(Xs, Ts.W, Ts.a)
-    cs0 = np.full((scratch_seeds, m), float(readout_init))
+    cs0 = np.full((scratch_seeds, m), readout_init)
     Ws, cs, info, *runs = train_samples(Ws0, cs0, Xs, ys, lr=lr, tol=tol,
                                         max_steps=scratch_steps, max_time=max_time,
                                         max_step=max_step, record_every=_RECORD_EVERY,
@@ -973,19 +1106,6 @@ def fig3_earlier_stops(earlier: dict, **params) -> tuple[Fig3Result, dict]:
     return res[0], dict(zip(earlier, res[1:]))
 
 
-def _checked_grids(mus, ns):
-    """Fig. 3's grids checked before any work: ``mus`` a non-empty 1-d sequence in
-    ``[0, 1)``, ``ns`` one of integers >= 1; returned as the float and int arrays the cells
-    take."""
-    mu_v = check_values("mus", mus, 0.0)
-    if mu_v.ndim != 1 or mu_v.size == 0 or np.any(mu_v >= 1):
-        raise ValueError(f"mus must be a non-empty 1-d sequence of numbers in [0, 1) (got {mus!r})")
-    n_v = check_values("ns", ns, 1, MAX_INT, integer=True)
-    if n_v.ndim != 1 or n_v.size == 0:
-        raise ValueError(f"ns must be a non-empty 1-d sequence of integers >= 1 (got {ns!r})")
-    return np.asarray(mus, dtype=float), np.asarray(ns, dtype=int)
-
-
 def _fig3_results(earlier, d: int, m: int, m_star: int, mus, ns, teachers: int = 1,
                   draws: int = 4, scratch_seeds: int = 2, readout_init: float = 1e-7,
                   lr: float = 1.0, tol: float = 1e-6, pretrain_steps: int = 3000,
@@ -996,44 +1116,29 @@ def _fig3_results(earlier, d: int, m: int, m_star: int, mus, ns, teachers: int =
                   progress: bool | None = None, **run_kwargs) -> list:
     """:func:`fig3_experiment` and its runs under the ``earlier`` stopping rules (dicts of
     ``max_time`` and/or ``abs_tol``): the list of their :class:`Fig3Result`, this one first."""
-    d, m, m_star = check_int("d", d, 1), check_int("m", m, 1), check_int("m_star", m_star, 1)
-    teachers = check_int("teachers", teachers, 1)
+    d, m, m_star, teachers = _check_dims(d, m, m_star, teachers)
     draws = check_int("draws", draws, 1)
     scratch_seeds = check_int("scratch_seeds", scratch_seeds, 1)
     seed = check_int("seed", seed, 0)
-    check_positive("tol", tol)
-    abs_tol = check_positive("abs_tol", abs_tol, allow_zero=True)
+    settings = dict(zip(("readout_init", "lr", "tol", "max_time", "max_step", "abs_tol",
+                         "fixed_step"),
+                        _checked_settings(readout_init, lr, tol, max_time, max_step, abs_tol,
+                                          fixed_step)))
+    abs_tol, fixed_step = settings["abs_tol"], settings["fixed_step"]
     if target_norm is not None:
         target_norm = check_positive("target_norm", target_norm)
-    fixed_step = check_bool("fixed_step", fixed_step)
     grad_dtype = check_grad_dtype(grad_dtype)
-    mus, ns = _checked_grids(mus, ns)
-    check_values("readout_init", readout_init)
-    for name, v in (("lr", lr), ("max_time", max_time), ("max_step", max_step)):
-        check_positive_or_inf(name, v)
+    mus, ns = _checked_mus(mus), _checked_ns(ns)
     pretrain_steps = check_int("pretrain_steps", pretrain_steps, 0)
     scratch_steps = check_int("scratch_steps", scratch_steps, 0)
     gram_points = check_int("gram_points", gram_points, 1)
-    # the largest arrays: per n, the scratch samples and one draw's features; per pretrained
-    # set of units, its m x m kernels (RKHS norms); refused before any work when too large
-    by_n = 8 * int(ns.max()) * (scratch_seeds * (d + 1) + max(m, d))
-    by_m = 8 * len(mus) * teachers * m * (3 * m + 4 * d)
-    check_budget(*(("ns", int(ns.max())) if by_n >= by_m else ("m", m)), by_n + by_m)
-    # the teachers, the step-by-step records of every run (steps, loss, time, per seed) and
-    # the linear-transfer risks of every draw
-    check_budget("m_star", m_star, 16 * len(mus) * teachers * m_star * d)
-    runs = len(mus) * teachers + len(ns) * teachers * scratch_seeds
-    for name, steps in (("pretrain_steps", pretrain_steps), ("scratch_steps", scratch_steps)):
-        check_budget(name, steps, 24 * (steps + 2) * runs)
-    check_budget("draws", draws, 8 * len(mus) * len(ns) * teachers * draws)
+    _check_fig3_size(d, m, m_star, len(mus), teachers, ns, draws, scratch_seeds,
+                     pretrain_steps, scratch_steps)
     T, source, keep, W0, rng = _fig3_start(d, m, m_star, mus, teachers, seed, target_norm)
     SW = source.W
     tn = teacher_norm(T)                                       # (teachers,)
     kw = dict(run_kwargs)
     kw.setdefault("progress", progress)
-    settings = dict(readout_init=float(readout_init), lr=float(lr), tol=float(tol),
-                    max_time=float(max_time), max_step=float(max_step), abs_tol=abs_tol,
-                    fixed_step=fixed_step)
     # the earlier stopping rules: (max_time', abs_tol') from dicts of either or both, checked
     # here (before any training) by the trainers' own check
     rules = check_earlier_stops([(rule.get("max_time", max_time), rule.get("abs_tol", abs_tol))
@@ -1120,18 +1225,24 @@ def anchored_pretrain_cell(seed, k, lambdas, source_W, source_a, m, readout_init
     Returns ``W`` ``(teachers, m, d)``, ``c`` and the
     :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``
     (``_padded_info_arrays``, runs per teacher), each with a leading axis ``len(k)`` when
-    ``k`` is an array."""
-    lambdas = np.asarray(lambdas, dtype=float)
+    ``k`` is an array.
+
+    The arguments are checked as :func:`anchored_experiment` checks them, before any work (a
+    number ``lambdas`` is one weight; a request beyond the memory budget is refused)."""
+    seed = check_int("seed", seed, 0)
+    lambdas = _checked_lambdas(lambdas)
+    L = len(lambdas)
+    ks, vec = _checked_lambda_indices(k, L)
+    m = check_int("m", m, 1)
+    readout_init, lr, tol, max_time, max_step, abs_tol, fixed_step = _checked_settings(
+        readout_init, lr, tol, max_time, max_step, abs_tol, fixed_step)
+    pretrain_steps = check_int("pretrain_steps", pretrain_steps, 0)
     src = Teacher(np.asarray(source_W), np.asarray(source_a))
-    L, (nt, _, d) = len(lambdas), src.W.shape
-    vec = np.ndim(k) == 1
-    ks = np.atleast_1d(np.asarray(k))
-    if ks.ndim != 1 or ks.size == 0 or not np.issubdtype(ks.dtype, np.integer) \
-            or ks.min() < 0 or ks.max() >= L:
-        raise ValueError(f"k must be indices of lambdas in [0, {L - 1}] (got {k!r})")
+    nt, m_star, d = src.W.shape
+    _check_fig3_size(d, m, m_star, L, nt, pretrain_steps=pretrain_steps, sets_name="lambdas")
     W0, _ = _anchored_start(L, nt, m, d, seed)
     rows = (ks[:, None] * nt + np.arange(nt)).reshape(-1)          # lambda-major
-    c0 = np.full((rows.size, m), float(readout_init))
+    c0 = np.full((rows.size, m), readout_init)
     # the paper's penalty is added to its Eq. 2, (1/2) E(f - f_s)^2 + lambda sum_i ||w_i - w_i(0)||^2;
     # our loss is E(f - f_s)^2, twice that, so the weight in it is 2 lambda
     Wp, cp, info = train_population(W0[rows], c0, tile_teacher(src, ks.size), lr=lr, tol=tol,
@@ -1171,16 +1282,19 @@ def anchored_n_cell(j, k, ns, rng_state, W, target_W, target_a, draws):
     are drawn and fitted a few at a time (at most ``_LT_CHUNK`` features, as in
     :func:`fig3_n_cell`; the generator gives the same numbers drawn in pieces, and each fit
     uses its own rows only).  Returns ``R_lt`` ``(teachers, draws)``, with a leading axis
-    ``len(k)`` when ``k`` is an array."""
+    ``len(k)`` when ``k`` is an array.
+
+    The arguments are checked as :func:`anchored_experiment` checks them, before any work (a
+    request beyond the memory budget is refused; ``j`` must index ``ns``)."""
     T = Teacher(np.asarray(target_W), np.asarray(target_a))
     nt = T.W.shape[0]
     rows, m, d = W.shape
     L = rows // nt
-    vec = np.ndim(k) == 1
-    ks = np.atleast_1d(np.asarray(k))
-    if ks.ndim != 1 or ks.size == 0 or not np.issubdtype(ks.dtype, np.integer) \
-            or ks.min() < 0 or ks.max() >= L or np.any(np.diff(ks) <= 0):
-        raise ValueError(f"k must be increasing indices of lambdas in [0, {L - 1}] (got {k!r})")
+    ks, vec = _checked_lambda_indices(k, L, increasing=True)
+    ns = _checked_ns(ns)
+    j = _check_index("j", j, len(ns))
+    draws = check_int("draws", draws, 1)
+    _check_fig3_size(d, m, T.W.shape[1], L, nt, ns, draws, sets_name="lambdas")
     ns = [int(v) for v in ns]
     rng = _generator(rng_state)
     skip_normals(rng, sum(rows * draws * v * d for v in ns[:j]))
@@ -1242,9 +1356,7 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
     (:math:`\sum_i\|w_i-w_i^{(0)}\|^2 / m`), ``source_rel`` (pretraining source risk over
     :math:`\|f_s\|^2`) and the pretraining ``info``.
     """
-    lambdas = np.atleast_1d(np.asarray(lambdas, dtype=float))
-    if lambdas.ndim != 1 or not np.all(np.isfinite(lambdas) & (lambdas >= 0)):
-        raise ValueError(f"lambdas must be finite numbers >= 0 (got {lambdas!r})")
+    lambdas = _checked_lambdas(lambdas)
     hit = np.flatnonzero(np.isclose(res.mus, mu))
     if hit.size != 1:
         raise ValueError(f"mu must be one of res.mus = {list(res.mus)} (got {mu!r})")
@@ -1257,6 +1369,8 @@ def anchored_experiment(res: Fig3Result, lambdas, mu: float, draws: int = 8, see
     m, d = res.m, res.d
     src = Teacher(res.source.W[i * nt:(i + 1) * nt], res.source.a[i * nt:(i + 1) * nt])
     L = len(lambdas)
+    _check_fig3_size(d, m, T.W.shape[1], L, nt, res.ns, draws,
+                     pretrain_steps=int(res.pretrain_steps), sets_name="lambdas")
     _, rng = _anchored_start(L, nt, m, d, seed)
     kw = dict(run_kwargs)
     kw.setdefault("progress", progress)
