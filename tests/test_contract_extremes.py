@@ -238,3 +238,21 @@ def test_check_budget_among_passes_what_fits_and_shows_the_value_asked():
                            shown=dict(n=[7, 10**10]))
     with pytest.raises(ValueError, match="d=2000 is too large"):
         check_budget_among(_estimate, dict(d=2000, n=1000, draws=20), typical, limit=2**20)
+
+
+@pytest.mark.parametrize("case,match", [
+    ("X 2-d", "X must have shape"), ("y short", "X must have shape"),
+    ("one rng", "rngs must hold one numpy generator per instance"),
+    ("numpy X", "X must be a torch tensor"),
+])
+def test_train_scratch_checks_its_shapes_before_any_work(case, match):
+    # a 2-d X was an IndexError, a numpy X torch's TypeError
+    import torch
+    from transferkit.models.deep_linear import train_scratch
+    X = torch.tensor(_RNG.standard_normal((2, 5, 8)))
+    y = torch.tensor(_RNG.standard_normal((2, 5)))
+    rngs = [np.random.default_rng(i) for i in range(2)]
+    args = {"X 2-d": (X[0], y[0], rngs), "y short": (X, y[:, :3], rngs),
+            "one rng": (X, y, rngs[:1]), "numpy X": (X.numpy(), y, rngs)}[case]
+    with pytest.raises(ValueError, match=match):
+        train_scratch(args[0], args[1], 2, 1e-3, args[2], max_steps=10)

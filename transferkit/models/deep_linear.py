@@ -31,8 +31,8 @@ import torch
 from tqdm import tqdm
 
 from .. import config
-from .._validate import (check_array, check_bool, check_int, check_open_unit, check_positive,
-                         check_real)
+from .._validate import (InputTypeError, check_array, check_bool, check_int, check_open_unit,
+                         check_positive, check_real)
 from ..streams import keyed_rng, unit_rows
 from ._chain_kernel import chain_descent
 from .descent import Descent
@@ -731,11 +731,18 @@ def train_scratch(X: torch.Tensor, y: torch.Tensor, depth: int, alpha: float, rn
     ``X`` is ``(B, n, d)``, ``y`` is ``(B, n)`` and ``rngs`` one numpy generator per instance
     for the initialisation.  As :math:`\alpha\to0` the end-to-end vector converges to
     :math:`X^+y`.  Keyword arguments go to :func:`gradient_descent`.
-    Returns ``(weights, TrainInfo)``.
+    Returns ``(weights, TrainInfo)``.  The shapes (and one generator per instance) are
+    checked before any work.
     """
-
+    for name, T in (("X", X), ("y", y)):
+        if not isinstance(T, torch.Tensor):
+            raise InputTypeError(f"{name} must be a torch tensor (got {type(T).__name__})")
+    objective = empirical_objective(X, y)           # checks the shapes and finiteness
+    if isinstance(rngs, (str, bytes)) or not hasattr(rngs, "__len__") or len(rngs) != X.shape[0]:
+        raise ValueError(f"rngs must hold one numpy generator per instance, {X.shape[0]} "
+                         f"(got {rngs!r})")
     W0 = init_deep_linear(X.shape[2], depth, alpha, rngs, device=X.device, dtype=X.dtype)
-    return gradient_descent(W0, empirical_objective(X, y), method=method,
+    return gradient_descent(W0, objective, method=method,
                             desc=kwargs.pop("desc", "scratch"), **kwargs)
 
 
