@@ -770,7 +770,7 @@ class Paired:
 
     mean: np.ndarray        #: mean difference over the draws compared
     se: np.ndarray          #: its standard error (NaN with fewer than two draws)
-    t: np.ndarray           #: mean / se from the unrounded moments (NaN: no spread, or < 2 draws)
+    t: np.ndarray           #: mean / se from the unrounded moments (NaN without spread or 2 draws)
     count: np.ndarray       #: draws compared (``where``'s count)
     critical: np.ndarray    #: Bonferroni critical t of the family (inf with fewer than two draws)
     sign: np.ndarray        #: -1 (below 0 beyond the critical t), +1 (above), 0 (neither)
