@@ -21,6 +21,8 @@ from transferkit.experiments import dataset_distances, linear_teachers, linear_t
 from transferkit.experiments import diagonal_networks as dn
 from transferkit.models import diagonal as md
 from transferkit.models import relu
+from transferkit.models.deep_linear import init_deep_linear
+from transferkit.theory.distances import joint_samples
 from transferkit.theory import linear_teachers as lt
 
 _RNG = np.random.default_rng(0)
@@ -256,3 +258,20 @@ def test_train_scratch_checks_its_shapes_before_any_work(case, match):
             "one rng": (X, y, rngs[:1]), "numpy X": (X.numpy(), y, rngs)}[case]
     with pytest.raises(ValueError, match=match):
         train_scratch(args[0], args[1], 2, 1e-3, args[2], max_steps=10)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda r: relu.init_ntk(3, 10**12, 1.0, [0]), "^m=1000000000000 is too large"),
+    (lambda r: relu.init_ntk(10**12, 4, 1.0, [0]), "^d=1000000000000 is too large"),
+    (lambda r: relu.random_sphere((10**6, 10**6), r), r"^shape=\(1000000, 1000000\) is too large"),
+    (lambda r: relu.teacher_pair(10**12, 2, 0.5, 1.0, r), "^d=1000000000000 is too large"),
+    (lambda r: init_deep_linear(10**12, 2, 0.1, [r]), "^d=1000000000000 is too large"),
+    (lambda r: init_deep_linear(10, 2, 0.1, [r], width=10**12), "^width=1000000000000 is too"),
+    (lambda r: init_deep_linear(10**3, 10**6, 0.1, [r]), "^depth=1000000 is too large"),
+    (lambda r: joint_samples(np.ones(3), 0.1, 10**12, r), "^n=1000000000000 is too large"),
+    (lambda r: dn.sparse_teachers(10**12, 2, 1, r), "^D=1000000000000 is too large"),
+])
+def test_constructors_refuse_sizes_beyond_the_memory_budget(call, match):
+    # each raised numpy's MemoryError (the second audit)
+    with time_limit(5), pytest.raises(ValueError, match=match):
+        call(np.random.default_rng(0))

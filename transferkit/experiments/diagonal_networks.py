@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import (check_array, check_broadcast, check_budget_among, check_int,
+from .._validate import (check_array, check_broadcast, check_budget, check_budget_among, check_int,
                          check_positive, check_rows, check_values)
 from ..models.diagonal import (
     init_state,
@@ -536,6 +536,7 @@ def sparse_teachers(D: int, k: int, overlap: int, rng: np.random.Generator):
     beta_main)``, each of shape ``(D,)``.
     """
     D, k, overlap = _check_supports(D, k, overlap)
+    check_budget("D", D, 8 * 4 * D)                       # the permutation and two teachers
     perm = rng.permutation(D)
     aux_idx = perm[:k]
     main_idx = np.r_[perm[:overlap], perm[k:2 * k - overlap]]

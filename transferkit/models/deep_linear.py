@@ -31,8 +31,8 @@ import torch
 from tqdm import tqdm
 
 from .. import config
-from .._validate import (InputTypeError, check_array, check_bool, check_int, check_open_unit,
-                         check_positive, check_real)
+from .._validate import (InputTypeError, check_array, check_bool, check_budget_among, check_int,
+                         check_open_unit, check_positive, check_real)
 from ..streams import keyed_rng, unit_rows
 from ._chain_kernel import chain_descent
 from .descent import Descent
@@ -67,7 +67,17 @@ def init_deep_linear(d: int, depth: int, alpha: float, rngs, width: int | None =
     d = check_int("d", d, 1)
     depth = check_int("depth", depth, 2)
     alpha = check_positive("alpha", alpha)
-    width = d if width is None else check_int("width", width, 1)
+    # every layer of every instance, drawn then converted (twice the float64 entries); the
+    # width, d unless given, is named only when given; typical sizes: paper 000's (d = 500,
+    # depth 2, 20 draws)
+    sizes = dict(d=d, depth=depth, rngs=len(rngs))
+    if width is not None:
+        sizes["width"] = check_int("width", width, 1)
+    check_budget_among(
+        lambda d, depth, rngs, width=None: 16 * rngs * (d * (width or d) + (depth - 2) * (width or d) ** 2
+                                                        + (width or d)),
+        sizes, dict(d=500, width=500, depth=2, rngs=20))
+    width = sizes.get("width", d)
     dims = [d] + [width] * (depth - 1) + [1]
     layers = []
     for l in range(depth):

@@ -23,9 +23,9 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from .._validate import (MAX_ENTRY, InputTypeError, check_array, check_bool, check_choice, check_fraction,
-                         check_int, check_positive, check_positive_or_inf, check_rows,
-                         check_values)
+from .._validate import (MAX_ENTRY, InputTypeError, check_array, check_bool, check_budget,
+                         check_budget_among, check_choice, check_fraction, check_int,
+                         check_positive, check_positive_or_inf, check_rows, check_values)
 from ..streams import keyed_rng, unit_rows
 from ..theory.relu import arccos_kernel_terms, relu_kernel, snap_cosines
 from ._units_kernel import units_descent
@@ -295,6 +295,9 @@ def init_ntk(d: int, m: int, kappa: float, seeds, symmetric: bool = True,
     seeds = [check_int("seed", s, 0) for s in np.atleast_1d(seeds).tolist()]
     if symmetric and m % 2:
         raise ValueError(f"m must be even with symmetric=True (got {m})")
+    # the weights (d x m) and readouts of every seed, and their stacked copies
+    check_budget_among(lambda d, m, seeds: 16 * seeds * (d + 1) * m,
+                       dict(d=d, m=m, seeds=len(seeds)), dict(d=1, m=2, seeds=1))
     Ws, As = [], []
     for s in seeds:
         g = np.random.default_rng([s, 7])
@@ -456,7 +459,9 @@ class Teacher:
 
 
 def random_sphere(shape, rng) -> np.ndarray:
-    """Rows uniform on the unit sphere, ``shape = (..., d)``."""
+    """Rows uniform on the unit sphere, ``shape = (..., d)`` (within the memory budget)."""
+    shape = tuple(check_int("shape", k, 0) for k in np.atleast_1d(shape).tolist())
+    check_budget("shape", shape, 16 * math.prod(shape))
     Z = rng.standard_normal(shape)
     return Z / np.linalg.norm(Z, axis=-1, keepdims=True)
 
@@ -1313,6 +1318,7 @@ def teacher_pair(d: int, units: int, rho: float, magnitude: float, rng: np.rando
     magnitude = check_positive("magnitude", magnitude)
     if 2 * units > d:
         raise ValueError(f"d must be >= 2 * units (got d={d}, units={units})")
+    check_budget("d", d, 8 * 4 * d * 2 * units)           # the d x 2 units draw, Q and R
     Q, _ = np.linalg.qr(rng.standard_normal((d, 2 * units)))
     theta, xi = Q[:, :units].T, Q[:, units:].T
     main = rho * theta + np.sqrt(max(1 - rho * rho, 0.0)) * xi

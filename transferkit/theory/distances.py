@@ -187,6 +187,7 @@ def joint_samples(beta, sigma, n, rng) -> np.ndarray:
     n = check_int("n", n, 1)
     if not isinstance(rng, np.random.Generator):
         raise InputTypeError(f"rng must be a numpy Generator (got {rng!r})")
+    check_budget("n", n, 8 * 3 * n * (beta.size + 1))      # x, y and the stacked samples
     x = rng.standard_normal((n, beta.size))
     y = x @ beta + sigma * rng.standard_normal(n)
     return np.column_stack([x, y])
