@@ -275,3 +275,31 @@ def test_constructors_refuse_sizes_beyond_the_memory_budget(call, match):
     # each raised numpy's MemoryError (the second audit)
     with time_limit(5), pytest.raises(ValueError, match=match):
         call(np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("noise", [1e12, 1e50])
+def test_scratch_training_under_huge_label_noise_stops_at_the_rounding_floor(noise):
+    # an excess-loss tolerance of 1e-14 under targets of 1e12 is below float64's resolution:
+    # training ran to its step budget (85 s at d = 6); it now stops at the floor, converged
+    import torch
+    from transferkit.models.deep_linear import end_to_end, train_scratch
+    rng = np.random.default_rng(3)
+    X = torch.tensor(rng.standard_normal((2, 3, 6)))
+    y = torch.tensor(rng.standard_normal((2, 3))) * noise
+    rngs = [np.random.default_rng(i) for i in range(2)]
+    Ws, info = train_scratch(X, y, 2, 1e-3, rngs, method="gd", loss_tol=1e-14,
+                             max_steps=100_000)
+    assert bool(info.converged.all()) and int(info.steps.max()) < 10_000
+    beta = end_to_end(Ws)
+    fit = (X @ beta[..., None])[..., 0]
+    assert float((fit - y).abs().max() / y.abs().max()) < 1e-9        # interpolates
+
+
+def test_the_rounding_floor_leaves_the_books_tolerances_alone():
+    import torch
+    from transferkit.models.deep_linear import _rounding_tol
+    lam = torch.ones(3, 5, dtype=torch.float64)
+    target = torch.full((3, 5), 10.0, dtype=torch.float64)          # targets of order 10
+    assert _rounding_tol(1e-14, lam, target) == 1e-14                 # unchanged: same bits
+    tol = _rounding_tol(1e-14, lam, target * 1e12)
+    assert torch.is_tensor(tol) and bool((tol > 1e-14).all())
