@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import InputTypeError, check_array, check_int, check_values
+from .._validate import (MAX_INT, InputTypeError, check_array, check_budget_among, check_int,
+                         check_open_unit, check_positive, check_values)
 from ..data import binary_task
 from ..stats import table_r2
 from ..streams import keyed_rng
@@ -306,6 +307,60 @@ def _finetune_errors(x_pool, t_pool, thetas, x_test, t_test, n, shape, seed, nam
     return err.reshape((len(th),) + tuple(shape))
 
 
+def _checked_table(x_train, y_train, x_test, y_test, pairs, ns, draws, reps, seed, m, delta, c,
+                   k=None):
+    """The arguments of Table 1's experiments (:func:`mnist_table_sim`,
+    :func:`fit_sensitivity_sim`) and of their cells, checked before any work: the data
+    (rows of finite pixels, one digit label in 0..9 per row), ``pairs`` rows ``(a, b, c,
+    d)`` of digits with ``a != b`` and ``c != d``, ``ns`` a non-empty sequence of integers
+    >= 1, ``draws`` and ``reps`` integers >= 1, ``seed`` >= 0, the measures' ``m`` an integer
+    >= 1, ``delta`` >= 1 and ``c`` > 0 (Thm 4.2), the cell's pair ``k`` an index
+    of ``pairs``, and the fine-tuning batches (``reps x draws`` samples of the largest ``n``,
+    and their test predictions) within the memory budget, the size named being the one
+    furthest above the paper preset :data:`TABLE1`.  Returns ``(pairs, ns, draws, reps,
+    seed, m, k)``, the integers as ``int`` and ``pairs`` a ``(K, 4)`` int array."""
+    for name, x, y in (("x_train", x_train, y_train), ("x_test", x_test, y_test)):
+        x = np.asarray(x)                   # not copied to float64: MNIST is 47 million pixels
+        if x.ndim != 2 or x.shape[0] < 1 or x.dtype.kind not in "biuf":
+            raise ValueError(f"{name} must be an array (N, d) of real pixel values, images as "
+                             f"rows (got {x.dtype} of shape {x.shape})")
+        if x.dtype.kind == "f" and not np.isfinite(x).all():
+            raise ValueError(f"{name} must be finite (found NaN or inf pixel values)")
+        lab = check_values(name.replace("x_", "y_"), y, 0, 9, integer=True)
+        if lab.shape != x.shape[:1]:
+            raise ValueError(f"{name.replace('x_', 'y_')} must hold one label per row of "
+                             f"{name} ({x.shape[0]}; got shape {lab.shape})")
+    d = np.shape(x_train)[1]
+    if np.shape(x_test)[1] != d:
+        raise ValueError(f"x_test must have the {d} pixels of x_train's rows (got "
+                         f"{np.shape(x_test)[1]})")
+    P = check_values("pairs", pairs, 0, 9, integer=True)
+    if P.size == 0 or P.size % 4:
+        raise ValueError(f"pairs must be rows (a, b, c, d) of digits (got shape {P.shape})")
+    P = P.astype(int).reshape(-1, 4)
+    if np.any(P[:, 0] == P[:, 1]) or np.any(P[:, 2] == P[:, 3]):
+        raise ValueError(f"pairs must have a != b and c != d in each row (a, b, c, d) "
+                         f"(got {P.tolist()})")
+    nv = np.atleast_1d(check_values("ns", ns, 1, MAX_INT, integer=True))
+    if nv.ndim != 1 or nv.size == 0:
+        raise ValueError(f"ns must be a non-empty 1-d sequence of integers >= 1 (got {ns!r})")
+    ns = [int(n) for n in nv]
+    draws, reps = check_int("draws", draws, 1), check_int("reps", reps, 1)
+    seed = check_int("seed", seed, 0)
+    m = check_int("m", m, 1)
+    check_values("delta", delta, 1)
+    check_positive("c", c)
+    if k is not None:
+        k = check_int("k", k, 0)
+        if k >= len(P):
+            raise ValueError(f"k must index pairs, in [0, {len(P) - 1}] (got {k})")
+    paper, n_test = TABLE1["paper"], np.shape(x_test)[0]
+    check_budget_among(lambda ns, draws, reps: 8 * draws * reps * (2 * ns * d + n_test + 4 * d),
+                       dict(ns=max(ns), draws=draws, reps=reps),
+                       dict(ns=max(paper.ns), draws=paper.draws, reps=paper.reps))
+    return P, ns, draws, reps, seed, m, k
+
+
 def table1_pair_cell(k, pairs, G, s, cnt, x_train, y_train, x_test, y_test, ns, draws, reps,
                      seed=0, m=2, delta=1.0, c=3.0, rcond=1e-6, other_c=()):
     r"""One task pair of paper 001, Table 1: a cell function for :func:`transferkit.sweep.run`.
@@ -316,10 +371,14 @@ def table1_pair_cell(k, pairs, G, s, cnt, x_train, y_train, x_test, y_test, ns, 
     errors of fine-tuning (:func:`finetune_test_error`, seed ``seed * 1000 + k``).
     Returns ``errors`` and ``errors_sd`` ``(reps, len(ns))``, ``dist``, ``bartlett``,
     ``eq3`` ``(len(ns),)``, ``other_bartlett`` and ``other_eq3`` ``(len(other_c), len(ns))``
-    and ``theta_s``, ``theta_t`` ``(d,)``.
+    and ``theta_s``, ``theta_t`` ``(d,)``.  The arguments are checked as
+    :func:`mnist_table_sim` checks them, before any work.
     """
-    a, b, cc, dd = (int(v) for v in np.asarray(pairs)[k])
-    ns = [int(n) for n in ns]
+    pairs, ns, draws, reps, seed, m, k = _checked_table(
+        x_train, y_train, x_test, y_test, pairs, ns, draws, reps, seed, m, delta, c, k)
+    other_c = tuple(check_positive("other_c", c2) for c2 in np.atleast_1d(other_c).tolist())
+    check_open_unit("rcond", rcond)
+    a, b, cc, dd = (int(v) for v in pairs[k])
     ts = task_teacher(G, s, a, b, rcond)
     tt = task_teacher(G, s, cc, dd, rcond)
     lam, V = task_covariance(G, cnt, cc, dd)
@@ -358,11 +417,13 @@ def mnist_table_sim(x_train, y_train, x_test, y_test, pairs, ns, draws, reps, se
         Errors ``(reps, len(ns), K)``, measures and their :math:`R^2`
         (:func:`~transferkit.stats.table_r2`), teachers ``(K, 2, d)``.
     """
+    pairs, ns, draws, reps, seed, m, _ = _checked_table(
+        x_train, y_train, x_test, y_test, pairs, ns, draws, reps, seed, m, delta, c)
+    other_c = tuple(check_positive("other_c", c2) for c2 in np.atleast_1d(other_c).tolist())
+    check_open_unit("rcond", rcond)
     G, s, cnt = digit_moments(x_train, y_train)
-    pairs = np.asarray(pairs, dtype=int).reshape(-1, 4)
     K = len(pairs)
-    ns = np.array([int(n) for n in ns])
-    other_c = tuple(float(c2) for c2 in other_c)
+    ns = np.array(ns)
     fixed = dict(pairs=pairs, G=G, s=s, cnt=cnt, x_train=np.asarray(x_train),
                  y_train=np.asarray(y_train), x_test=np.asarray(x_test), y_test=np.asarray(y_test),
                  ns=ns, draws=int(draws), reps=int(reps), seed=int(seed), m=m, delta=delta, c=c,
@@ -660,9 +721,12 @@ def fit_sensitivity_cell(fit, k, pairs, G, s, cnt, x_train, y_train, x_test, y_t
     Returns ``errors``, ``dist``, ``bartlett``, ``eq3`` ``(len(fit), reps, len(ns))`` and
     ``theta_norms`` ``(len(fit), reps, 2)``.
     """
+    pairs, ns, draws, reps, seed, m, k = _checked_table(
+        x_train, y_train, x_test, y_test, pairs, ns, draws, reps, seed, m, delta, c, k)
     fits = [str(f) for f in np.atleast_1d(fit)]
-    a, b, cc, dd = (int(v) for v in np.asarray(pairs)[k])
-    ns = [int(n) for n in ns]
+    for f in fits:
+        parse_fit(f)
+    a, b, cc, dd = (int(v) for v in pairs[k])
     ts = _teachers(fits, G, s, cnt, a, b, reps, seed)             # (F, reps, d)
     tt = _teachers(fits, G, s, cnt, cc, dd, reps, seed)
     lam, V = task_covariance(G, cnt, cc, dd)
@@ -766,12 +830,11 @@ def fit_sensitivity_sim(x_train, y_train, x_test, y_test, fits, pairs, ns, draws
         raise ValueError("fits must hold at least one fitting choice (got none)")
     for f in fits:
         parse_fit(f)
-    draws = check_int("draws", draws, 1)
-    reps = check_int("reps", reps, 1)
+    pairs, ns, draws, reps, seed, m, _ = _checked_table(
+        x_train, y_train, x_test, y_test, pairs, ns, draws, reps, seed, m, delta, c)
     G, s, cnt = digit_moments(x_train, y_train)
-    pairs = np.asarray(pairs, dtype=int).reshape(-1, 4)
     K = len(pairs)
-    ns = np.array([int(n) for n in ns])
+    ns = np.array(ns)
     fixed = {"pairs": pairs, "G": G, "s": s, "cnt": cnt, "x_train": np.asarray(x_train),
              "y_train": np.asarray(y_train), "x_test": np.asarray(x_test),
              "y_test": np.asarray(y_test), "ns": ns, "draws": draws, "reps": reps,
