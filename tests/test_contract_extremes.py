@@ -303,3 +303,9 @@ def test_the_rounding_floor_leaves_the_books_tolerances_alone():
     assert _rounding_tol(1e-14, lam, target) == 1e-14                 # unchanged: same bits
     tol = _rounding_tol(1e-14, lam, target * 1e12)
     assert torch.is_tensor(tol) and bool((tol > 1e-14).all())
+
+
+def test_q_min_interpolant_of_zero_targets_is_zero():
+    # the unit scaling must leave y = 0 alone (scaling c by 2**1021 overflowed to a refusal)
+    beta, res = md.q_min_interpolant(X, np.zeros(5), 0.1, 0.1)
+    assert np.array_equal(beta, np.zeros(12)) and res == 0.0

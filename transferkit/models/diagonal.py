@@ -646,7 +646,8 @@ def q_min_interpolant(X, y, w1_0, w2_0, *, tol: float = 1e-12, max_iter: int = 2
         raise ValueError("w1_0**2 + w2_0**2 must be > 0 in every coordinate")
     # unit scale (exact powers of two): the rows of (X, y) by 2**-ex, then y and c by 2**-ey
     _, ex = np.frexp(np.abs(X).max())
-    _, ey = np.frexp(max(np.abs(y).max() * 2.0 ** -ex, np.finfo(float).tiny))
+    top_y = np.abs(y).max() * 2.0 ** -ex
+    ey = int(np.frexp(top_y)[1]) if top_y > 0 else 0          # y = 0: beta = 0, unscaled
     X, y = np.ldexp(X, -ex), np.ldexp(y, -ex - ey)
     c = np.ldexp(c, -ey)
     if not (np.all(np.isfinite(c)) and np.all(c > 0)):
