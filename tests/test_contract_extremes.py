@@ -194,6 +194,10 @@ def test_scales_beyond_the_models_range_are_refused_before_any_work(call, match)
                                               w1_repeats=1), "w1_repeats"),
     (linear_transfer, "pretrain", lambda: linear_transfer.feature_spectrum(6, [1e-3], depth=1),
      "depth"),
+    # the W1 estimate's n x n plan was refused after the training, under W1's own name "n"
+    (dataset_distances, "simulate_grid",
+     lambda: dataset_distances.simulate_pairs(5, [0.5], [1.0], [1.0], 0.2, draws=2,
+                                              w1_samples=10**12), "^w1_samples=.* is too large"),
 ])
 def test_refused_before_the_first_network_is_trained(monkeypatch, module, worker, call, match):
     def no_work(*args, **kwargs):

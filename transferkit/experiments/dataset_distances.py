@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import theory
-from .._validate import check_int, check_positive, check_values
+from .._validate import check_budget, check_int, check_positive, check_values
 from ..models.deep_linear import (
     feature_subspace,
     gradient_descent,
@@ -193,6 +193,8 @@ def simulate_pairs(d, gammas, thetas, norms, sigma, depth=2, draws=20, seed=0, a
     d = check_int("d", d, 2)
     check_positive("sigma", sigma)
     w1_samples = check_int("w1_samples", w1_samples, 1)
+    # the exact W1 estimate's cost matrix and plan (wasserstein1_linear), before any training
+    check_budget("w1_samples", w1_samples, 8 * 3 * w1_samples ** 2)
     w1_repeats = check_int("w1_repeats", w1_repeats, 2)
     norms = np.atleast_1d(check_values("norms", norms, 0.0, NORM_MAX, lo_open=True))
     if norms.ndim != 1:
