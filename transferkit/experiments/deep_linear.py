@@ -112,13 +112,10 @@ def check_simulation_args(d, sigma, depth, draws, alpha, seed=0):
     check_magnitude("sigma", check_positive("sigma", sigma, allow_zero=True), SIGMA_MAX)
     depth = check_int("depth", depth, 2)
     draws = check_int("draws", draws, 1)
-    check_positive("alpha", alpha)
-    if alpha > ALPHA_MAX:
-        check_alpha("alpha", alpha, depth)
+    check_alpha("alpha", alpha, depth)
     seed = check_seed("seed", seed)
     # pretrained and initial weights, their feature subspace: ~ (depth + 2) d^2 per draw
     check_simulation_budget(d, depth, draws, [1])
-    check_alpha("alpha", alpha, depth)
     return d, depth, draws, seed
 
 
