@@ -714,17 +714,7 @@ def mean_se(x, axis: int = -1, *, where=None, single: float = np.nan):
     scaled by a power of two, :func:`pow2_normalise`, which changes no bit where nothing
     overflowed). Returns ``(mean, se)``, arrays without ``axis``.
     """
-    x = as_array("x", x, 1)
-    axis = check_axis("axis", axis, x.ndim, allow_none=False)
-    if x.shape[axis] == 0:
-        raise ValueError(f"x must have at least one entry along axis {axis} (got shape {x.shape})")
-    if where is None:
-        ok = np.ones(x.shape, bool)
-    else:
-        ok = np.asarray(where)
-        if ok.dtype != bool or ok.shape != x.shape:
-            raise ValueError(f"where must be a boolean array of x's shape {x.shape} "
-                             f"(got {ok.dtype} of shape {ok.shape})")
+    x, axis, ok = _checked_draws(x, axis, where)
     check_real("single", single, "a number >= 0 or nan")
     single = float(single)
     if not (math.isnan(single) or single >= 0):
@@ -733,6 +723,23 @@ def mean_se(x, axis: int = -1, *, where=None, single: float = np.nan):
     with np.errstate(invalid="ignore"):
         se = sd / np.sqrt(np.maximum(k, 1))
     return mean, np.where(k > 1, se, single)
+
+
+def _checked_draws(x, axis, where):
+    """The draws ``x`` of :func:`mean_se` (a float array with at least one entry along
+    ``axis``), the axis and the selection ``where`` (a boolean array of ``x``'s shape;
+    default all), checked: ``(x, axis, ok)``."""
+    x = as_array("x", x, 1)
+    axis = check_axis("axis", axis, x.ndim, allow_none=False)
+    if x.shape[axis] == 0:
+        raise ValueError(f"x must have at least one entry along axis {axis} (got shape {x.shape})")
+    if where is None:
+        return x, axis, np.ones(x.shape, bool)
+    ok = np.asarray(where)
+    if ok.dtype != bool or ok.shape != x.shape:
+        raise ValueError(f"where must be a boolean array of x's shape {x.shape} "
+                         f"(got {ok.dtype} of shape {ok.shape})")
+    return x, axis, ok
 
 
 def _mean_sd(x, axis, ok):
@@ -809,15 +816,17 @@ def paired_test(diff, n_tests: int, *, where=None, fwer: float = 0.01) -> Paired
     """
     n_tests = check_int("n_tests", n_tests, 1, MAX_INT)
     fwer = check_open_unit("fwer", fwer)
-    mean, se = mean_se(diff, -1, where=where)
-    ok = np.ones(np.shape(diff), bool) if where is None else np.asarray(where)
-    count = ok.sum(-1)
+    x, _, ok = _checked_draws(diff, -1, where)
+    count, mean_s, sd_s, e = _scaled_mean_sd(x, -1, ok)
     critical = np.vectorize(lambda c: critical_value(n_tests, int(c), fwer) if c >= 2
                             else np.inf, otypes=[float])(count)
-    # t from the scaled moments: the same bits as mean / se, and finite for subnormal draws
-    _, mean_s, sd_s, _ = _scaled_mean_sd(np.asarray(diff, float), -1, ok)
+    # mean and se as mean_se gives them; t from the scaled moments: the same bits as
+    # mean / se, and finite for subnormal draws
+    root = np.sqrt(np.maximum(count, 1))
+    mean = np.asarray(np.ldexp(mean_s, e))
     with np.errstate(invalid="ignore", divide="ignore"):
-        se_s = np.where(count > 1, sd_s / np.sqrt(np.maximum(count, 1)), np.nan)
+        se = np.where(count > 1, np.ldexp(sd_s, e) / root, np.nan)
+        se_s = np.where(count > 1, sd_s / root, np.nan)
         t = mean_s / np.where(se_s > 0, se_s, np.nan)
     sign = np.where(t < -critical, -1, np.where(t > critical, 1, 0))
     return Paired(mean=mean, se=se, t=t, count=count, critical=critical, sign=sign)
