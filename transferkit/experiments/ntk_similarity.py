@@ -430,7 +430,6 @@ def width_cell(m, XP, yP, names, tasks, kappa, seeds, symmetric, tol, max_steps,
     The arguments are checked as :func:`width_sweep` checks them, before any work (a width
     beyond the memory budget is refused).
     """
-    m = check_int("m", m, 2)
     seeds, kappa, tol, max_steps, record_every = _checked_settings(seeds, kappa, tol,
                                                                    max_steps, record_every)
     res = transfer_experiment(XP, yP, {k: tasks[k] for k in names}, m=m, kappa=kappa,
