@@ -73,10 +73,11 @@ def init_deep_linear(d: int, depth: int, alpha: float, rngs, width: int | None =
     sizes = dict(d=d, depth=depth, rngs=len(rngs))
     if width is not None:
         sizes["width"] = check_int("width", width, 1)
-    check_budget_among(
-        lambda d, depth, rngs, width=None: 16 * rngs * (d * (width or d) + (depth - 2) * (width or d) ** 2
-                                                        + (width or d)),
-        sizes, dict(d=500, width=500, depth=2, rngs=20))
+    def estimate(d, depth, rngs, width=None):
+        p = width or d
+        return 16 * rngs * (d * p + (depth - 2) * p * p + p)
+
+    check_budget_among(estimate, sizes, dict(d=500, width=500, depth=2, rngs=20))
     width = sizes.get("width", d)
     dims = [d] + [width] * (depth - 1) + [1]
     layers = []
