@@ -523,7 +523,7 @@ def _checked_scales(**scales):
         if a.ndim > 1 or a.size == 0:
             raise ValueError(f"{name} must be a number > 0 or a non-empty 1-d sequence of them "
                              f"(got shape {a.shape})")
-        out.append(float(a) if np.ndim(v) == 0 and a.ndim == 0 else np.atleast_1d(a))
+        out.append(float(a) if a.ndim == 0 else a)
     return out
 
 
