@@ -17,6 +17,7 @@ import pytest
 from _helpers import time_limit
 
 from transferkit import stats
+from transferkit._validate import check_coordinates, check_one
 from transferkit.experiments import dataset_distances, linear_teachers, linear_transfer
 from transferkit.experiments import diagonal_networks as dn
 from transferkit.models import diagonal as md
@@ -313,3 +314,27 @@ def test_q_min_interpolant_of_zero_targets_is_zero():
     # the unit scaling must leave y = 0 alone (scaling c by 2**1021 overflowed to a refusal)
     beta, res = md.q_min_interpolant(X, np.zeros(5), 0.1, 0.1)
     assert np.array_equal(beta, np.zeros(12)) and res == 0.0
+
+
+@pytest.mark.parametrize("value, ok", [(0.3, True), ([0.3], True), (np.full(4, 0.3), True),
+                                       (np.ones(3), False), (np.ones((1, 4)), False),
+                                       (np.nan, False), ("0.3", False)])
+def test_check_coordinates_takes_a_number_or_one_per_coordinate(value, ok):
+    """``q_min_interpolant`` and ``readout_only_fit`` share this check of their
+    initialisation vectors: a number, ``(1,)`` or ``(D,)``, finite, returned unbroadcast."""
+    if ok:
+        out = check_coordinates("w1", value, 4)
+        assert np.array_equal(out, np.asarray(value, float))
+    else:
+        with pytest.raises(ValueError, match=r"^w1 must"):
+            check_coordinates("w1", value, 4)
+
+
+@pytest.mark.parametrize("value, ok", [(2, True), (2.5, True), (np.float64(1), True),
+                                       ([2], False), (np.arange(3), False)])
+def test_check_one_refuses_a_sequence_for_a_cell_grid_point(value, ok):
+    if ok:
+        check_one("n", value)
+    else:
+        with pytest.raises(ValueError, match=r"^n must be one number, the cell's grid point"):
+            check_one("n", value)

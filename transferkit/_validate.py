@@ -311,6 +311,23 @@ def check_array(name, x, min_ndim):
     return x
 
 
+def check_coordinates(name, x, D: int) -> np.ndarray:
+    """``x`` as a finite float64 array that is one number or one value per coordinate:
+    shape ``()``, ``(1,)`` or ``(D,)`` (:func:`check_array`), returned unbroadcast, else a
+    ``ValueError`` naming ``name`` and the shape it must have."""
+    x = check_array(name, x, 0)
+    if x.ndim > 1 or (x.ndim == 1 and x.shape[0] not in (1, D)):
+        raise ValueError(f"{name} must be a number or have shape ({D},) (got shape {x.shape})")
+    return x
+
+
+def check_one(name, value) -> None:
+    """A sweep cell's iterated parameter is one value (``np.ndim(value) == 0``), not a
+    sequence, else a ``ValueError`` naming ``name``."""
+    if np.ndim(value) != 0:
+        raise ValueError(f"{name} must be one number, the cell's grid point (got {value!r})")
+
+
 def as_array(name, x, min_ndim=0):
     """``x`` as a float64 array of at least ``min_ndim`` dimensions; entries may be NaN or inf.
 

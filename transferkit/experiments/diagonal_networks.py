@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import (check_array, check_broadcast, check_budget, check_budget_among, check_int,
+from .._validate import (check_array, check_broadcast, check_coordinates, check_budget, check_budget_among, check_int,
                          check_positive, check_rows, check_values)
 from ..models.diagonal import (
     init_state,
@@ -1733,12 +1733,8 @@ def readout_only_fit(X, y, w1, w2_0) -> ReadoutFit:
     y = check_array("y", y, 1)
     if y.shape != (n,):
         raise ValueError(f"y must have shape ({n},) to match X (got shape {y.shape})")
-    vecs = {}
-    for name, v in (("w1", w1), ("w2_0", w2_0)):
-        v = check_array(name, v, 0)
-        if v.ndim > 1 or (v.ndim == 1 and v.shape[0] not in (1, D)):
-            raise ValueError(f"{name} must be a number or have shape ({D},) (got shape {v.shape})")
-        vecs[name] = np.broadcast_to(v, (D,))
+    vecs = {name: np.broadcast_to(check_coordinates(name, v, D), (D,))
+            for name, v in (("w1", w1), ("w2_0", w2_0))}
     Xw = X * vecs["w1"]
     phi = np.concatenate([Xw, -Xw], 1)
     v0 = np.concatenate([vecs["w2_0"], vecs["w2_0"]])

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import check_grid, check_int, check_positive
+from .._validate import check_grid, check_int, check_one, check_positive
 from ..models.deep_linear import end_to_end
 from ..streams import keyed_rng
 from ..sweep import Grid, run
@@ -118,8 +118,7 @@ def _checked_cell(d, gamma, theta, sigma, depth, draws, seed, alpha):
     thetas, depth, draws, seed, n)``: the integers as ``int``, ``thetas`` a 1-d array and
     ``n`` the sample size."""
     d, depth, draws, seed = check_simulation_args(d, sigma, depth, draws, alpha, seed)
-    if np.ndim(gamma) != 0:
-        raise ValueError(f"gamma must be one number, the cell's grid point (got {gamma!r})")
+    check_one("gamma", gamma)
     gamma = float(check_grid("gamma", gamma, 0.0, np.inf, True)[0])
     thetas = check_grid("theta", theta, 0.0, np.pi, False)
     n = sample_size(gamma, d)

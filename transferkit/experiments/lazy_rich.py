@@ -284,7 +284,7 @@ def _check_size(d, m, m_star, n_max, draws, scales=1, test=0) -> None:
                             m_star=paper.m_star, draws=paper.draws))
 
 
-def _check_dims(d, m, m_star, draws) -> tuple[int, int, int, int]:
+def _checked_sweep_sizes(d, m, m_star, draws) -> tuple[int, int, int, int]:
     """The sizes of the sweep and of its cells, checked before any work: ``d``, ``m``,
     ``m_star`` and ``draws`` integers >= 1 (whole floats taken as integers), returned as
     ``int`` in that order."""
@@ -316,7 +316,7 @@ def init_scale_pretrain_cell(alpha, d, m, m_star, mu, draws, seed=0, loss_tol=1e
 
     The arguments are checked as :func:`init_scale_sweep` checks them, before any work (a
     number ``alpha`` is one init scale; a request beyond the memory budget is refused)."""
-    d, m, m_star, draws = _check_dims(d, m, m_star, draws)
+    d, m, m_star, draws = _checked_sweep_sizes(d, m, m_star, draws)
     alpha = check_alphas(alpha)
     seed, loss_tol, max_steps, stall_tol = _check_training(0.0, seed, loss_tol, max_steps,
                                                            stall_tol)
@@ -341,7 +341,7 @@ def init_scale_scratch_cell(n, d, m, m_star, mu, draws, sigma=0.0, seed=0, loss_
 
     The arguments are checked as :func:`init_scale_sweep` checks them, before any work (a
     request beyond the memory budget is refused)."""
-    d, m, m_star, draws = _check_dims(d, m, m_star, draws)
+    d, m, m_star, draws = _checked_sweep_sizes(d, m, m_star, draws)
     n = check_int("n", n, 1)
     seed, loss_tol, max_steps, stall_tol = _check_training(sigma, seed, loss_tol, max_steps,
                                                            stall_tol)
@@ -390,7 +390,7 @@ def init_scale_sweep(d, m, m_star, mu, alphas, ns, draws=4, sigma=0.0, seed=0, l
         ``(len(ns), draws)``, ``T = scratch - transfer``, the floors, ``movement`` and how
         pretraining and scratch training ended.
     """
-    d, m, m_star, draws = _check_dims(d, m, m_star, draws)
+    d, m, m_star, draws = _checked_sweep_sizes(d, m, m_star, draws)
     alphas = check_alphas(alphas)
     ns = [check_int("n", n, 1) for n in np.atleast_1d(ns)]
     seed, loss_tol, max_steps, stall_tol = _check_training(sigma, seed, loss_tol, max_steps,
@@ -466,7 +466,7 @@ def monte_carlo_check(d, m, m_star, mu, n, draws=4, seed=0, max_steps=20_000, te
     :class:`MonteCarloCheck`.
     """
     test = check_int("test", test, 2)
-    d, m, m_star, draws = _check_dims(d, m, m_star, draws)
+    d, m, m_star, draws = _checked_sweep_sizes(d, m, m_star, draws)
     n = check_int("n", n, 1)
     seed, loss_tol, max_steps, stall_tol = _check_training(0.0, seed, loss_tol, max_steps,
                                                            stall_tol)

@@ -10,7 +10,7 @@ import torch
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .. import models
-from .._validate import (MAX_INT, check_bool, check_budget_among, check_int, check_positive,
+from .._validate import (MAX_INT, check_bool, check_budget_among, check_int, check_one, check_positive,
                          check_values)
 from ..models.deep_linear import (
     balanced_weights,
@@ -382,12 +382,6 @@ def _checked_sizes(name, values, d):
     return v
 
 
-def _check_one(name, value):
-    """A cell's iterated parameter is one value, not a sequence."""
-    if np.ndim(value) != 0:
-        raise ValueError(f"{name} must be one number, the cell's grid point (got {value!r})")
-
-
 def spiked_spectrum(d, m, top=1.5, bottom=0.3):
     r"""Eigenvalues of the target covariance of Fig. 1 (paper 001, Sec. 4.2): ``m`` equal to
     ``top`` and ``d - m`` equal to ``bottom`` (decreasing)."""
@@ -466,7 +460,7 @@ def eigen_align_cell(n, lam, m, draws, seed=0, norm=1.0, loss_tol=1e-12, max_ste
     r"""One sample size ``n`` of :func:`eigen_align_sim`: a cell function for
     :func:`transferkit.sweep.run`.  Returns ``risk_gd``, ``risk_thm41``, ``opt_err``,
     ``cov_dev`` and ``converged``, each ``(2, draws)`` (settings ``("top", "bottom")``)."""
-    _check_one("n", n)
+    check_one("n", n)
     lam, (n,), m, draws, seed, norm, max_steps = _checked_eigen_align(
         "n", n, lam, m, draws, seed, norm, loss_tol, max_steps)
     d = lam.shape[-1]
@@ -574,7 +568,7 @@ def _checked_depth_alpha(depth_name, d, n, depths, alphas, draws, seed, noise_no
     budget.  Returns ``(d, n, depths, alphas, draws, seed)``: the integers as ``int``,
     ``depths`` a list, ``alphas`` a float array."""
     d = check_int("d", d, 2)
-    _check_one("n", n)
+    check_one("n", n)
     n = int(_checked_sizes("n", n, d))
     depths_v = check_values(depth_name, depths, 1, MAX_INT, integer=True)
     alphas_v = check_values("alphas", alphas)
@@ -615,7 +609,7 @@ def depth_alpha_cell(depth, d, n, alphas, draws, seed=0, noise_norm=0.5, step_sc
                      loss_tol=1e-12):
     r"""One depth of :func:`depth_alpha_sim`: a cell function for :func:`transferkit.sweep.run`.
     Returns ``risk_gd``, ``risk_thm52`` and ``converged``, each ``(len(alphas), draws)``."""
-    _check_one("depth", depth)
+    check_one("depth", depth)
     d, n, (depth,), alphas, draws, seed = _checked_depth_alpha(
         "depth", d, n, depth, alphas, draws, seed, noise_norm, step_scale, loss_tol)
     A = len(alphas)
@@ -662,7 +656,7 @@ def _checked_scaling(scale_name, d, n, depth, scales, draws, seed, angle_dist, s
     budget.  Returns ``(d, n, depth, scales, draws, seed)``, the integers as ``int`` and
     ``scales`` a float array."""
     d = check_int("d", d, 2)
-    _check_one("n", n)
+    check_one("n", n)
     n = int(_checked_sizes("n", n, d))
     depth = check_int("depth", depth, 1)
     scales_v = check_values(scale_name, scales, 0, lo_open=True)
@@ -772,7 +766,7 @@ def frozen_cell(n, d, cos_angle, draws, seed=0, init_scale=1e-5, step_scale=0.5,
     :func:`transferkit.sweep.run`.  Returns the risks ``risk_frozen``, ``risk_frozen_gd``,
     ``risk_vanilla``, ``risk_finetune``, ``risk_thm55``, ``risk_thm52`` and ``converged``
     ``(draws,)``, ``rank`` ``(draws,)`` and ``frozen_gd_steps`` (a scalar)."""
-    _check_one("n", n)
+    check_one("n", n)
     d, (n,), draws, seed = _checked_frozen("n", d, n, cos_angle, draws, seed, init_scale,
                                            step_scale, loss_tol, rcond)
     u = unit_rows(np.stack([keyed_rng(seed, 11, b).standard_normal(d) for b in range(draws)]))
@@ -1138,7 +1132,7 @@ def ntk_finetune_cell(m, kappa, symmetric, d, n_source, ns, distances, draws, n_
     :class:`NtkFinetuneResult`.  Returns them stacked over the draws (the index order of
     :class:`NtkFinetuneResult` without the leading initialisation axis).
     """
-    _check_one("m", m)
+    check_one("m", m)
     m, kappa, symmetric = check_int("m", m, 2), check_positive("kappa", kappa), check_bool(
         "symmetric", symmetric)
     if symmetric and m % 2:

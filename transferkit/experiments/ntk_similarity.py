@@ -403,7 +403,7 @@ def _check_width_size(name, m, n_seeds, inputs) -> None:
     check_budget(name, m, 8 * n_seeds * m * (8 * d + 5 * n))
 
 
-def _checked_settings(seeds, kappa, tol, max_steps, record_every) -> tuple:
+def _checked_width_settings(seeds, kappa, tol, max_steps, record_every) -> tuple:
     """The settings of :func:`width_sweep` and of its cells, checked before any work:
     ``seeds`` a non-empty sequence of integers >= 0 (a single number is refused), ``kappa``
     and ``tol`` > 0, ``max_steps`` and ``record_every`` integers >= 1.  Returns them as
@@ -430,7 +430,7 @@ def width_cell(m, XP, yP, names, tasks, kappa, seeds, symmetric, tol, max_steps,
     The arguments are checked as :func:`width_sweep` checks them, before any work (a width
     beyond the memory budget is refused).
     """
-    seeds, kappa, tol, max_steps, record_every = _checked_settings(seeds, kappa, tol,
+    seeds, kappa, tol, max_steps, record_every = _checked_width_settings(seeds, kappa, tol,
                                                                    max_steps, record_every)
     res = transfer_experiment(XP, yP, {k: tasks[k] for k in names}, m=m, kappa=kappa,
                               seeds=tuple(seeds), symmetric=symmetric, tol=tol,
@@ -491,7 +491,7 @@ def width_sweep(XP, yP, tasks: dict, *, widths, seeds=(0, 1, 2), kappa: float = 
         raise ValueError(f"widths must be distinct (got {widths!r})")
     if symmetric and any(w % 2 for w in widths):
         raise ValueError(f"widths must be even for the symmetric initialisation (got {widths!r})")
-    seeds, kappa, tol, max_steps, record_every = _checked_settings(seeds, kappa, tol,
+    seeds, kappa, tol, max_steps, record_every = _checked_width_settings(seeds, kappa, tol,
                                                                    max_steps, record_every)
     _check_width_size("widths", max(widths), len(seeds), [XP] + [XQ for XQ, _ in clean.values()])
     names = list(clean)

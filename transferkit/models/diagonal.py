@@ -33,7 +33,8 @@ import cvxpy as cp
 import numpy as np
 import torch
 
-from .._validate import check_array, check_fraction, check_int, check_open_unit, check_positive
+from .._validate import (check_array, check_coordinates, check_fraction, check_int, check_open_unit,
+                         check_positive)
 from ._diagonal_kernel import (diagonal_descent, diagonal_gram_descent, lockstep_accept,
                                lockstep_beta, lockstep_gather, lockstep_grad_loss, lockstep_stop,
                                lockstep_trial)
@@ -633,13 +634,8 @@ def q_min_interpolant(X, y, w1_0, w2_0, *, tol: float = 1e-12, max_iter: int = 2
                          f"(got shape {y.shape})")
     tol = check_open_unit("tol", tol)
     max_iter = check_int("max_iter", max_iter, 1)
-    ws = {}
-    for name, w in (("w1_0", w1_0), ("w2_0", w2_0)):
-        w = check_array(name, w, 0)
-        if w.ndim > 1 or (w.ndim == 1 and w.shape[0] not in (1, X.shape[1])):
-            raise ValueError(f"{name} must be a number or have shape ({X.shape[1]},) "
-                             f"(got shape {w.shape})")
-        ws[name] = w
+    ws = {name: check_coordinates(name, w, X.shape[1])
+          for name, w in (("w1_0", w1_0), ("w2_0", w2_0))}
     with np.errstate(over="ignore", under="ignore"):
         c = np.broadcast_to(ws["w1_0"] ** 2 + ws["w2_0"] ** 2, X.shape[1:])
     if np.any(c <= 0):
