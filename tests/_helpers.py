@@ -5,6 +5,7 @@ import contextlib
 import dataclasses
 import io
 import os
+import resource
 import signal
 import warnings
 from pathlib import Path
@@ -207,3 +208,27 @@ def gamma_k(k, dtype=torch.float32):
     Algorithms*, 2nd ed., Sec. 3.1)."""
     u = torch.finfo(dtype).eps / 2
     return k * u / (1 - k * u)
+
+
+@contextlib.contextmanager
+def memory_cap(extra: int):
+    """Lower the soft address-space limit to the current size plus ``extra`` (Linux), and
+    restore it after."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        with open("/proc/self/statm") as f:
+            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        soft = None
+    cap = None if soft is None else size + extra
+    if cap is not None and hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    if cap is not None and soft != resource.RLIM_INFINITY and soft <= cap:
+        cap = None                                              # already below
+    if cap is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        if cap is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

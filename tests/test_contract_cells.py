@@ -27,21 +27,19 @@ sequences and signed.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import inspect
 import math
 import numbers
 import os
 import re
-import resource
 import traceback
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from _helpers import time_limit
+from _helpers import memory_cap, time_limit
 
 from transferkit import experiments
 from transferkit.experiments import diagonal_networks as dn
@@ -366,30 +364,6 @@ def _from_transferkit(exc) -> str | None:
     return None if path.startswith(PACKAGE_DIR + os.sep) else f"{frame.filename}:{frame.lineno}"
 
 
-@contextlib.contextmanager
-def _memory_cap(extra=MEMORY_CAP):
-    """Lower the soft address-space limit to the current size plus ``extra`` (Linux), and
-    restore it after."""
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        with open("/proc/self/statm") as f:
-            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, AttributeError):
-        soft = None
-    cap = None if soft is None else size + extra
-    if cap is not None and hard != resource.RLIM_INFINITY:
-        cap = min(cap, hard)
-    if cap is not None and soft != resource.RLIM_INFINITY and soft <= cap:
-        cap = None                                              # already below
-    if cap is not None:
-        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    try:
-        yield
-    finally:
-        if cap is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-
-
 def _call(cell: Cell, args, seconds):
     with warnings.catch_warnings(), time_limit(seconds):
         warnings.simplefilter("ignore")
@@ -400,7 +374,7 @@ def _assert_refused(cell: Cell, args, param, kinds=(ValueError,)):
     """The call raises one of ``kinds`` from inside transferkit, naming ``param``, within
     :data:`LIMIT_S` seconds."""
     try:
-        with _memory_cap():
+        with memory_cap(MEMORY_CAP):
             out = _call(cell, args, LIMIT_S)
     except kinds as exc:
         where = _from_transferkit(exc)

@@ -938,3 +938,14 @@ def test_pretraining_memory_keeps_the_last_few(one_thread, monkeypatch):
         ptft_relu.run_sample_efficiency(**{**args, "pre_max_steps": P["pre_max_steps"] + cap})
     assert len(ptft_relu._PRETRAINED) == ptft_relu._PRETRAINED_KEEP
     assert all(key[8] != P["pre_max_steps"] for key in ptft_relu._PRETRAINED)
+
+
+def test_nested_rescaling_cell_counts_its_factors_in_the_budget():
+    """The cell trains every factor's networks in one batch, with the main samples copied
+    per factor: a million factors is refused by name before any work (it passed the
+    per-draw budget, which counts three methods per n, and ran out of memory)."""
+    P = ptft_relu.SAMPLE_EFFICIENCY["smoke"]
+    with pytest.raises(ValueError, match=r"^len\(scales\)=1000000 is too large"):
+        ptft_relu.nested_rescaling_cell(0, P.d, P.ns, P.draws, [1.0] * 10**6, width=P.width,
+                                        n_aux=P.n_aux)
+

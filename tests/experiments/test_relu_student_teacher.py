@@ -4,11 +4,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from _helpers import assert_same, check_presets, gamma_k, trained_again
+from _helpers import assert_same, check_presets, gamma_k, memory_cap, trained_again
 
 from transferkit import sweep
 from transferkit.experiments import relu_student_teacher as rst
-from transferkit.models.relu import random_sphere
+from transferkit.models.relu import make_teachers, random_sphere
 
 P = dict(d=4, m=6, m_star=3, mus=[0.0, 0.5], ns=[5, 8], teachers=1, draws=2, scratch_seeds=2,
          pretrain_steps=60, scratch_steps=40, gram_points=7, seed=2, progress=False)
@@ -478,3 +478,19 @@ def test_fig3_experiment_refuses_bad_input_before_any_work(kw, match, monkeypatc
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         rst.fig3_experiment(**args)
+
+
+def test_anchored_n_cell_fits_many_draws_a_few_at_a_time():
+    """Many target sets at a small n: the cell builds the units, teachers and kernels of a
+    few draws at a time.  Before, it repeated the units for every draw at once, and the
+    risk's m x m kernel of every draw of a chunk sized by the features alone (n x m): here
+    4000 x 500 x 100 units (1.6 GB) and 4000 kernels (8 GB), a MemoryError under the cap."""
+    rng = np.random.default_rng(0)
+    m, d, draws = 500, 100, 4000
+    W = random_sphere((2, m, d), rng)                         # 2 lambdas, 1 teacher
+    T = make_teachers(1, 10, d, rng)
+    state = np.random.default_rng(1).bit_generator.state
+    with memory_cap(2**30):
+        R = rst.anchored_n_cell(0, 1, [1], state, W, T.W, T.a, draws)["R_lt"]
+    assert R.shape == (1, draws) and np.all(np.isfinite(R)) and np.all(R >= 0)
+

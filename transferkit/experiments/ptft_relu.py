@@ -1232,6 +1232,12 @@ def nested_rescaling_cell(seed, d, ns, draws, scales, magnitude=1.0, width=32, u
     d, width, units, ns, draws, seed, n_aux, n_test, max_steps, pre_max_steps = _checked(
         d, 1.0, magnitude, ns, draws, width, units, n_aux, n_test, alpha, gamma, seed, loss_tol,
         max_steps, pre_max_steps, lr_scale=lr_scale)
+    # the one batch holds, per task and method (no rescaling, then each factor), the padded
+    # main samples of every (n, draw) and the networks with their gradients: the part of this
+    # cell that _checked's per-draw estimate (three methods per n) does not count
+    check_budget("len(scales)", len(scales),
+                 8 * len(NESTED_TASKS) * (1 + len(scales)) * len(ns) * draws
+                 * (max(ns) * (d + 1) + 4 * width * (d + 2)))
     dev = default_device()
     starts_W, starts_a, Xs, ys, nns, test_X, test_y, dirs = [], [], [], [], [], [], [], []
     for rho in NESTED_TASKS.values():

@@ -913,10 +913,18 @@ def _fig3_draws_per_n(n, rows, teachers, draws, scratch_seeds, m, d):
     return rows * draws * n * d + teachers * scratch_seeds * (n * d + m * d)
 
 
-#: Linear transfer fits at most this many features (draws x n x m) at a time: the memory of
-#: a cell stays bounded whatever the number of draws (App. D.2's 100 at n = 6400 and m = 1000
-#: would be 41 GB at once).  The fits are per draw, so the chunking changes no number.
+#: Linear transfer fits at most this many numbers per draw at a time: the features
+#: (draws x n x m) and the risk's kernels (draws x m x m, ``readout_transfer_risk``), so the
+#: memory of a cell stays bounded whatever the number of draws (App. D.2's 100 at n = 6400
+#: and m = 1000 would be 41 GB at once; 10,000 draws at n = 10, 80 GB of kernels).  The fits
+#: are per draw, so the chunking changes no number.
 _LT_CHUNK = 1 << 25
+
+
+def _lt_chunk(n, m, d) -> int:
+    """Draws fitted at a time by linear transfer at ``n`` samples: ``_LT_CHUNK`` numbers of
+    features and kernels per draw."""
+    return max(1, _LT_CHUNK // (max(n, m) * max(m, d)))
 
 
 def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds, readout_init,
@@ -935,8 +943,8 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
     ``rng_state`` (where the first :math:`n` starts), replays the draws of ``ns[:j]`` and of
     the other teachers (:func:`skip_normals`) and draws its own, so its numbers are those of
     the sequential loop whatever the cells that run.  Linear transfer is fitted a few draws
-    at a time (at most ``_LT_CHUNK`` features).  Returns ``R_lt`` ``(len(mus), draws)``,
-    ``R_sc`` and ``loss_rel`` ``(scratch_seeds,)`` and the scratch
+    at a time (a bounded number of features and kernels in memory).  Returns ``R_lt``
+    ``(len(mus), draws)``, ``R_sc`` and ``loss_rel`` ``(scratch_seeds,)`` and the scratch
     :class:`~transferkit.models.relu.MeanFieldInfo` as ``info_<field>``
     (``_padded_info_arrays``).
 
@@ -975,7 +983,7 @@ def fig3_n_cell(j, t, ns, rng_state, W, target_W, target_a, draws, scratch_seeds
                           for v in ns[:j]))
     n = ns[j]
     Tt = Teacher(T.W[t:t + 1], T.a[t:t + 1])
-    chunk = max(1, _LT_CHUNK // (n * max(m, d)))
+    chunk = _lt_chunk(n, m, d)
     R_lt = np.zeros((len(Ws_pre), M, draws))
     for i in range(M):
         skip_normals(rng, t * draws * n * d)
@@ -1279,7 +1287,7 @@ def anchored_n_cell(j, k, ns, rng_state, W, target_W, target_a, draws):
     (where the first :math:`n` starts), replays the draws of ``ns[:j]`` and of the other
     :math:`\lambda` (:func:`skip_normals`) and draws its own, so its numbers are those of the
     sequential loop whatever the cells that run.  The target sets of one :math:`\lambda`
-    are drawn and fitted a few at a time (at most ``_LT_CHUNK`` features, as in
+    are drawn and fitted a few at a time (as in
     :func:`fig3_n_cell`; the generator gives the same numbers drawn in pieces, and each fit
     uses its own rows only).  Returns ``R_lt`` ``(teachers, draws)``, with a leading axis
     ``len(k)`` when ``k`` is an array.
@@ -1300,18 +1308,19 @@ def anchored_n_cell(j, k, ns, rng_state, W, target_W, target_a, draws):
     skip_normals(rng, sum(rows * draws * v * d for v in ns[:j]))
     n = ns[j]
     per_lambda = nt * draws * n * d            # normals of one lambda's target sets
-    Trep = repeat_teacher(T, draws)
-    chunk = max(1, _LT_CHUNK // (n * max(m, d)))
+    chunk = _lt_chunk(n, m, d)
     R_lt = np.zeros((ks.size, nt * draws))
     drawn = 0                                  # lambdas whose draws the generator is past
     for i, kk in enumerate(ks):                # one lambda at a time, a few target sets at a time
         skip_normals(rng, (kk - drawn) * per_lambda)
-        Wk = np.repeat(W[kk * nt:(kk + 1) * nt, None], draws, 1).reshape(-1, m, d)
         for r0 in range(0, nt * draws, chunk):
             r1 = min(r0 + chunk, nt * draws)
             X = rng.standard_normal((r1 - r0, n, d))
-            R_lt[i, r0:r1] = readout_transfer_risk(Wk[r0:r1], X,
-                                                   Teacher(Trep.W[r0:r1], Trep.a[r0:r1]))
+            # target set r is teacher r // draws's: its units and teacher, built per chunk
+            # (for every target set at once they would take draws times their memory)
+            t_of = np.arange(r0, r1) // draws
+            R_lt[i, r0:r1] = readout_transfer_risk(W[kk * nt + t_of], X,
+                                                   Teacher(T.W[t_of], T.a[t_of]))
         drawn = kk + 1
     R_lt = R_lt.reshape(ks.size, nt, draws)
     return {"R_lt": R_lt if vec else R_lt[0]}
