@@ -6,8 +6,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import (check_array, check_broadcast, check_coordinates, check_budget, check_budget_among, check_int,
-                         check_positive, check_rows, check_values)
+from .._validate import (check_array, check_broadcast, check_budget, check_budget_among,
+                         check_coordinates, check_int, check_positive, check_rows, check_values)
 from ..models.diagonal import (
     init_state,
     min_l12_interpolant,

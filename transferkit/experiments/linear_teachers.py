@@ -10,8 +10,8 @@ import torch
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .. import models
-from .._validate import (MAX_INT, check_bool, check_budget_among, check_int, check_one, check_positive,
-                         check_values)
+from .._validate import (MAX_INT, check_bool, check_budget_among, check_int, check_one,
+                         check_positive, check_values)
 from ..models.deep_linear import (
     balanced_weights,
     deep_finetune_sim,

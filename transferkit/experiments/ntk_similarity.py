@@ -430,8 +430,8 @@ def width_cell(m, XP, yP, names, tasks, kappa, seeds, symmetric, tol, max_steps,
     The arguments are checked as :func:`width_sweep` checks them, before any work (a width
     beyond the memory budget is refused).
     """
-    seeds, kappa, tol, max_steps, record_every = _checked_width_settings(seeds, kappa, tol,
-                                                                   max_steps, record_every)
+    seeds, kappa, tol, max_steps, record_every = _checked_width_settings(
+        seeds, kappa, tol, max_steps, record_every)
     res = transfer_experiment(XP, yP, {k: tasks[k] for k in names}, m=m, kappa=kappa,
                               seeds=tuple(seeds), symmetric=symmetric, tol=tol,
                               max_steps=max_steps, record_every=record_every)
@@ -491,8 +491,8 @@ def width_sweep(XP, yP, tasks: dict, *, widths, seeds=(0, 1, 2), kappa: float = 
         raise ValueError(f"widths must be distinct (got {widths!r})")
     if symmetric and any(w % 2 for w in widths):
         raise ValueError(f"widths must be even for the symmetric initialisation (got {widths!r})")
-    seeds, kappa, tol, max_steps, record_every = _checked_width_settings(seeds, kappa, tol,
-                                                                   max_steps, record_every)
+    seeds, kappa, tol, max_steps, record_every = _checked_width_settings(
+        seeds, kappa, tol, max_steps, record_every)
     _check_width_size("widths", max(widths), len(seeds), [XP] + [XQ for XQ, _ in clean.values()])
     names = list(clean)
     sw = run(width_cell, Grid(m=widths),
