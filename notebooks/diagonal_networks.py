@@ -450,12 +450,15 @@ if L12L == experiments.diagonal_networks.DIAGONAL_L12_LARGE["paper"]:
 #
 # **Result** (the section's paper-scale preset: $D = 1000$, $k = 40$, $n_{\rm aux} = 2000$,
 # $n = 16, \dots, 256$, 2 draws, $\alpha = 0.1, \dots, 0.001$; this build's numbers are
-# printed above; the section took 455 s on one core with the lockstep engine of
-# `train_diagonal_gram`, 793-862 s with its batched torch loop). Every network converged
+# printed above; the section took 199 s on one core of the idle machine with the lockstep
+# engine of `train_diagonal_gram`, whose matrix products go through numpy's BLAS; 324 s on
+# the same idle machine with torch's, 455 s in an earlier build beside another chapter,
+# 793-862 s with its batched torch loop). Every network converged
 # (relative loss $\le 10^{-8}$, at most about 47,200 steps: the grown step's counts move by a
-# few in ten thousand with rounding, e.g. between those two engines, since it accepts a step
-# whose loss is not above the current one and the two can agree to rounding; no other
-# printed number moved).
+# few in ten thousand with rounding, e.g. between those two engines or those two BLAS
+# libraries, since it accepts a step whose loss is not above the current one and the two can
+# agree to rounding; no other printed number moved, except the relative differences of the
+# next section's check against this one, 5e-5 to 1e-4, far within the 0.01 it allows).
 # The minimum-$\ell_{1,2}$ interpolant lies below the ground truth where the samples are too
 # few to recover the teachers (ratio 0.78, 0.88, 0.93 at $n = 16, 32, 64$ with overlapping
 # supports; 0.60 to 0.86 at $n = 16, \dots, 128$ with disjoint ones) and is the ground truth

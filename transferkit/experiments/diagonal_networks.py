@@ -298,7 +298,7 @@ class TasksLargePreset:
 #: at n_aux ~ D pretraining does not converge in the budget, and with 2D samples it recovers
 #: the auxiliary teacher); n = 16, ..., 512 (at n >= D the main task's one interpolant is the
 #: teacher: nothing is left to the implicit bias, and Eq. 22's dual solver needs n < D); 8
-#: draws (about 25 s of one core per draw and the three overlaps); Fig. 5e at n = 128
+#: draws (about 15 s of one core per draw and the three overlaps); Fig. 5e at n = 128
 #: (about 3k, as the reduced design's n = 15 = 3k; the paper does not say which n).
 #: Trained by :func:`transferkit.models.diagonal.train_diagonal_gram` (the grown step under
 #: the same relative cap; see :func:`run_tasks_large`).  ``smoke``: D = 40, k = 4, n = 8,

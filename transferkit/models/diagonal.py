@@ -49,12 +49,14 @@ __all__ = ["DiagonalState", "init_state", "effective_weights", "train_diagonal",
 
 #: Largest input dimension at which ``train_diagonal_gram(engine="auto")`` runs the compiled
 #: kernel (one network at a time, its moments read by that network alone) instead of the
-#: lockstep engine (one torch matrix product per sample set for all its networks).
+#: lockstep engine (one matrix product per sample set for all its networks).
 #: Measured on one idle thread (2026-11-27; 15 MTL networks of one draw, n_aux = 2D, grown
 #: step), network-steps per second, kernel / lockstep / torch loop: 233,358 / 117,204 /
 #: 18,648 at D = 100; 31,604 / 67,657 / 25,018 at D = 200; 8,706 / 25,225 / 11,391 at
 #: D = 400.  On one D = 1000 draw cell of the diagonal chapter (25 networks run to
-#: convergence): 144 s lockstep, 210 s torch loop; 345 s of CPU kernel (beside another job)
+#: convergence): 144 s lockstep, 210 s torch loop; 345 s of CPU kernel (beside another job);
+#: the lockstep engine's products through numpy's BLAS instead of torch's since 2026-11-29
+#: (44 s against 74 s for that cell, idle machine).
 #: (``benchmarks/diagonal_speed.py`` prints the rates at the chapter's D = 50 and at 1000).
 KERNEL_MAX_D = 128
 
@@ -254,14 +256,19 @@ def _gram_on_kernel(state, moments, index, lam, const, rule, rel_step, grow):
 
 
 def _gram_lockstep(state, moments, index, lam, const, rule, rel_step, grow):
-    """:func:`train_diagonal_gram` in lockstep (CPU): torch's matrix products, one per
-    sample set for the active networks that use it, with the element-wise work in the
-    compiled ``lockstep_*`` loops of ``transferkit.models._diagonal_kernel``.  Updates
-    ``state`` and ``rule.steps``; returns the final losses ``(B,)``."""
+    """:func:`train_diagonal_gram` in lockstep (CPU): one matrix product per sample set for
+    the active networks that use it, with the element-wise work in the compiled
+    ``lockstep_*`` loops of ``transferkit.models._diagonal_kernel``.  Updates ``state`` and
+    ``rule.steps``; returns the final losses ``(B,)``.
+
+    The products go through numpy's BLAS (OpenBLAS) on the host arrays: for a few rows times
+    a 1000 x 1000 Gram matrix (the chapter's D = 1000), one thread of this project's machine
+    ran them 1.2 to 2.2 times faster than torch's (MKL), and one draw cell of the chapter in
+    44 s against 74 s (idle machine, 2026-11-29)."""
     w1, w2, tol = _host_copy(state, rule)
     B, _, O, D = w2.shape
     K = len(moments.mats)
-    mats = [m.cpu() for m in moments.mats]
+    mats = [m.cpu().numpy() for m in moments.mats]
     mats_t = [None if g else m.T for m, g in zip(mats, moments.gram)]
     div = np.array([1.0 if g else float(m.shape[0]) for m, g in zip(mats, moments.gram)])
     sets = np.ascontiguousarray(index, np.int64)
@@ -275,7 +282,6 @@ def _gram_lockstep(state, moments, index, lam, const, rule, rel_step, grow):
     eta, acc = np.full(B, -1.0), np.zeros(B, np.int64)
     act, nact = np.arange(B, dtype=np.int64), B
     buf, prod = np.empty((B * O, D)), np.empty((B * O, D))
-    tbuf, tprod = torch.from_numpy(buf), torch.from_numpy(prod)
     ptr, rowidx = np.empty(K + 1, np.int64), np.empty((B, O), np.int64)
 
     def grad_loss(g_out, loss_out):
@@ -284,11 +290,11 @@ def _gram_lockstep(state, moments, index, lam, const, rule, rel_step, grow):
         for k in range(K):
             lo, hi = int(ptr[k]), int(ptr[k + 1])
             if hi > lo:
-                a, out = tbuf[lo:hi], tprod[lo:hi]
+                a, out = buf[lo:hi], prod[lo:hi]
                 if mats_t[k] is None:
-                    torch.mm(a, mats[k], out=out)                 # G symmetric: beta G
+                    np.dot(a, mats[k], out=out)                   # G symmetric: beta G
                 else:                                             # (beta X^T) X, / n below
-                    torch.mm(torch.mm(a, mats_t[k]), mats[k], out=out)
+                    np.dot(np.dot(a, mats_t[k]), mats[k], out=out)
         lockstep_grad_loss(prod, rowidx, act, nact, sets, div, xty, half_yy, bt, g_out,
                            loss_out)
 
@@ -480,9 +486,10 @@ def train_diagonal_gram(state: DiagonalState, moments: SampleMoments, index, *,
         reads its sets' moments alone: the faster for small :math:`D` (about 10 times the
         torch loop at the chapter's :math:`D = 50`).  ``"lockstep"``: the torch loop's
         iterations and matrix products (one per sample set, for all the networks that use
-        it) with the element-wise work (steps, trial weights, losses, acceptance, stopping)
-        in compiled loops, which removes the torch loop's per-operation overhead (a draw
-        cell of the chapter at :math:`D = 1000`: 144 s against 210 s); CPU only.  Either
+        it; through numpy's BLAS) with the element-wise work (steps, trial weights, losses,
+        acceptance, stopping) in compiled loops, which removes the torch loop's
+        per-operation overhead (a draw cell of the chapter at :math:`D = 1000`: 144 s
+        against 210 s; 44 s against 74 s for torch's products, idle); CPU only.  Either
         compiled engine gives weights equal to the torch loop's up to rounding, and the same
         steps unless a loss lands within rounding of its tolerance or a trial step's loss
         within rounding of the current one.  ``"auto"``: on the CPU the kernel for
