@@ -15,8 +15,8 @@ of an idle core):
   :func:`transferkit.models.diagonal.train_diagonal` (one matrix-vector product per network and
   task) and :func:`transferkit.models.diagonal.train_diagonal_gram` (the sample moments shared
   by the networks of one draw), each as the chapter runs it (``engine="auto"``) and on each
-  engine (``[kernel]``: the compiled kernel, one network at a time; ``[lockstep]``: torch's
-  products with compiled element-wise work; ``[torch]``: the batched loop), at the chapter's
+  engine (``[kernel]``: the compiled kernel, one network at a time; ``[lockstep]``: numpy's
+  BLAS products with compiled element-wise work; ``[torch]``: the batched loop), at the chapter's
   MTL sizes (``D``, ``n_aux``, every ``n`` and draw of the preset, one
   alpha) and at the section's D = 1000 with ``--n`` main-task samples (default 1024) and every
   alpha of one draw (where the Gram trainer's batched loop shares each matrix read among the
