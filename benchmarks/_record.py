@@ -8,7 +8,9 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import tempfile
 import time
+from pathlib import Path
 
 import torch
 
@@ -65,3 +67,39 @@ def step_rates(run, kinds, B: int, steps: int) -> dict:
         out[kind] = (B * k / (w2 - w1) if w2 > 1.05 * w1 else 2 * B * k / w2,
                      B * k / (c2 - c1) if c2 > 1.05 * c1 else 2 * B * k / c2)
     return out
+
+
+#: What :func:`chapter_seconds` sets for the chapter's kernel (restored after).
+_CHAPTER_ENV = ("TRANSFERKIT_SCALE", "TRANSFERKIT_CACHE", "TRANSFERKIT_FIGURES",
+                "TRANSFERKIT_PROGRESS", "TRANSFERKIT_BOOK_BUILD", "MPLBACKEND")
+
+
+def chapter_seconds(chapter: str, scale: str) -> tuple[float, str | None]:
+    """Execute ``notebooks/<chapter>.py`` as ``make book`` does (``execute_book.py``: read
+    with jupytext, executed by jupyter-cache's ``single_nb_execution`` with ``_config.yml``'s
+    timeout, ``TRANSFERKIT_BOOK_BUILD=1``) at ``scale``, from an empty sweep cache (a
+    temporary ``TRANSFERKIT_CACHE`` and figures folder), and return ``(seconds, error)``:
+    the execution time and the traceback text of a failure (``None`` on success)."""
+    from book_times import ROOT, read_notebook
+    from execute_book import execution_settings
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    path = ROOT / "notebooks" / f"{chapter}.py"
+    saved = {k: os.environ.get(k) for k in _CHAPTER_ENV}
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.update(TRANSFERKIT_SCALE=scale, TRANSFERKIT_CACHE=str(Path(tmp, "cache")),
+                          TRANSFERKIT_FIGURES=str(Path(tmp, "figures")),
+                          TRANSFERKIT_PROGRESS="0", TRANSFERKIT_BOOK_BUILD="1", MPLBACKEND="Agg")
+        try:
+            settings = execution_settings()
+            result = single_nb_execution(read_notebook(path), cwd=str(path.parent),
+                                         allow_errors=settings["allow_errors"],
+                                         timeout=settings["timeout"], meta_override=True)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    err = None if result.err is None else (result.exc_string or repr(result.err))
+    return result.time, err

@@ -112,6 +112,8 @@ def rows(res: dict, chapter_seconds: float | None) -> list[str]:
         lg = dg["large"]
         sec = (f"; the chapter's D = {dg['D_large']} section {_dur(dg['section_estimate_cpu_s'])} "
                f"CPU (estimated from one draw cell)" if "section_estimate_cpu_s" in dg else "")
+        sec += (f"; the whole chapter, executed as `make book` executes it from an empty sweep "
+                f"cache, {_dur(dg['chapter_s'])} wall" if "chapter_s" in dg else "")
         steps = (f"; steps to converge at the chapter's D = 50: {dg['steps_grown']:,} (grown step) "
                  f"against {dg['steps_fixed']:,} (fixed rule)" if "steps_grown" in dg else "")
         ch = dg.get("chapter", {})
