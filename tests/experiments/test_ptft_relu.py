@@ -948,4 +948,3 @@ def test_nested_rescaling_cell_counts_its_factors_in_the_budget():
     with pytest.raises(ValueError, match=r"^len\(scales\)=1000000 is too large"):
         ptft_relu.nested_rescaling_cell(0, P.d, P.ns, P.draws, [1.0] * 10**6, width=P.width,
                                         n_aux=P.n_aux)
-

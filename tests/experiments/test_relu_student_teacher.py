@@ -493,4 +493,3 @@ def test_anchored_n_cell_fits_many_draws_a_few_at_a_time():
     with memory_cap(2**30):
         R = rst.anchored_n_cell(0, 1, [1], state, W, T.W, T.a, draws)["R_lt"]
     assert R.shape == (1, draws) and np.all(np.isfinite(R)) and np.all(R >= 0)
-
