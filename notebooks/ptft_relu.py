@@ -902,8 +902,9 @@ if (OV == experiments.ptft_relu.OVERLAP["paper"] and FIG1C == experiments.ptft_r
 #
 # The comparisons above hold MTL against the infinite-width NTK only. The other three
 # readings of the caption's "(lazy) tangent kernel solution" (set out for STL and PT+FT
-# above) are computed by the same run at these $n$ and draws, and are those of the figure
-# above, bit for bit (asserted): **lazy STL**, the network linearised where STL starts (MTL
+# above) are computed by the same run at these $n$ and draws, bit for bit the values of the
+# figure with STL, PT+FT and the four readings (asserted): **lazy STL**, the network
+# linearised where STL starts (MTL
 # starts there too, with an auxiliary readout of the same scale; MTL's own linearised
 # two-task limit is not computed), **lazy PT+FT**, linearised at the pretrained units, and
 # **PT+FT x 10**, the papers' lazy protocol. The comparisons are paired on the draws and form
@@ -915,7 +916,7 @@ OVM_LAZY = {"lazy_stl": OVM.lazy_stl_error, "lazy_ptft": OVM.lazy_ptft_error,
             "ptft_x10": OVM.ptft_rescaled.error}
 OV_AT_M = np.ix_(range(len(OVR.shared)), [list(OVR.ns).index(n) for n in OVM_NS],
                  range(OV_FEATURES.mtl_draws))
-for name, err in OVM_LAZY.items():      # the figure above's readings at these n and draws
+for name, err in OVM_LAZY.items():      # that figure's readings at these n and draws
     assert np.array_equal(err, OV_LAZY[name][OV_AT_M]), name
 OVM_LZ_ERR = {**OVM_ERR, **OVM_LAZY}
 OVM_LZ_OK = {**OVM_OK, **{k: np.ones(v.shape, bool) for k, v in OVM_LAZY.items()},
