@@ -904,9 +904,9 @@ if (OV == experiments.ptft_relu.OVERLAP["paper"] and FIG1C == experiments.ptft_r
 # readings of the caption's "(lazy) tangent kernel solution" (set out for STL and PT+FT
 # above) are computed by the same run at these $n$ and draws, bit for bit the values of the
 # figure with STL, PT+FT and the four readings (asserted): **lazy STL**, the network
-# linearised where STL starts (MTL
-# starts there too, with an auxiliary readout of the same scale; MTL's own linearised
-# two-task limit is not computed), **lazy PT+FT**, linearised at the pretrained units, and
+# linearised where STL starts (MTL starts there too, with an auxiliary readout of the same
+# scale; MTL's own linearised two-task limit is not computed), **lazy PT+FT**, linearised at
+# the pretrained units, and
 # **PT+FT x 10**, the papers' lazy protocol. The comparisons are paired on the draws and form
 # a family of their own (Bonferroni, 1 % family-wise); a draw stopped at its cap is left out
 # of the comparisons it enters.
