@@ -566,6 +566,24 @@ def print_pairs(pt, shared, ns):
             for i, n in enumerate(ns)))
 
 
+def paired_family(pairs, err, ok, shared, ns):
+    """The comparisons ``pairs`` (label: (a, b)) of log10(err[a] / err[b]), paired on the
+    draws, as one Bonferroni family over all their (s, n) cells, where ``ok`` of both holds;
+    per comparison its label with the family's critical t and draws, then ``print_pairs``.
+    Returns the signs and the mean log10 ratios, by label."""
+    tests = len(pairs) * len(shared) * len(ns)
+    signs, ratios = {}, {}
+    for label, (a, b) in pairs.items():
+        pt = stats.paired_test(np.log10(err[a] / err[b]), tests, where=ok[a] & ok[b])
+        signs[label], ratios[label] = pt.sign, pt.mean
+        crit = np.unique(pt.critical[np.isfinite(pt.critical)].round(1))
+        print(label + (f" (critical t {' / '.join(f'{c:.1f}' for c in crit)} at "
+                       f"{' / '.join(str(k) for k in np.unique(pt.count[pt.count >= 2])[::-1])}"
+                       " draws)" if crit.size else ""))
+        print_pairs(pt, shared, ns)
+    return signs, ratios
+
+
 # paired comparisons on the same draws (same samples and test inputs): log10 of one
 # method's error over another's, mean +- s.e. over draws and t; '<' or '>' where |t| is
 # above the Bonferroni critical value over every cell of the three comparisons (fwer 1 %).
@@ -678,17 +696,9 @@ LZ_ERR = {**OV_ERR, **OV_LAZY}
 LZ_OK = {**OV_OK, **{k: np.ones(v.shape, bool) for k, v in OV_LAZY.items()},
          "ptft_x10": OVR.ptft_rescaled.converged}
 LZ_TESTS = len(LAZY_PAIRS) * OVR.ntk_error[..., 0].size
-LZ_SIGN, LZ_RATIO = {}, {}
 print(f"\n{LZ_TESTS} paired tests (log10 error ratio, mean and t; '<' or '>' beyond the "
       "family's critical t)")
-for label, (a, b) in LAZY_PAIRS.items():
-    pt = stats.paired_test(np.log10(LZ_ERR[a] / LZ_ERR[b]), LZ_TESTS, where=LZ_OK[a] & LZ_OK[b])
-    LZ_SIGN[label], LZ_RATIO[label] = pt.sign, pt.mean
-    crit = np.unique(pt.critical[np.isfinite(pt.critical)].round(1))
-    print(label + (f" (critical t {' / '.join(f'{c:.1f}' for c in crit)} at "
-                   f"{' / '.join(str(k) for k in np.unique(pt.count[pt.count >= 2])[::-1])} draws)"
-                   if crit.size else ""))
-    print_pairs(pt, OVR.shared, OVR.ns)
+LZ_SIGN, LZ_RATIO = paired_family(LAZY_PAIRS, LZ_ERR, LZ_OK, OVR.shared, OVR.ns)
 # how lazy is PT+FT x 10? Against its own linearisation (the lazy limit from 10 times the
 # pretrained units, readout gamma), a family of its own (16 tests, Bonferroni, 1 %)
 OWN = OVR.lazy_ptft_rescaled_error
@@ -845,16 +855,8 @@ OVM_OK = {**{k: r.converged for k, r in OVM.methods.items()},
           "ntk": np.ones(OVM.ntk_error.shape, bool)}
 OVM_PAIRS = {"MTL / PT+FT": ("mtl", "ptft"), "MTL / STL": ("mtl", "stl"),
              "MTL / NTK": ("mtl", "ntk")}
-OVM_TESTS = len(OVM_PAIRS) * OVM.ntk_error[..., 0].size
-OVM_SIGN, OVM_RATIO = {}, {}
-print(f"{OVM_TESTS} paired tests")
-for label, (a, b) in OVM_PAIRS.items():
-    pt = stats.paired_test(np.log10(OVM_ERR[a] / OVM_ERR[b]), OVM_TESTS,
-                           where=OVM_OK[a] & OVM_OK[b])
-    OVM_SIGN[label], OVM_RATIO[label] = pt.sign, pt.mean
-    print(label + (f" (critical t {pt.critical.flat[0]:.1f} at {int(pt.count.flat[0])} draws)"
-                   if np.isfinite(pt.critical.flat[0]) else ""))
-    print_pairs(pt, OVM.shared, OVM_NS)
+print(f"{len(OVM_PAIRS) * OVM.ntk_error[..., 0].size} paired tests")
+OVM_SIGN, OVM_RATIO = paired_family(OVM_PAIRS, OVM_ERR, OVM_OK, OVM.shared, OVM_NS)
 
 # %% [markdown]
 # *Fig. 4b with multi-task students (paper 004, reduced).* As the figure above, at the
@@ -923,17 +925,10 @@ OVM_LZ_OK = {**OVM_OK, **{k: np.ones(v.shape, bool) for k, v in OVM_LAZY.items()
              "ptft_x10": OVM.ptft_rescaled.converged}
 OVM_LZ_PAIRS = {"MTL / lazy STL": ("mtl", "lazy_stl"), "MTL / lazy PT+FT": ("mtl", "lazy_ptft"),
                 "MTL / PT+FT x 10": ("mtl", "ptft_x10")}
-OVM_LZ_TESTS = len(OVM_LZ_PAIRS) * OVM.ntk_error[..., 0].size
-OVM_LZ_SIGN, OVM_LZ_RATIO = {}, {}
-print(f"{OVM_LZ_TESTS} paired tests (log10 error ratio, mean and t; '<' or '>' beyond the "
-      "family's critical t)")
-for label, (a, b) in OVM_LZ_PAIRS.items():
-    pt = stats.paired_test(np.log10(OVM_LZ_ERR[a] / OVM_LZ_ERR[b]), OVM_LZ_TESTS,
-                           where=OVM_LZ_OK[a] & OVM_LZ_OK[b])
-    OVM_LZ_SIGN[label], OVM_LZ_RATIO[label] = pt.sign, pt.mean
-    print(label + (f" (critical t {pt.critical.flat[0]:.1f} at {int(pt.count.flat[0])} draws)"
-                   if np.isfinite(pt.critical.flat[0]) else ""))
-    print_pairs(pt, OVM.shared, OVM_NS)
+print(f"{len(OVM_LZ_PAIRS) * OVM.ntk_error[..., 0].size} paired tests (log10 error ratio, "
+      "mean and t; '<' or '>' beyond the family's critical t)")
+OVM_LZ_SIGN, OVM_LZ_RATIO = paired_family(OVM_LZ_PAIRS, OVM_LZ_ERR, OVM_LZ_OK, OVM.shared,
+                                          OVM_NS)
 fig = figures.paper003_004.overlap_figure(OVM, lazy=True)
 provenance.record(fig, "p004-fig4b-overlap-mtl-lazy", seeds=SEED,
                   params=dict(shared=list(OV.shared), ns=OVM_NS, units=OVM.units,
