@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from transferkit.config import environment
 from transferkit.models.device import default_device
 
 
@@ -69,11 +70,6 @@ def step_rates(run, kinds, B: int, steps: int) -> dict:
     return out
 
 
-#: What :func:`chapter_seconds` sets for the chapter's kernel (restored after).
-_CHAPTER_ENV = ("TRANSFERKIT_SCALE", "TRANSFERKIT_CACHE", "TRANSFERKIT_FIGURES",
-                "TRANSFERKIT_PROGRESS", "TRANSFERKIT_BOOK_BUILD", "MPLBACKEND")
-
-
 def chapter_seconds(chapter: str, scale: str) -> tuple[float, str | None]:
     """Execute ``notebooks/<chapter>.py`` as ``make book`` does (``execute_book.py``: read
     with jupytext, executed by jupyter-cache's ``single_nb_execution`` with ``_config.yml``'s
@@ -85,21 +81,13 @@ def chapter_seconds(chapter: str, scale: str) -> tuple[float, str | None]:
     from jupyter_cache.executors.utils import single_nb_execution
 
     path = ROOT / "notebooks" / f"{chapter}.py"
-    saved = {k: os.environ.get(k) for k in _CHAPTER_ENV}
-    with tempfile.TemporaryDirectory() as tmp:
-        os.environ.update(TRANSFERKIT_SCALE=scale, TRANSFERKIT_CACHE=str(Path(tmp, "cache")),
-                          TRANSFERKIT_FIGURES=str(Path(tmp, "figures")),
-                          TRANSFERKIT_PROGRESS="0", TRANSFERKIT_BOOK_BUILD="1", MPLBACKEND="Agg")
-        try:
-            settings = execution_settings()
-            result = single_nb_execution(read_notebook(path), cwd=str(path.parent),
-                                         allow_errors=settings["allow_errors"],
-                                         timeout=settings["timeout"], meta_override=True)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    settings = execution_settings()
+    with tempfile.TemporaryDirectory() as tmp, environment(
+            TRANSFERKIT_SCALE=scale, TRANSFERKIT_CACHE=str(Path(tmp, "cache")),
+            TRANSFERKIT_FIGURES=str(Path(tmp, "figures")), TRANSFERKIT_PROGRESS="0",
+            TRANSFERKIT_BOOK_BUILD="1", MPLBACKEND="Agg"):
+        result = single_nb_execution(read_notebook(path), cwd=str(path.parent),
+                                     allow_errors=settings["allow_errors"],
+                                     timeout=settings["timeout"], meta_override=True)
     err = None if result.err is None else (result.exc_string or repr(result.err))
     return result.time, err

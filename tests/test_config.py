@@ -1,6 +1,8 @@
 """Run-time configuration: scale, progress bars and torch CPU threads."""
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -116,3 +118,16 @@ def test_device_refuses_a_bad_variable_naming_it(monkeypatch, raw):
     monkeypatch.setenv("TRANSFERKIT_DEVICE", raw)
     with pytest.raises(ValueError, match=r"TRANSFERKIT_DEVICE must be one of \('auto', 'cpu', 'cuda'\)"):
         device.default_device()
+
+
+def test_environment_sets_then_restores_also_on_error(monkeypatch):
+    """``config.environment`` (``transferkit notebook``, ``benchmarks/_record.py``): the
+    variables hold inside the block; afterwards a set one has its old value and an unset one
+    is unset again, also when the block raises."""
+    monkeypatch.setenv("TK_TEST_SET", "old")
+    monkeypatch.delenv("TK_TEST_UNSET", raising=False)
+    with pytest.raises(RuntimeError):
+        with config.environment(TK_TEST_SET="new", TK_TEST_UNSET="x"):
+            assert os.environ["TK_TEST_SET"] == "new" and os.environ["TK_TEST_UNSET"] == "x"
+            raise RuntimeError
+    assert os.environ["TK_TEST_SET"] == "old" and "TK_TEST_UNSET" not in os.environ

@@ -35,7 +35,7 @@ from tqdm import tqdm
 from . import experiments, figures, models, provenance, stats, theory
 from ._validate import MAX_INT, check_grid, check_int
 from ._version import __version__
-from .config import progress
+from .config import environment, progress
 from .experiments.deep_linear import sample_size, simulate_grid
 from .sweep import cache_dir
 
@@ -470,22 +470,16 @@ def _cmd_notebook(args) -> int:
     nb = jupytext.read(path)
     figures = Path(args.figures).resolve() if args.figures else provenance.figures_dir()
     env = {"TRANSFERKIT_SCALE": args.scale, provenance.ENV_VAR: str(figures)}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)  # the kernel inherits this process's environment
     t0 = time.perf_counter()
     try:
-        client = nbclient.NotebookClient(nb, timeout=args.timeout, kernel_name="python3",
-                                         resources={"metadata": {"path": str(path.parent.resolve())}})
-        client.execute()
+        with environment(**env):  # the kernel inherits this process's environment
+            client = nbclient.NotebookClient(
+                nb, timeout=args.timeout, kernel_name="python3",
+                resources={"metadata": {"path": str(path.parent.resolve())}})
+            client.execute()
     except nbclient.exceptions.CellExecutionError as exc:
         print(f"{PROG}: {path} failed at scale {args.scale}:\n{exc}", file=sys.stderr)
         return 1
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     records = provenance.harvest(nb)
     print(f"ran {path} at scale {args.scale} in {time.perf_counter() - t0:.0f} s; "
           f"{len(records)} figure(s) with records in {figures}:")

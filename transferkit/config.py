@@ -10,6 +10,7 @@ threads a chapter uses (:func:`threads`).  ``TRANSFERKIT_DEVICE`` (``auto``, the
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from ._validate import check_int
@@ -99,3 +100,20 @@ def device() -> str:
     if value not in DEVICES:
         raise ValueError(f"TRANSFERKIT_DEVICE must be one of {DEVICES} (got {value!r})")
     return value
+
+
+@contextlib.contextmanager
+def environment(**values: str):
+    """Set the environment variables ``values`` for the ``with`` block (a notebook kernel
+    started inside it inherits them), then restore each to its value before, unset where it
+    was unset, also when the block raises."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
