@@ -1099,14 +1099,13 @@ def _checked_ntk_finetune(m_name, m, d, n_source, ns, distances, draws, n_test, 
     tol = check_positive("tol", tol)
     max_steps = check_int("max_steps", max_steps, 1)
     seed = check_int("seed", seed, 0)
-    paper, K = SEC6_NTK["paper"], dist.size
+    paper, K, len_ns = SEC6_NTK["paper"], dist.size, len(ns)
 
     def estimate(m, d, n_source, ns, n_test, draws):
         one_draw = (m * d * (2 + 2 * K) + m * (n_source + K * ns + n_test) + n_source ** 2
                     + ns ** 2 + (n_source + ns + n_test) * d + K * ns * n_test)
         return 8 * (one_draw + 32 * draws * len_ns * K)
 
-    len_ns = len(ns)
     names = {m_name: "m", "d": "d", "n_source": "n_source", "ns": "ns", "n_test": "n_test",
              "draws": "draws"}
     sizes = dict(m=m, d=d, n_source=n_source, ns=max(ns), n_test=n_test, draws=draws)
