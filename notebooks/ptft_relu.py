@@ -937,13 +937,20 @@ provenance.record(fig, "p004-fig4b-overlap-mtl-lazy", seeds=SEED,
                   caption="paper 004 Fig. 4b (reduced) with multi-task students under four "
                           "readings of its tangent kernel solution: the infinite-width NTK, the "
                           "lazy limits from the STL and PT+FT students' starting weights, and "
-                          "PT+FT after rescaling the pretrained units by 10")
+                          "PT+FT after rescaling the pretrained units by 10; reduced from the "
+                          f"paper's 40 units, 8192 auxiliary samples and n up to 1024 to "
+                          f"{OVM.units} units, {N_AUX} auxiliary samples, n = "
+                          f"{', '.join(map(str, OVM_NS))} and {OV_FEATURES.mtl_draws} draw(s) "
+                          f"(d = {D_IN}, width {WIDTH} ours)")
 
 # %% [markdown]
 # *Fig. 4b with multi-task students under four readings of its lazy solution (paper 004,
 # reduced).* The figure before this one with the lazy readings of the figure with STL and
 # PT+FT alone (dotted, open squares: lazy STL and lazy PT+FT; dash-dotted, triangles:
-# PT+FT x 10), at the same $n$ and draws.
+# PT+FT x 10), at the same $n$ and draws. Reduced from the paper as those figures: six
+# teacher units instead of 40, 1024 auxiliary samples instead of 8192, $n = 8$ and 64
+# instead of up to 1024, the first 4 draws; $d = 12$ and width 24 ours; the factor 10 is
+# paper 004's (App. E.2.3 and G).
 #
 # **What we measured** (`TRANSFERKIT_SCALE=paper`, the run above: $n = 8$ and 64, the first
 # 4 draws). As for the NTK, these are directions: one comparison of the 24 passes the

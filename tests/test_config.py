@@ -131,3 +131,10 @@ def test_environment_sets_then_restores_also_on_error(monkeypatch):
             assert os.environ["TK_TEST_SET"] == "new" and os.environ["TK_TEST_UNSET"] == "x"
             raise RuntimeError
     assert os.environ["TK_TEST_SET"] == "old" and "TK_TEST_UNSET" not in os.environ
+
+
+def test_environment_refuses_a_value_that_is_not_a_str():
+    with pytest.raises(TypeError, match=r"^TK_TEST_INT must be a str"):
+        with config.environment(TK_TEST_INT=3):
+            pass
+    assert "TK_TEST_INT" not in os.environ

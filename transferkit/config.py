@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from ._validate import check_int
+from ._validate import InputTypeError, check_int
 
 SCALES = ("paper", "smoke")
 
@@ -106,7 +106,12 @@ def device() -> str:
 def environment(**values: str):
     """Set the environment variables ``values`` for the ``with`` block (a notebook kernel
     started inside it inherits them), then restore each to its value before, unset where it
-    was unset, also when the block raises."""
+    was unset, also when the block raises.  A value that is not a ``str`` is a ``TypeError``
+    naming the variable, before anything is set."""
+    for k, v in values.items():
+        if not isinstance(v, str):
+            raise InputTypeError(f"{k} must be a str, an environment variable's value "
+                                 f"(got {v!r})")
     old = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
     try:
